@@ -1,0 +1,167 @@
+/**
+ * Core engine benchmark (in-process, memory store): Permify's load-test schema and seed dataset (100,000 ids),
+ * checks with the k6 script's request mix, single-threaded.
+ *
+ *   node loadtest/bench-core.ts [--ids 100000] [--seconds 5]
+ *
+ * Measures: schema compile time (parse + compile; cold = first, warm = median after warm-up), checks/s, per-check
+ * latency p50/p99 (each check timed with process.hrtime.bigint), RSS and heapUsed after loading.
+ */
+import { parseArgs } from "node:util";
+import { compileSchema } from "../packages/core/src/compile/index.ts";
+import { check } from "../packages/core/src/engine/index.ts";
+import type { CheckQuery, EvaluationTarget } from "../packages/core/src/engine/types.ts";
+import type { Attribute, Tuple } from "../packages/core/src/model.ts";
+import { parseSchema } from "../packages/core/src/schema/index.ts";
+import { MemoryStore } from "../packages/core/src/store/memory.ts";
+
+const SCHEMA = `
+entity user {
+    relation self @user
+    relation follower @user
+    relation blocked @user
+    attribute is_public boolean
+    permission view = self or (is_public or follower) not blocked
+}
+entity content {
+    relation owner @user
+    attribute is_public boolean
+    permission view = owner.self or (is_public or owner.follower) not owner.blocked
+}
+entity interaction {
+    relation creator @user
+    relation parent @content
+    permission view = creator.self or (creator.view and parent.view)
+}
+`;
+
+const { values } = parseArgs({
+  options: { ids: { type: "string", default: "100000" }, seconds: { type: "string", default: "5" } },
+});
+const N = Number(values.ids);
+const SECONDS = Number(values.seconds);
+const TENANT = "t1";
+
+const ms = (ns: bigint) => Number(ns) / 1e6;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// ---- compile time ----
+let t0 = process.hrtime.bigint();
+let compiled = compileSchema(parseSchema(SCHEMA));
+const compileCold = ms(process.hrtime.bigint() - t0);
+const warm: number[] = [];
+for (let i = 0; i < 200; i++) {
+  t0 = process.hrtime.bigint();
+  compiled = compileSchema(parseSchema(SCHEMA));
+  warm.push(ms(process.hrtime.bigint() - t0));
+}
+const compileWarm = median(warm);
+
+// ---- seed data ----
+const store = new MemoryStore();
+const user = (id: string) => ({ type: "user", id, relation: "" });
+t0 = process.hrtime.bigint();
+for (let start = 0; start < N; start += 1000) {
+  const tuples: Tuple[] = [];
+  const attributes: Attribute[] = [];
+  for (let i = start; i < Math.min(N, start + 1000); i++) {
+    const id = String(i);
+    tuples.push(
+      { entity: { type: "user", id }, relation: "self", subject: user(id) },
+      { entity: { type: "user", id }, relation: "follower", subject: user(String((i + 1) % N)) },
+      { entity: { type: "user", id }, relation: "blocked", subject: user(String((i + 2) % N)) },
+      { entity: { type: "content", id }, relation: "owner", subject: user(id) },
+      { entity: { type: "interaction", id }, relation: "creator", subject: user(id) },
+      {
+        entity: { type: "interaction", id },
+        relation: "parent",
+        subject: { type: "content", id, relation: "" },
+      },
+    );
+    const value = { type: "ATTRIBUTE_TYPE_BOOLEAN" as const, data: i % 4 === 0 };
+    attributes.push(
+      { entity: { type: "user", id }, attribute: "is_public", value },
+      { entity: { type: "content", id }, attribute: "is_public", value },
+    );
+  }
+  await store.write(TENANT, { tuples, attributes });
+}
+const seedSeconds = ms(process.hrtime.bigint() - t0) / 1000;
+globalThis.gc?.();
+const memory = process.memoryUsage();
+
+// ---- the k6 request mix ----
+const randomId = () => String(Math.floor(Math.random() * N));
+let currentEntity = randomId();
+let currentSubject = randomId();
+function nextQuery(): CheckQuery {
+  const type = Math.random() < 0.5 ? "content" : "interaction";
+  if (Math.random() >= 0.1) currentEntity = randomId();
+  if (Math.random() >= 0.1) currentSubject = randomId();
+  return { entity: { type, id: currentEntity }, permission: "view", subject: user(currentSubject) };
+}
+const QUERIES = 1 << 16;
+const queries = Array.from({ length: QUERIES }, nextQuery);
+const target: EvaluationTarget = { store, tenantId: TENANT, snap: store.headSnap(TENANT), depth: 20 };
+
+// Sanity: known answers (owner sees own content; follower of a public-ish chain; blocked user denied).
+const expectCan = (type: string, id: string, subject: string, want: boolean) => {
+  const out = check(compiled, target, { entity: { type, id }, permission: "view", subject: user(subject) });
+  if (out instanceof Promise) throw new Error("memory store check should be synchronous");
+  if ((out.can === "CHECK_RESULT_ALLOWED") !== want)
+    throw new Error(`${type}:${id} view user:${subject} != ${want}`);
+};
+expectCan("content", "5", "5", true);
+expectCan("content", "5", "6", true); // user:6 follows content:5's owner (user:5#follower@user:6)
+expectCan("content", "5", "7", false); // user:7 is blocked by user:5
+expectCan("content", "8", "123", true); // content:8 is public
+expectCan("interaction", "5", "5", true);
+
+// ---- throughput (no per-check timer) ----
+let allowed = 0;
+const run = (seconds: number) => {
+  let n = 0;
+  const end = process.hrtime.bigint() + BigInt(Math.round(seconds * 1e9));
+  const start = process.hrtime.bigint();
+  while (process.hrtime.bigint() < end) {
+    for (let k = 0; k < 1000; k++) {
+      const out = check(compiled, target, queries[(n + k) & (QUERIES - 1)]) as { can: string };
+      if (out.can === "CHECK_RESULT_ALLOWED") allowed++;
+    }
+    n += 1000;
+  }
+  return n / (ms(process.hrtime.bigint() - start) / 1000);
+};
+run(1); // warm-up
+allowed = 0;
+const checksPerSecond = run(SECONDS);
+
+// ---- latency (each check timed) ----
+const LAT = 200_000;
+const lat = new Float64Array(LAT);
+for (let i = 0; i < LAT; i++) {
+  const q = queries[i & (QUERIES - 1)];
+  const s = process.hrtime.bigint();
+  check(compiled, target, q);
+  lat[i] = Number(process.hrtime.bigint() - s) / 1000;
+}
+lat.sort();
+const p = (q: number) => lat[Math.min(LAT - 1, Math.floor(q * LAT))];
+
+const result = {
+  ids: N,
+  compileColdMs: Number(compileCold.toFixed(3)),
+  compileWarmMs: Number(compileWarm.toFixed(3)),
+  seedSeconds: Number(seedSeconds.toFixed(2)),
+  rssMB: Math.round(memory.rss / 2 ** 20),
+  heapUsedMB: Math.round(memory.heapUsed / 2 ** 20),
+  checksPerSecond: Math.round(checksPerSecond),
+  allowedShare: Number((allowed / (checksPerSecond * SECONDS)).toFixed(3)),
+  latencyMicros: {
+    p50: Number(p(0.5).toFixed(2)),
+    p99: Number(p(0.99).toFixed(2)),
+    p999: Number(p(0.999).toFixed(2)),
+  },
+  node: process.version,
+};
+console.log(JSON.stringify(result, null, 2));

@@ -1,0 +1,110 @@
+/** Process CPU and memory from /proc (Linux), for measuring a server from the outside. */
+
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  comm: string;
+  /** user + system CPU seconds. */
+  cpuSeconds: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // comm is in parentheses and may contain spaces; the fields after it are space separated.
+  const close = text.lastIndexOf(")");
+  const comm = text.slice(text.indexOf("(") + 1, close);
+  const fields = text.slice(close + 2).split(" ");
+  // fields[0] = state (field 3); utime = field 14, stime = field 15.
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return { pid, ppid: Number(fields[1]), comm, cpuSeconds: (utime + stime) / CLOCK_TICKS };
+}
+
+/** User + system CPU seconds used so far by one process. */
+export function cpuSeconds(pid: number): number {
+  const stat = readStat(pid);
+  if (stat === undefined) throw new Error(`process ${pid} is gone`);
+  return stat.cpuSeconds;
+}
+
+/** Resident set size in MB (VmRSS). */
+export function rssMegabytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** Every live descendant of `root` (children, grandchildren, ...). */
+export function descendants(root: number): ProcStat[] {
+  const all: ProcStat[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat) all.push(stat);
+  }
+  const found: ProcStat[] = [];
+  const parents = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of all) {
+      if (!parents.has(p.pid) && parents.has(p.ppid)) {
+        parents.add(p.pid);
+        found.push(p);
+        grew = true;
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * CPU seconds of the PostgreSQL server listening on `port`: the postmaster (found by its `-p <port>` argument;
+ * pg_ctl daemonizes it, so it is not our descendant) and its backends. Backends that exit in between are not
+ * counted, so callers keep connections open (a pooled server does) across a measurement.
+ */
+export function postgresCpuSeconds(port: number): number {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    if (!/postgres$/.test(args[0] ?? "")) continue;
+    const p = args.indexOf("-p");
+    if (p < 0 || args[p + 1] !== String(port)) continue;
+    const postmaster = Number(name);
+    return descendants(postmaster).reduce((sum, child) => sum + child.cpuSeconds, cpuSeconds(postmaster));
+  }
+  throw new Error(`no PostgreSQL postmaster with -p ${port} found in /proc`);
+}
+
+/** Samples RSS of `pid` every `everyMs` until stopped; returns the maximum seen. */
+export function sampleRss(pid: number, everyMs = 500): { stop(): number } {
+  let max = rssMegabytes(pid);
+  const timer = setInterval(() => {
+    try {
+      max = Math.max(max, rssMegabytes(pid));
+    } catch {
+      // process exited
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return max;
+    },
+  };
+}

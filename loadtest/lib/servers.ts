@@ -1,0 +1,100 @@
+/** Starts the servers under test as child processes on 127.0.0.1 and stops them. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { LOADTEST_DIR } from "./k6.ts";
+
+const REPO_DIR = resolve(LOADTEST_DIR, "..");
+const NODE_FLAGS = ["--experimental-strip-types", "--no-warnings"];
+
+export interface ServerProcess {
+  url: string;
+  pid: number;
+  /** SIGTERM, then wait for the exit code. */
+  stop(): Promise<number>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once("error", fail);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
+}
+
+async function waitReady(url: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${log()}`);
+    try {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`server at ${url} not ready after 60 s:\n${log()}`);
+}
+
+function wrap(child: ChildProcess, url: string): ServerProcess {
+  return {
+    url,
+    pid: child.pid!,
+    stop() {
+      if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+      return new Promise((done) => {
+        child.once("exit", (code) => done(code ?? 1));
+        child.kill("SIGTERM");
+      });
+    },
+  };
+}
+
+/** `pemba serve` on 127.0.0.1 with `database`; stdout (request logs) is discarded unless `logFile`. */
+export async function startPemba(
+  database: string,
+  extraArgs: string[] = [],
+  nodeFlags: string[] = [],
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const args = [
+    ...NODE_FLAGS,
+    ...nodeFlags,
+    "packages/node-server/src/cli.ts",
+    "serve",
+    "--database",
+    database,
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    ...extraArgs,
+  ];
+  const child = spawn(process.execPath, args, { cwd: REPO_DIR, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(`${url}/metrics`, child, () => stderr);
+  return wrap(child, url);
+}
+
+/** A bare node:http server answering every request with a fixed check response (the cost floor). */
+export async function startBareServer(): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [...NODE_FLAGS, resolve(LOADTEST_DIR, "bare-server.ts"), String(port)],
+    {
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url, child, () => "");
+  return wrap(child, url);
+}

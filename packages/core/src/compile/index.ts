@@ -1,0 +1,3 @@
+export { compileSchema } from "./compile-schema.ts";
+export type { CompiledEntity, CompiledSchema, MemberKind } from "./compiled-schema.ts";
+export { FAILED, FALSE, type MemberEvaluator, PENDING, TRUE, type Walk, type WalkResult } from "./walk.ts";

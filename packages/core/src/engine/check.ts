@@ -1,0 +1,115 @@
+/** check, bulk check and subject-permission: the decision operations. */
+import type { CompiledSchema, WalkResult } from "../compile/index.ts";
+import { PembaError } from "../errors.ts";
+import type { CheckResult, Entity, Subject } from "../model.ts";
+import { Evaluation, FAILED, PENDING, settle, TRUE } from "./evaluation.ts";
+import type { CheckOutcome, CheckQuery, EvaluationTarget } from "./types.ts";
+
+const ALLOWED: CheckResult = "CHECK_RESULT_ALLOWED";
+const DENIED: CheckResult = "CHECK_RESULT_DENIED";
+
+function outcome(evaluation: Evaluation, result: WalkResult): CheckOutcome {
+  if (result === FAILED) throw evaluation.error;
+  return { can: result === TRUE ? ALLOWED : DENIED, checkCount: evaluation.checkCount || 1 };
+}
+
+/**
+ * One permission check. Synchronous when the store answers synchronously. Throws PembaError for engine errors
+ * (ERROR_CODE_SCHEMA_NOT_FOUND, ERROR_CODE_DEPTH_NOT_ENOUGH, rule evaluation errors).
+ */
+export function check(
+  compiled: CompiledSchema,
+  target: EvaluationTarget,
+  query: CheckQuery,
+): CheckOutcome | Promise<CheckOutcome> {
+  const evaluation = new Evaluation(compiled, target, query.subject);
+  const { type, id } = query.entity;
+  const permission = query.permission;
+  const depth = target.depth;
+  const result = settle(evaluation, () => evaluation.invoke(type, id, permission, depth));
+  if (result instanceof Promise) return result.then((r) => outcome(evaluation, r));
+  return outcome(evaluation, result);
+}
+
+/**
+ * Evaluates many checks together in one Evaluation: reads of all undecided items load in one batch per pass and
+ * shared sub-problems are answered once. Returns each item's raw result (FAILED keeps its error separately).
+ */
+export function evaluateMany(
+  evaluation: Evaluation,
+  items: readonly CheckQuery[],
+  depth: number,
+):
+  | { results: WalkResult[]; errors: unknown[]; counts: number[] }
+  | Promise<{
+      results: WalkResult[];
+      errors: unknown[];
+      counts: number[];
+    }> {
+  const results: WalkResult[] = items.map(() => PENDING);
+  const errors: unknown[] = items.map(() => undefined);
+  const counts: number[] = items.map(() => 1);
+  const pass = (): boolean => {
+    let undecided = false;
+    for (let i = 0; i < items.length; i++) {
+      if (results[i] !== PENDING) continue;
+      const q = items[i];
+      evaluation.setSubject(q.subject);
+      evaluation.checkCount = 0;
+      evaluation.error = undefined;
+      const r = evaluation.invoke(q.entity.type, q.entity.id, q.permission, depth);
+      results[i] = r;
+      counts[i] = evaluation.checkCount || 1;
+      if (r === FAILED) errors[i] = evaluation.error;
+      if (r === PENDING) undecided = true;
+    }
+    return undecided;
+  };
+  const run = (): ReturnType<typeof evaluateMany> => {
+    while (pass()) {
+      const loading = evaluation.load();
+      if (loading !== undefined) return loading.then(run);
+    }
+    return { results, errors, counts };
+  };
+  return run();
+}
+
+/** Up to 100 checks for one context; an engine error for an item makes that item DENIED (Permify's behaviour). */
+export async function bulkCheck(
+  compiled: CompiledSchema,
+  target: EvaluationTarget,
+  queries: CheckQuery[],
+): Promise<CheckOutcome[]> {
+  if (queries.length === 0) return [];
+  const evaluation = new Evaluation(compiled, target, queries[0].subject);
+  const { results, counts } = await evaluateMany(evaluation, queries, target.depth);
+  return results.map((r, i) => ({
+    can: r === TRUE ? ALLOWED : DENIED,
+    checkCount: r === FAILED ? 1 : counts[i],
+  }));
+}
+
+/** Every permission (and relation unless onlyPermission) of the entity's type, checked for the subject. */
+export async function subjectPermission(
+  compiled: CompiledSchema,
+  target: EvaluationTarget,
+  query: { entity: Entity; subject: Subject; onlyPermission: boolean },
+): Promise<Record<string, CheckResult>> {
+  const entity = compiled.entities.get(query.entity.type);
+  if (!entity) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+  const names: string[] = [];
+  for (const [name, kind] of entity.kinds) {
+    if (kind === "permission" || (kind === "relation" && !query.onlyPermission)) names.push(name);
+  }
+  names.sort();
+  const evaluation = new Evaluation(compiled, target, query.subject);
+  const items = names.map((permission) => ({ entity: query.entity, permission, subject: query.subject }));
+  const { results, errors } = await evaluateMany(evaluation, items, target.depth);
+  const out: Record<string, CheckResult> = {};
+  for (let i = 0; i < names.length; i++) {
+    if (results[i] === FAILED) throw errors[i];
+    out[names[i]] = results[i] === TRUE ? ALLOWED : DENIED;
+  }
+  return out;
+}

@@ -1,0 +1,140 @@
+/**
+ * lookup-entity: a reverse walk from the subject (subject → entities, via store.querySubjectTuples, one batched
+ * call per round, semi-naive so each id is propagated once) yields candidate ids; for attribute and rule leaves the
+ * candidates are every id of the type known to the store. Each candidate is then confirmed with a check, so the
+ * result agrees with check for every id.
+ */
+import type { CompiledSchema } from "../compile/index.ts";
+import { PembaError } from "../errors.ts";
+import type { Tuple } from "../model.ts";
+import type { SubjectTupleQuery } from "../store/store.ts";
+import { Evaluation } from "./evaluation.ts";
+import { confirmPage, contextIds } from "./lookup-paging.ts";
+import { dependencyClosure, reverseGraph } from "./reverse-graph.ts";
+import type { EvaluationTarget, LookupEntityQuery } from "./types.ts";
+
+const typeOf = (node: string) => node.slice(0, node.indexOf("#"));
+const nameOf = (node: string) => node.slice(node.indexOf("#") + 1);
+
+export async function lookupEntity(
+  compiled: CompiledSchema,
+  target: EvaluationTarget,
+  query: LookupEntityQuery,
+): Promise<{ entityIds: string[]; continuousToken: string }> {
+  const entity = compiled.entities.get(query.entityType);
+  if (!entity) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+  if (!entity.members.has(query.permission) && !compiled.rules.has(query.permission))
+    throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+  const graph = reverseGraph(compiled);
+  const start = `${query.entityType}#${query.permission}`;
+  const closure = dependencyClosure(graph, start);
+  const { store, tenantId, snap } = target;
+  const subject = query.subject;
+  const contextTuples = target.context?.tuples ?? [];
+
+  // The scope restricts the ids of EVERY scoped type the reverse walk passes through (as Permify's entity filter
+  // does), not only the result type: a path through an out-of-scope object yields no candidate.
+  const scopes = new Map<string, Set<string>>();
+  for (const [type, ids] of Object.entries(query.scope ?? {}))
+    if (ids.length > 0) scopes.set(type, new Set(ids));
+  const facts = new Map<string, Set<string>>();
+  let delta = new Map<string, Set<string>>();
+  const addFact = (node: string, id: string) => {
+    if (!closure.has(node)) return;
+    if (scopes.get(typeOf(node))?.has(id) === false) return;
+    let set = facts.get(node);
+    if (!set) {
+      set = new Set();
+      facts.set(node, set);
+    }
+    if (set.has(id)) return;
+    set.add(id);
+    const d = delta.get(node);
+    if (d) d.add(id);
+    else delta.set(node, new Set([id]));
+  };
+
+  const matches = (t: Tuple, q: SubjectTupleQuery) =>
+    t.entity.type === q.entityType &&
+    q.relations.includes(t.relation) &&
+    t.subject.type === q.subjectType &&
+    t.subject.relation === q.subjectRelation &&
+    q.subjectIds.includes(t.subject.id);
+  const querySubjects = async (queries: SubjectTupleQuery[]): Promise<Tuple[]> => {
+    if (queries.length === 0) return [];
+    const rows = [...(await store.querySubjectTuples(tenantId, snap, queries))];
+    for (const t of contextTuples) if (queries.some((q) => matches(t, q))) rows.push(t);
+    return rows;
+  };
+
+  // Seeds: the subject itself (self rule), tuples naming the subject directly, and universal members.
+  addFact(`${subject.type}#${subject.relation}`, subject.id);
+  const direct: SubjectTupleQuery[] = [];
+  for (const node of closure) {
+    const kind = compiled.entities.get(typeOf(node))?.kinds.get(nameOf(node));
+    if (kind === "relation")
+      direct.push({
+        entityType: typeOf(node),
+        relations: [nameOf(node)],
+        subjectType: subject.type,
+        subjectIds: [subject.id],
+        subjectRelation: subject.relation,
+      });
+  }
+  for (const t of await querySubjects(direct)) addFact(`${t.entity.type}#${t.relation}`, t.entity.id);
+  const universeTypes = new Set<string>();
+  for (const node of closure) if (graph.universal.has(node)) universeTypes.add(typeOf(node));
+  for (const type of universeTypes) {
+    const ids = [...(await store.listObjectIds(tenantId, snap, type)), ...contextIds(target.context, type)];
+    for (const node of closure) {
+      if (graph.universal.has(node) && typeOf(node) === type) for (const id of ids) addFact(node, id);
+    }
+  }
+
+  // Propagate new facts along reverse edges until nothing changes.
+  while (delta.size > 0) {
+    const current = delta;
+    delta = new Map();
+    const queries: SubjectTupleQuery[] = [];
+    const targets = new Map<string, string[]>();
+    for (const [node, ids] of current) {
+      for (const edge of graph.edges.get(node) ?? []) {
+        if (!closure.has(edge.to)) continue;
+        if (edge.kind === "same") {
+          for (const id of ids) addFact(edge.to, id);
+          continue;
+        }
+        for (const subjectRelation of edge.subjectRelations) {
+          const key = `${edge.entityType}\u0000${edge.relation}\u0000${typeOf(node)}\u0000${subjectRelation}`;
+          const list = targets.get(key);
+          if (list) {
+            if (!list.includes(edge.to)) list.push(edge.to);
+          } else targets.set(key, [edge.to]);
+          queries.push({
+            entityType: edge.entityType,
+            relations: [edge.relation],
+            subjectType: typeOf(node),
+            subjectIds: [...ids],
+            subjectRelation,
+          });
+        }
+      }
+    }
+    for (const t of await querySubjects(queries)) {
+      const key = `${t.entity.type}\u0000${t.relation}\u0000${t.subject.type}\u0000${t.subject.relation}`;
+      for (const to of targets.get(key) ?? []) addFact(to, t.entity.id);
+    }
+  }
+
+  const candidates: Iterable<string> = facts.get(start) ?? [];
+  const evaluation = new Evaluation(compiled, target, subject);
+  const page = await confirmPage(
+    evaluation,
+    candidates,
+    (id) => ({ entity: { type: query.entityType, id }, permission: query.permission, subject }),
+    target.depth,
+    query.pageSize,
+    query.continuousToken,
+  );
+  return { entityIds: page.ids, continuousToken: page.continuousToken };
+}

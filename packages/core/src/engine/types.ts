@@ -1,0 +1,64 @@
+/**
+ * The engine's public surface: what the HTTP app, the validation runner and the SDK-facing layers call.
+ * Schema version and snap token are already resolved by the caller (the service layer); the engine works on one
+ * compiled schema at one snapshot of one tenant.
+ */
+import type { CheckResult, Context, Entity, Subject } from "../model.ts";
+import type { Snap, Store } from "../store/store.ts";
+
+export interface EvaluationTarget {
+  store: Store;
+  tenantId: string;
+  snap: Snap;
+  /** Permify's metadata.depth (callers validate >= 3). */
+  depth: number;
+  context?: Context;
+}
+
+export interface CheckQuery {
+  entity: Entity;
+  permission: string;
+  subject: Subject;
+}
+
+export interface CheckOutcome {
+  can: CheckResult;
+  checkCount: number;
+}
+
+export interface LookupEntityQuery {
+  entityType: string;
+  permission: string;
+  subject: Subject;
+  /** Restrict candidate ids per entity type. */
+  scope?: Record<string, string[]>;
+  pageSize: number;
+  continuousToken?: string;
+}
+
+export interface LookupSubjectQuery {
+  entity: Entity;
+  permission: string;
+  subjectReference: { type: string; relation: string };
+  pageSize: number;
+  continuousToken?: string;
+}
+
+export type ExpandNode = {
+  entity: Entity;
+  permission: string;
+  arguments: unknown[];
+} & (
+  | {
+      expand: {
+        operation: "OPERATION_UNION" | "OPERATION_INTERSECTION" | "OPERATION_EXCLUSION";
+        children: ExpandNode[];
+      };
+    }
+  | {
+      leaf:
+        | { subjects: { subjects: Subject[] } }
+        | { value: unknown }
+        | { values: { values: Record<string, unknown> } };
+    }
+);

@@ -1,0 +1,282 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RequestInfo } from "./route.ts";
+import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
+
+const CHECK = "/v1/tenants/t1/permissions/check";
+const checkBody = (extra: Record<string, unknown> = {}) => ({
+  metadata: { depth: 20 },
+  entity: { type: "document", id: "1" },
+  permission: "view",
+  subject: { type: "user", id: "1" },
+  ...extra,
+});
+
+describe("HTTP app: transport rules", () => {
+  let s: TestServer;
+  const observed: RequestInfo[] = [];
+  beforeAll(async () => {
+    s = await startTestServer({
+      observe: (info) => observed.push(info),
+      limits: { maxBodyBytes: 20_000, maxDataPerWrite: 2, maxReadPageSize: 10 },
+    });
+    await s.call("/v1/tenants/t1/schemas/write", { schema: TEST_SCHEMA });
+    await s.call("/v1/tenants/t1/data/write", {
+      metadata: {},
+      tuples: [tuple("document:1", "owner", "user:1")],
+    });
+  });
+  afterAll(() => s.close());
+
+  it("GET /healthz answers SERVING", async () => {
+    const r = await s.call("/healthz", undefined, { method: "GET" });
+    expect(r).toMatchObject({ status: 200, body: { status: "SERVING" } });
+  });
+
+  it("a wrong method on an existing path is 501 Method Not Allowed", async () => {
+    const r = await s.call(CHECK, undefined, { method: "GET" });
+    expect(r.status).toBe(501);
+    expect(r.body).toEqual({ code: 12, message: "Method Not Allowed", details: [] });
+    const put = await s.call("/v1/tenants/t1/schemas/partial-write", {}, { method: "POST" });
+    expect(put.status).toBe(501);
+  });
+
+  it("an unknown path is 404 Not Found", async () => {
+    const r = await s.call("/v1/tenants/t1/nothing-here", {});
+    expect(r.status).toBe(404);
+    expect(r.body).toEqual({ code: 5, message: "Not Found", details: [] });
+  });
+
+  it("Permify's watch path is served (NDJSON), unlike Permify's gateway", async () => {
+    const r = await s.call("/v1/tenants/t1/watch", { snap_token: "garbage!" });
+    expect(r.status).toBe(400);
+  });
+
+  it("malformed JSON is 400 code 3 in Go's words", async () => {
+    const r = await s.call(CHECK, undefined, { raw: "{not json" });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      code: 3,
+      message: "invalid character 'n' looking for beginning of value",
+      details: [],
+    });
+    const eof = await s.call(CHECK, undefined, { raw: '{"metadata":' });
+    expect(eof.body).toEqual({ code: 3, message: "unexpected EOF", details: [] });
+  });
+
+  it("unknown request fields are ignored", async () => {
+    const r = await s.call(CHECK, checkBody({ page_size: 10, whatever: { a: 1 } }));
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ can: "CHECK_RESULT_ALLOWED", metadata: { check_count: expect.any(Number) } });
+  });
+
+  it("a missing depth is Permify's exact PGV message", async () => {
+    const r = await s.call(CHECK, checkBody({ metadata: {} }));
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      code: 3,
+      message:
+        "invalid PermissionCheckRequest.Metadata: embedded message failed validation | caused by: invalid PermissionCheckRequestMetadata.Depth: value must be greater than or equal to 3",
+      details: [],
+    });
+  });
+
+  it("PGV messages for required messages, names and ids", async () => {
+    const noMeta = await s.call(CHECK, { entity: { type: "document", id: "1" } });
+    expect(noMeta.body).toEqual({
+      code: 3,
+      message: "invalid PermissionCheckRequest.Metadata: value is required",
+      details: [],
+    });
+    const badType = await s.call(CHECK, checkBody({ entity: { type: "doc1", id: "1" } }));
+    expect(badType.body).toEqual({
+      code: 3,
+      message:
+        'invalid PermissionCheckRequest.Entity: embedded message failed validation | caused by: invalid Entity.Type: value does not match regex pattern "^[a-zA-Z_]{1,64}$"',
+      details: [],
+    });
+    const badId = await s.call(CHECK, checkBody({ subject: { type: "user", id: "a#b" } }));
+    expect(badId.body).toEqual({
+      code: 3,
+      message:
+        'invalid PermissionCheckRequest.Subject: embedded message failed validation | caused by: invalid Subject.Id: value does not match regex pattern "^([a-zA-Z0-9_\\-@\\.:+]{1,128}|\\*)$"',
+      details: [],
+    });
+    const noPermission = await s.call(CHECK, checkBody({ permission: "" }));
+    expect(noPermission.body).toEqual({
+      code: 3,
+      message:
+        'invalid PermissionCheckRequest.Permission: value does not match regex pattern "^[a-zA-Z_]{1,64}$"',
+      details: [],
+    });
+  });
+
+  it("a bad tenant id is refused with the TenantId rule", async () => {
+    const r = await s.call("/v1/tenants/bad!tenant/permissions/check", checkBody());
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      code: 3,
+      message:
+        'invalid PermissionCheckRequest.TenantId: value does not match regex pattern "^([a-zA-Z0-9_\\-@\\.:+]{1,128}|\\*)$"',
+      details: [],
+    });
+  });
+
+  it("limits: body size -> 413 code 8 ERROR_CODE_REQUEST_TOO_LARGE", async () => {
+    const r = await s.call(CHECK, checkBody({ padding: "x".repeat(30_000) }));
+    expect(r.status).toBe(413);
+    expect(r.body).toEqual({ code: 8, message: "ERROR_CODE_REQUEST_TOO_LARGE", details: [] });
+  });
+
+  it("limits: tuples + attributes per write -> 400 ERROR_CODE_MAX_DATA_PER_WRITE_EXCEEDED, nothing written", async () => {
+    const r = await s.call("/v1/tenants/t1/data/write", {
+      metadata: {},
+      tuples: [tuple("document:9", "owner", "user:1"), tuple("document:9", "owner", "user:2")],
+      attributes: [
+        { entity: { type: "document", id: "9" }, attribute: "is_public", value: { boolean: true } },
+      ],
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ code: 3, message: "ERROR_CODE_MAX_DATA_PER_WRITE_EXCEEDED", details: [] });
+    const read = await s.call("/v1/tenants/t1/data/relationships/read", {
+      metadata: {},
+      filter: { entity: { type: "document", ids: ["9"] } },
+    });
+    expect(read.body).toEqual({ tuples: [], continuous_token: "" });
+  });
+
+  it("limits: bulk check needs 1..100 items", async () => {
+    const item = {
+      entity: { type: "document", id: "1" },
+      permission: "view",
+      subject: { type: "user", id: "1" },
+    };
+    const none = await s.call("/v1/tenants/t1/permissions/bulk-check", { metadata: { depth: 5 }, items: [] });
+    expect(none.body).toEqual({
+      code: 3,
+      message: "invalid PermissionBulkCheckRequest.Items: value must contain at least 1 item(s)",
+      details: [],
+    });
+    const many = await s.call("/v1/tenants/t1/permissions/bulk-check", {
+      metadata: { depth: 5 },
+      items: Array.from({ length: 101 }, () => item),
+    });
+    expect(many.status).toBe(400);
+    expect(many.body).toEqual({
+      code: 3,
+      message: "invalid PermissionBulkCheckRequest.Items: value must contain no more than 100 item(s)",
+      details: [],
+    });
+  });
+
+  it("limits: page size over the maximum -> 400 ERROR_CODE_PAGE_SIZE_EXCEEDED", async () => {
+    const r = await s.call("/v1/tenants/t1/data/relationships/read", {
+      metadata: {},
+      filter: {},
+      page_size: 11,
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ code: 3, message: "ERROR_CODE_PAGE_SIZE_EXCEEDED", details: [] });
+  });
+
+  it("CORS: every origin by default, echoed with credentials; preflight lists Permify's methods", async () => {
+    const r = await s.call(CHECK, checkBody(), { headers: { origin: "https://app.example" } });
+    expect(r.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    expect(r.headers.get("access-control-allow-credentials")).toBe("true");
+    const pre = await fetch(s.url + CHECK, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type",
+      },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    expect(pre.headers.get("access-control-allow-methods")).toBe("GET, POST, HEAD, PATCH, DELETE, PUT");
+    expect(pre.headers.get("access-control-allow-headers")).toBe("authorization,content-type");
+  });
+
+  it("observe is called once per request with the route template, status and decision", async () => {
+    observed.length = 0;
+    await s.call(CHECK, checkBody());
+    await s.call("/v1/tenants/t1/nothing", {});
+    expect(observed).toEqual([
+      {
+        route: "/v1/tenants/:tenant_id/permissions/check",
+        status: 200,
+        seconds: expect.any(Number),
+        decision: "CHECK_RESULT_ALLOWED",
+      },
+      { route: "notFound", status: 404, seconds: expect.any(Number), decision: undefined },
+    ]);
+  });
+
+  it("serves the OpenAPI document with every endpoint", async () => {
+    const r = await s.call("/openapi.json", undefined, { method: "GET" });
+    expect(r.status).toBe(200);
+    const doc = r.body as { openapi: string; paths: Record<string, Record<string, { operationId: string }>> };
+    const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([m, op]) => `${m.toUpperCase()} ${path} ${op.operationId}`),
+    );
+    expect(ops.sort()).toEqual(
+      [
+        "POST /v1/tenants/create tenants.create",
+        "POST /v1/tenants/list tenants.list",
+        "DELETE /v1/tenants/{id} tenants.delete",
+        "POST /v1/tenants/{tenant_id}/schemas/write schemas.write",
+        "PATCH /v1/tenants/{tenant_id}/schemas/partial-write schemas.partial-write",
+        "POST /v1/tenants/{tenant_id}/schemas/read schemas.read",
+        "POST /v1/tenants/{tenant_id}/schemas/list schemas.list",
+        "POST /v1/tenants/{tenant_id}/data/write data.write",
+        "POST /v1/tenants/{tenant_id}/relationships/write relationships.write",
+        "POST /v1/tenants/{tenant_id}/data/relationships/read data.relationships.read",
+        "POST /v1/tenants/{tenant_id}/data/attributes/read data.attributes.read",
+        "POST /v1/tenants/{tenant_id}/data/delete data.delete",
+        "POST /v1/tenants/{tenant_id}/relationships/delete relationships.delete",
+        "POST /v1/tenants/{tenant_id}/data/run-bundle bundle.run",
+        "POST /v1/tenants/{tenant_id}/bundle/write bundle.write",
+        "POST /v1/tenants/{tenant_id}/bundle/read bundle.read",
+        "POST /v1/tenants/{tenant_id}/bundle/delete bundle.delete",
+        "POST /v1/tenants/{tenant_id}/permissions/check permissions.check",
+        "POST /v1/tenants/{tenant_id}/permissions/bulk-check permissions.bulk-check",
+        "POST /v1/tenants/{tenant_id}/permissions/expand permissions.expand",
+        "POST /v1/tenants/{tenant_id}/permissions/lookup-entity permissions.lookupEntity",
+        "POST /v1/tenants/{tenant_id}/permissions/lookup-entity-stream permissions.lookupEntityStream",
+        "POST /v1/tenants/{tenant_id}/permissions/lookup-subject permissions.lookupSubject",
+        "POST /v1/tenants/{tenant_id}/permissions/subject-permission permissions.subjectPermission",
+        "POST /v1/tenants/{tenant_id}/watch watch.watch",
+      ].sort(),
+    );
+    expect(doc.openapi).toBe("3.0.3");
+  });
+
+  it("serves a self-contained docs page", async () => {
+    const r = await fetch(`${s.url}/docs`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await r.text();
+    expect(html).toContain('fetch("openapi.json")');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+  });
+});
+
+describe("HTTP app: CORS with an origin list", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ cors: { origins: ["https://good.example"] } });
+  });
+  afterAll(() => s.close());
+
+  it("only listed origins get CORS headers", async () => {
+    const good = await s.call("/healthz", undefined, {
+      method: "GET",
+      headers: { origin: "https://good.example" },
+    });
+    expect(good.headers.get("access-control-allow-origin")).toBe("https://good.example");
+    const bad = await s.call("/healthz", undefined, {
+      method: "GET",
+      headers: { origin: "https://evil.example" },
+    });
+    expect(bad.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});

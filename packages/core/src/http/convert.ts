@@ -1,0 +1,204 @@
+/** Wire (Permify JSON) <-> model conversions. Responses always carry every field (protojson EmitUnpopulated). */
+import type { ExpandNode } from "../engine/types.ts";
+import { PembaError } from "../errors.ts";
+import type {
+  Attribute,
+  AttributeFilter,
+  AttributeType,
+  AttributeValue,
+  Context,
+  Tuple,
+  TupleFilter,
+} from "../model.ts";
+import type {
+  WireAttribute,
+  WireAttributeValue,
+  WireContext,
+  WireTuple,
+  WireTupleFilter,
+} from "./wire/common.ts";
+
+const TYPE_URL_PREFIX = "type.googleapis.com/base.v1.";
+
+const TYPE_BY_MESSAGE: Record<string, AttributeType> = {
+  BooleanValue: "ATTRIBUTE_TYPE_BOOLEAN",
+  BooleanArrayValue: "ATTRIBUTE_TYPE_BOOLEAN_ARRAY",
+  StringValue: "ATTRIBUTE_TYPE_STRING",
+  StringArrayValue: "ATTRIBUTE_TYPE_STRING_ARRAY",
+  IntegerValue: "ATTRIBUTE_TYPE_INTEGER",
+  IntegerArrayValue: "ATTRIBUTE_TYPE_INTEGER_ARRAY",
+  DoubleValue: "ATTRIBUTE_TYPE_DOUBLE",
+  DoubleArrayValue: "ATTRIBUTE_TYPE_DOUBLE_ARRAY",
+};
+
+const MESSAGE_BY_TYPE = Object.fromEntries(Object.entries(TYPE_BY_MESSAGE).map(([m, t]) => [t, m])) as Record<
+  AttributeType,
+  string
+>;
+
+/** The short forms Pemba accepts besides the Any form (Permify rejects them as an empty Any). */
+const SHORT_FORMS: [string, AttributeType][] = [
+  ["boolean", "ATTRIBUTE_TYPE_BOOLEAN"],
+  ["string", "ATTRIBUTE_TYPE_STRING"],
+  ["integer", "ATTRIBUTE_TYPE_INTEGER"],
+  ["double", "ATTRIBUTE_TYPE_DOUBLE"],
+  ["boolean_array", "ATTRIBUTE_TYPE_BOOLEAN_ARRAY"],
+  ["string_array", "ATTRIBUTE_TYPE_STRING_ARRAY"],
+  ["integer_array", "ATTRIBUTE_TYPE_INTEGER_ARRAY"],
+  ["double_array", "ATTRIBUTE_TYPE_DOUBLE_ARRAY"],
+];
+
+const invalid = (message: string) => new PembaError("ERROR_CODE_INVALID_ARGUMENT", message, { grpcCode: 3 });
+
+function scalar(type: AttributeType, v: unknown): boolean | string | number {
+  switch (type) {
+    case "ATTRIBUTE_TYPE_BOOLEAN":
+    case "ATTRIBUTE_TYPE_BOOLEAN_ARRAY":
+      if (typeof v === "boolean") return v;
+      throw invalid(`invalid value for bool type: ${JSON.stringify(v)}`);
+    case "ATTRIBUTE_TYPE_STRING":
+    case "ATTRIBUTE_TYPE_STRING_ARRAY":
+      if (typeof v === "string") return v;
+      throw invalid(`invalid value for string type: ${JSON.stringify(v)}`);
+    case "ATTRIBUTE_TYPE_INTEGER":
+    case "ATTRIBUTE_TYPE_INTEGER_ARRAY": {
+      const n = typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v;
+      if (typeof n === "number" && Number.isInteger(n) && n >= -2147483648 && n <= 2147483647) return n;
+      throw invalid(`invalid value for int32 type: ${JSON.stringify(v)}`);
+    }
+    default: {
+      const n = typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v)) ? Number(v) : v;
+      if (typeof n === "number") return n;
+      throw invalid(`invalid value for double type: ${JSON.stringify(v)}`);
+    }
+  }
+}
+
+function typedValue(type: AttributeType, data: unknown): AttributeValue {
+  if (type.endsWith("_ARRAY")) {
+    if (data === undefined || data === null) return { type, data: [] };
+    if (!Array.isArray(data)) throw invalid(`invalid value for list type: ${JSON.stringify(data)}`);
+    return { type, data: data.map((d) => scalar(type, d)) };
+  }
+  if (data === undefined || data === null) {
+    // proto3 default of the wrapped field
+    const zero = type === "ATTRIBUTE_TYPE_BOOLEAN" ? false : type === "ATTRIBUTE_TYPE_STRING" ? "" : 0;
+    return { type, data: zero };
+  }
+  return { type, data: scalar(type, data) };
+}
+
+/**
+ * An attribute value from the wire: the Any form or one short form key. Anything else is an empty Any, which
+ * Permify answers with 404 ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH.
+ */
+export function attributeValueFromWire(v: WireAttributeValue): AttributeValue {
+  const url = v["@type"];
+  if (url !== undefined && url !== "") {
+    const message = url.slice(url.lastIndexOf("/") + 1);
+    const type = message.startsWith("base.v1.") ? TYPE_BY_MESSAGE[message.slice(8)] : undefined;
+    if (type === undefined) throw invalid(`unable to resolve ${JSON.stringify(url)}: "not found"`);
+    return typedValue(type, v.data);
+  }
+  const record = v as Record<string, unknown>;
+  for (const [key, type] of SHORT_FORMS) {
+    if (record[key] !== undefined) return typedValue(type, record[key]);
+  }
+  throw new PembaError("ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH");
+}
+
+export function attributeValueToWire(v: AttributeValue): { "@type": string; data: unknown } {
+  return { "@type": TYPE_URL_PREFIX + MESSAGE_BY_TYPE[v.type], data: v.data };
+}
+
+export const tupleFromWire = (t: WireTuple): Tuple => ({
+  entity: { type: t.entity.type, id: t.entity.id },
+  relation: t.relation,
+  subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation },
+});
+
+export const attributeFromWire = (a: WireAttribute): Attribute => ({
+  entity: { type: a.entity.type, id: a.entity.id },
+  attribute: a.attribute,
+  value: attributeValueFromWire(a.value),
+});
+
+export const tupleToWire = (t: Tuple) => ({
+  entity: { type: t.entity.type, id: t.entity.id },
+  relation: t.relation,
+  subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation ?? "" },
+});
+
+export const attributeToWire = (a: Attribute) => ({
+  entity: { type: a.entity.type, id: a.entity.id },
+  attribute: a.attribute,
+  value: attributeValueToWire(a.value),
+});
+
+export function contextFromWire(c: WireContext | undefined): Context | undefined {
+  if (c === undefined) return undefined;
+  return {
+    tuples: c.tuples.map(tupleFromWire),
+    attributes: c.attributes.map(attributeFromWire),
+    data: c.data,
+  };
+}
+
+export function tupleFilterFromWire(f: WireTupleFilter): TupleFilter {
+  return {
+    entity: { type: f.entity?.type ?? "", ids: f.entity?.ids ?? [] },
+    relation: f.relation,
+    subject: { type: f.subject?.type ?? "", ids: f.subject?.ids ?? [], relation: f.subject?.relation ?? "" },
+  };
+}
+
+export function attributeFilterFromWire(f: {
+  entity?: { type: string; ids: string[] };
+  attributes: string[];
+}): AttributeFilter {
+  return { entity: { type: f.entity?.type ?? "", ids: f.entity?.ids ?? [] }, attributes: f.attributes };
+}
+
+const isAttributeValue = (v: unknown): v is AttributeValue =>
+  typeof v === "object" &&
+  v !== null &&
+  typeof (v as AttributeValue).type === "string" &&
+  (v as AttributeValue).type.startsWith("ATTRIBUTE_TYPE_");
+
+const anyToWire = (v: unknown) => (isAttributeValue(v) ? attributeValueToWire(v) : v);
+
+/** The expand tree in Permify's JSON (attribute values as Any). */
+export function expandToWire(node: ExpandNode): unknown {
+  const base = {
+    entity: { type: node.entity.type, id: node.entity.id },
+    permission: node.permission,
+    arguments: node.arguments,
+  };
+  if ("expand" in node) {
+    return {
+      ...base,
+      expand: { operation: node.expand.operation, children: node.expand.children.map(expandToWire) },
+    };
+  }
+  const leaf = node.leaf;
+  if ("subjects" in leaf) {
+    return {
+      ...base,
+      leaf: {
+        subjects: {
+          subjects: leaf.subjects.subjects.map((s) => ({
+            type: s.type,
+            id: s.id,
+            relation: s.relation ?? "",
+          })),
+        },
+      },
+    };
+  }
+  if ("values" in leaf) {
+    const values: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(leaf.values.values)) values[k] = anyToWire(v);
+    return { ...base, leaf: { values: { values } } };
+  }
+  return { ...base, leaf: { value: anyToWire(leaf.value) } };
+}

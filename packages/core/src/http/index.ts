@@ -1,0 +1,16 @@
+export { type AppOptions, createApp, type PembaApp } from "./app.ts";
+export {
+  type AuthConfig,
+  type OidcConfig,
+  type PresharedKey,
+  type Principal,
+  parsePresharedKeys,
+} from "./auth/index.ts";
+export {
+  attributeValueFromWire,
+  attributeValueToWire,
+} from "./convert.ts";
+export type { CorsOptions } from "./cors.ts";
+export { errorResponse, errorResponseParts } from "./error-response.ts";
+export { defaultLimits, type Limits } from "./limits.ts";
+export type { Observe, RequestInfo } from "./route.ts";

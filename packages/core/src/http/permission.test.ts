@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
+
+const P = "/v1/tenants/t1/permissions";
+const doc = (id: string) => ({ type: "document", id });
+const user = (id: string) => ({ type: "user", id, relation: "" });
+const allowed = { can: "CHECK_RESULT_ALLOWED", metadata: { check_count: expect.any(Number) } };
+const denied = { can: "CHECK_RESULT_DENIED", metadata: { check_count: expect.any(Number) } };
+
+describe("HTTP permission endpoints", () => {
+  let s: TestServer;
+  let firstVersion: string;
+  let snapBeforeViewer: string;
+  beforeAll(async () => {
+    s = await startTestServer();
+    firstVersion = (
+      (await s.call("/v1/tenants/t1/schemas/write", { schema: TEST_SCHEMA })).body as {
+        schema_version: string;
+      }
+    ).schema_version;
+    const w = await s.call("/v1/tenants/t1/data/write", {
+      metadata: {},
+      tuples: [
+        tuple("document:1", "owner", "user:1"),
+        tuple("document:1", "org", "organization:1"),
+        tuple("organization:1", "admin", "user:2"),
+        tuple("organization:1", "member", "user:4"),
+      ],
+      attributes: [
+        { entity: doc("3"), attribute: "is_public", value: { boolean: true } },
+        { entity: doc("1"), attribute: "score", value: { integer: 10 } },
+      ],
+    });
+    snapBeforeViewer = (w.body as { snap_token: string }).snap_token;
+    await s.call("/v1/tenants/t1/data/write", {
+      metadata: {},
+      tuples: [tuple("document:2", "viewer", "organization:1#member")],
+    });
+  });
+  afterAll(() => s.close());
+
+  const check = (
+    entity: string,
+    permission: string,
+    subject: string,
+    extra: Record<string, unknown> = {},
+  ) => {
+    const [et, eid] = entity.split(":");
+    const [st, sid] = subject.split(":");
+    return s.call(`${P}/check`, {
+      metadata: { depth: 20, ...((extra.metadata as object) ?? {}) },
+      entity: { type: et, id: eid },
+      permission,
+      subject: { type: st, id: sid, relation: "" },
+      ...(extra.context ? { context: extra.context } : {}),
+    });
+  };
+
+  it("check: owner, org admin via tuple-to-userset, userset viewer, public attribute, denied", async () => {
+    expect(await check("document:1", "view", "user:1")).toMatchObject({ status: 200, body: allowed });
+    expect((await check("document:1", "edit", "user:2")).body).toEqual(allowed);
+    expect((await check("document:2", "view", "user:4")).body).toEqual(allowed);
+    expect((await check("document:3", "view", "user:99")).body).toEqual(allowed);
+    expect((await check("document:1", "edit", "user:4")).body).toEqual(denied);
+  });
+
+  it("check at an old snap token does not see later writes", async () => {
+    const old = await check("document:2", "view", "user:4", { metadata: { snap_token: snapBeforeViewer } });
+    expect(old.body).toEqual(denied);
+  });
+
+  it("check with contextual tuples and rule data", async () => {
+    const ctx = await check("document:9", "view", "user:5", {
+      context: { tuples: [tuple("document:9", "owner", "user:5")], attributes: [], data: {} },
+    });
+    expect(ctx.body).toEqual(allowed);
+    expect((await check("document:1", "ranked", "user:1", { context: { data: { min: 5 } } })).body).toEqual(
+      allowed,
+    );
+    expect((await check("document:1", "ranked", "user:1", { context: { data: { min: 50 } } })).body).toEqual(
+      denied,
+    );
+    const ctxAttr = await check("document:8", "view", "user:5", {
+      context: { attributes: [{ entity: doc("8"), attribute: "is_public", value: { boolean: true } }] },
+    });
+    expect(ctxAttr.body).toEqual(allowed);
+  });
+
+  it("check errors: unknown permission / entity type / schema version -> 404 ERROR_CODE_SCHEMA_NOT_FOUND", async () => {
+    const notFound = { code: 5, message: "ERROR_CODE_SCHEMA_NOT_FOUND", details: [] };
+    const perm = await check("document:1", "nope", "user:1");
+    expect(perm.status).toBe(404);
+    expect(perm.body).toEqual(notFound);
+    expect((await check("folder:1", "view", "user:1")).body).toEqual(notFound);
+    expect(
+      (await check("document:1", "view", "user:1", { metadata: { schema_version: "zzzz" } })).body,
+    ).toEqual(notFound);
+    const noSchema = await s.call("/v1/tenants/empty-tenant/permissions/check", {
+      metadata: { depth: 20 },
+      entity: doc("1"),
+      permission: "view",
+      subject: user("1"),
+    });
+    expect(noSchema).toMatchObject({ status: 404, body: notFound });
+  });
+
+  it("check errors: depth exhausted -> 400 ERROR_CODE_DEPTH_NOT_ENOUGH; rule error -> 500 code 13", async () => {
+    await s.call("/v1/tenants/t1/data/write", {
+      metadata: {},
+      tuples: [
+        tuple("organization:11", "member", "organization:12#member"),
+        tuple("organization:12", "member", "organization:13#member"),
+        tuple("organization:13", "member", "organization:14#member"),
+        tuple("organization:14", "member", "organization:15#member"),
+        tuple("organization:15", "member", "user:7"),
+      ],
+    });
+    const ok = await s.call(`${P}/check`, {
+      metadata: { depth: 20 },
+      entity: { type: "organization", id: "11" },
+      permission: "member",
+      subject: user("7"),
+    });
+    expect(ok.body).toEqual(allowed);
+    const shallow = await s.call(`${P}/check`, {
+      metadata: { depth: 3 },
+      entity: { type: "organization", id: "11" },
+      permission: "member",
+      subject: user("7"),
+    });
+    expect(shallow).toMatchObject({
+      status: 400,
+      body: { code: 3, message: "ERROR_CODE_DEPTH_NOT_ENOUGH", details: [] },
+    });
+    const rule = await check("document:1", "ranked", "user:1");
+    expect(rule).toMatchObject({
+      status: 500,
+      body: { code: 13, message: "failed to evaluate expression: no such key: min", details: [] },
+    });
+  });
+
+  it("check on an older schema version uses that version", async () => {
+    await s.call("/v1/tenants/t1/schemas/write", {
+      schema: TEST_SCHEMA.replace("permission edit = owner or org.admin", "permission edit = org.admin"),
+    });
+    expect((await check("document:1", "edit", "user:1")).body).toEqual(denied);
+    expect(
+      (await check("document:1", "edit", "user:1", { metadata: { schema_version: firstVersion } })).body,
+    ).toEqual(allowed);
+    await s.call("/v1/tenants/t1/schemas/write", { schema: TEST_SCHEMA });
+  });
+
+  it("bulk check: results in order; engine errors per item are DENIED", async () => {
+    const r = await s.call(`${P}/bulk-check`, {
+      metadata: { depth: 20 },
+      items: [
+        { entity: doc("1"), permission: "view", subject: user("1") },
+        { entity: doc("1"), permission: "edit", subject: user("4") },
+        { entity: doc("1"), permission: "nope", subject: user("1") },
+        { entity: doc("2"), permission: "view", subject: user("4") },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ results: [allowed, denied, denied, allowed] });
+  });
+
+  it("bulk check: an invalid item fails the whole request with its index", async () => {
+    const r = await s.call(`${P}/bulk-check`, {
+      metadata: { depth: 20 },
+      items: [
+        { entity: doc("1"), permission: "view", subject: user("1") },
+        { entity: doc("1"), permission: "view2", subject: user("1") },
+      ],
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      code: 3,
+      message:
+        'invalid PermissionBulkCheckRequest.Items[1]: embedded message failed validation | caused by: invalid PermissionBulkCheckRequestItem.Permission: value does not match regex pattern "^[a-zA-Z_]{1,64}$"',
+      details: [],
+    });
+  });
+
+  it("expand: the owner relation as a leaf of subjects", async () => {
+    const r = await s.call(`${P}/expand`, { metadata: {}, entity: doc("1"), permission: "owner" });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      tree: {
+        entity: doc("1"),
+        permission: "owner",
+        arguments: [],
+        leaf: { subjects: { subjects: [user("1")] } },
+      },
+    });
+    const edit = await s.call(`${P}/expand`, { metadata: {}, entity: doc("1"), permission: "edit" });
+    const tree = (edit.body as { tree: { expand: { operation: string; children: unknown[] } } }).tree;
+    expect(tree.expand.operation).toBe("OPERATION_UNION");
+    expect(tree.expand.children).toHaveLength(2);
+  });
+
+  it("lookup-entity, lookup-entity-stream and lookup-subject", async () => {
+    const le = await s.call(`${P}/lookup-entity`, {
+      metadata: { depth: 20 },
+      entity_type: "document",
+      permission: "view",
+      subject: user("4"),
+    });
+    expect(le.status).toBe(200);
+    expect(le.body).toEqual({ entity_ids: ["2", "3"], continuous_token: "" });
+    const stream = await s.call(`${P}/lookup-entity-stream`, {
+      metadata: { depth: 20 },
+      entity_type: "document",
+      permission: "edit",
+      subject: user("2"),
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.body).toEqual({ result: { entity_id: "1", continuous_token: "" } });
+    const ls = await s.call(`${P}/lookup-subject`, {
+      metadata: { depth: 20 },
+      entity: doc("1"),
+      permission: "edit",
+      subject_reference: { type: "user", relation: "" },
+    });
+    expect(ls.body).toEqual({ subject_ids: ["1", "2"], continuous_token: "" });
+  });
+
+  it("lookup-entity-stream errors are wrapped like grpc-gateway stream errors", async () => {
+    const r = await s.call(`${P}/lookup-entity-stream`, {
+      metadata: { depth: 1 },
+      entity_type: "document",
+      permission: "edit",
+      subject: user("2"),
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      error: {
+        code: 3,
+        message:
+          "invalid PermissionLookupEntityRequest.Metadata: embedded message failed validation | caused by: invalid PermissionLookupEntityRequestMetadata.Depth: value must be greater than or equal to 3",
+        details: [],
+      },
+    });
+  });
+
+  it("subject-permission: every permission and relation, or only permissions", async () => {
+    const all = await s.call(`${P}/subject-permission`, {
+      metadata: { depth: 20 },
+      entity: { type: "organization", id: "1" },
+      subject: user("2"),
+    });
+    expect(all.body).toEqual({
+      results: { admin: "CHECK_RESULT_ALLOWED", member: "CHECK_RESULT_DENIED", view: "CHECK_RESULT_ALLOWED" },
+    });
+    const only = await s.call(`${P}/subject-permission`, {
+      metadata: { depth: 20, only_permission: true },
+      entity: { type: "organization", id: "1" },
+      subject: user("4"),
+    });
+    expect(only.body).toEqual({ results: { view: "CHECK_RESULT_ALLOWED" } });
+  });
+});

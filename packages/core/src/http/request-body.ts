@@ -1,0 +1,37 @@
+/** Reads a JSON request body under the size limit: one read, one JSON.parse. An empty body is `{}`. */
+import type { Context } from "hono";
+import { PembaError } from "../errors.ts";
+import { malformedJsonError } from "./error-response.ts";
+
+export const requestTooLarge = () =>
+  new PembaError("ERROR_CODE_REQUEST_TOO_LARGE", undefined, { grpcCode: 8 });
+
+export async function readJsonBody(c: Context, maxBytes: number): Promise<Record<string, unknown>> {
+  const declared = c.req.header("content-length");
+  if (declared !== undefined && Number(declared) > maxBytes) throw requestTooLarge();
+  return parseJsonBody(await c.req.text(), maxBytes);
+}
+
+export function parseJsonBody(text: string, maxBytes: number): Record<string, unknown> {
+  // Length in UTF-16 units is a lower bound of the byte length; count bytes only when it could matter.
+  if (text.length > maxBytes / 3 && new TextEncoder().encode(text).length > maxBytes) throw requestTooLarge();
+  if (text === "") return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (e) {
+    throw malformedJsonError(text, e);
+  }
+  if (body === null) return {};
+  if (typeof body !== "object" || Array.isArray(body)) {
+    const first = text.trimStart()[0];
+    throw new PembaError(
+      "ERROR_CODE_INVALID_ARGUMENT",
+      `proto: syntax error (line 1:1): unexpected token ${first}`,
+      {
+        grpcCode: 3,
+      },
+    );
+  }
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,79 @@
+/** Bundle endpoints: write, read, delete (running a bundle is data/run-bundle). */
+import { readJsonBody } from "../request-body.ts";
+import { parseWire } from "../wire/pgv.ts";
+import {
+  BundleDeleteRequestSchema,
+  BundleDeleteResponseSchema,
+  BundleReadRequestSchema,
+  BundleReadResponseSchema,
+  BundleWriteRequestSchema,
+  BundleWriteResponseSchema,
+} from "../wire/schema.ts";
+import type { AppDeps } from "./deps.ts";
+
+export function registerBundleRoutes({ routes, service, limits }: AppDeps): void {
+  const base = "/v1/tenants/{tenant_id}/bundle";
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/write`,
+      operationId: "bundle.write",
+      summary: "write bundle",
+      tag: "Bundle",
+      requestMessage: "BundleWriteRequest",
+      body: BundleWriteRequestSchema,
+      response: BundleWriteResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(BundleWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      return c.json({ names: await service.writeBundles(tenantId, r.bundles) });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/read`,
+      operationId: "bundle.read",
+      summary: "read bundle",
+      tag: "Bundle",
+      requestMessage: "BundleReadRequest",
+      body: BundleReadRequestSchema,
+      response: BundleReadResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(BundleReadRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      const b = await service.readBundle(tenantId, r.name);
+      return c.json({
+        bundle: {
+          name: b.name,
+          arguments: b.arguments,
+          operations: b.operations.map((o) => ({
+            relationships_write: o.relationships_write,
+            relationships_delete: o.relationships_delete,
+            attributes_write: o.attributes_write,
+            attributes_delete: o.attributes_delete,
+          })),
+        },
+      });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/delete`,
+      operationId: "bundle.delete",
+      summary: "delete bundle",
+      tag: "Bundle",
+      requestMessage: "BundleDeleteRequest",
+      body: BundleDeleteRequestSchema,
+      response: BundleDeleteResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(BundleDeleteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      return c.json({ name: await service.deleteBundle(tenantId, r.name) });
+    },
+  );
+}

@@ -1,0 +1,189 @@
+/** Data endpoints: writes, reads, deletes, run-bundle. */
+import { PembaError } from "../../errors.ts";
+import {
+  attributeFilterFromWire,
+  attributeFromWire,
+  attributeToWire,
+  tupleFilterFromWire,
+  tupleFromWire,
+  tupleToWire,
+} from "../convert.ts";
+import { readJsonBody } from "../request-body.ts";
+import { SnapTokenResponseSchema } from "../wire/common.ts";
+import {
+  AttributeReadRequestSchema,
+  AttributeReadResponseSchema,
+  BundleRunRequestSchema,
+  DataDeleteRequestSchema,
+  DataWriteRequestSchema,
+  RelationshipDeleteRequestSchema,
+  RelationshipReadRequestSchema,
+  RelationshipReadResponseSchema,
+  RelationshipWriteRequestSchema,
+} from "../wire/data.ts";
+import { parseWire } from "../wire/pgv.ts";
+import { type AppDeps, pageSize } from "./deps.ts";
+
+export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
+  const base = "/v1/tenants/{tenant_id}";
+  const assertWriteSize = (n: number) => {
+    if (n > limits.maxDataPerWrite) throw new PembaError("ERROR_CODE_MAX_DATA_PER_WRITE_EXCEEDED");
+  };
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/data/write`,
+      operationId: "data.write",
+      summary: "write data",
+      description: `At most ${limits.maxDataPerWrite} tuples + attributes per request; validated against the schema before anything is written.`,
+      tag: "Data",
+      requestMessage: "DataWriteRequest",
+      body: DataWriteRequestSchema,
+      response: SnapTokenResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(DataWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      assertWriteSize(r.tuples.length + r.attributes.length);
+      const snapToken = await service.writeData(
+        tenantId,
+        r.metadata.schema_version,
+        r.tuples.map(tupleFromWire),
+        r.attributes.map(attributeFromWire),
+      );
+      return c.json({ snap_token: snapToken });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/relationships/write`,
+      operationId: "relationships.write",
+      summary: "write relationships",
+      tag: "Data",
+      requestMessage: "RelationshipWriteRequest",
+      body: RelationshipWriteRequestSchema,
+      response: SnapTokenResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(RelationshipWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      assertWriteSize(r.tuples.length);
+      const snapToken = await service.writeData(
+        tenantId,
+        r.metadata.schema_version,
+        r.tuples.map(tupleFromWire),
+        [],
+      );
+      return c.json({ snap_token: snapToken });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/data/relationships/read`,
+      operationId: "data.relationships.read",
+      summary: "read relationships",
+      tag: "Data",
+      requestMessage: "RelationshipReadRequest",
+      body: RelationshipReadRequestSchema,
+      response: RelationshipReadResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(RelationshipReadRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      const page = await service.readRelationships(
+        tenantId,
+        r.metadata.snap_token,
+        tupleFilterFromWire(r.filter),
+        pageSize(r.page_size, 50, limits.maxReadPageSize),
+        r.continuous_token,
+      );
+      return c.json({ tuples: page.items.map(tupleToWire), continuous_token: page.cursor });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/data/attributes/read`,
+      operationId: "data.attributes.read",
+      summary: "read attributes",
+      tag: "Data",
+      requestMessage: "AttributeReadRequest",
+      body: AttributeReadRequestSchema,
+      response: AttributeReadResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(AttributeReadRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      const page = await service.readAttributes(
+        tenantId,
+        r.metadata.snap_token,
+        attributeFilterFromWire(r.filter),
+        pageSize(r.page_size, 50, limits.maxReadPageSize),
+        r.continuous_token,
+      );
+      return c.json({ attributes: page.items.map(attributeToWire), continuous_token: page.cursor });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/data/delete`,
+      operationId: "data.delete",
+      summary: "delete data",
+      description: "Needs a non-empty tuple_filter or attribute_filter (else ERROR_CODE_VALIDATION).",
+      tag: "Data",
+      requestMessage: "DataDeleteRequest",
+      body: DataDeleteRequestSchema,
+      response: SnapTokenResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(DataDeleteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      const snapToken = await service.deleteData(
+        tenantId,
+        tupleFilterFromWire(r.tuple_filter),
+        attributeFilterFromWire(r.attribute_filter),
+      );
+      return c.json({ snap_token: snapToken });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/relationships/delete`,
+      operationId: "relationships.delete",
+      summary: "delete relationships",
+      description: 'An empty filter deletes nothing and answers `{"snap_token":""}` (as Permify does).',
+      tag: "Data",
+      requestMessage: "RelationshipDeleteRequest",
+      body: RelationshipDeleteRequestSchema,
+      response: SnapTokenResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(RelationshipDeleteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      return c.json({
+        snap_token: await service.deleteRelationships(tenantId, tupleFilterFromWire(r.filter)),
+      });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: `${base}/data/run-bundle`,
+      operationId: "bundle.run",
+      summary: "run bundle",
+      tag: "Data",
+      requestMessage: "BundleRunRequest",
+      body: BundleRunRequestSchema,
+      response: SnapTokenResponseSchema,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(BundleRunRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      return c.json({ snap_token: await service.runBundle(tenantId, r.name, r.arguments) });
+    },
+  );
+}

@@ -1,0 +1,78 @@
+/** Tenancy endpoints: create, list, delete (need an unrestricted key or token). */
+
+import { readJsonBody } from "../request-body.ts";
+import { rfc3339 } from "../time-format.ts";
+import { parseWire } from "../wire/pgv.ts";
+import {
+  TenantCreateRequestSchema,
+  TenantCreateResponseSchema,
+  TenantDeleteResponseSchema,
+  TenantListRequestSchema,
+  TenantListResponseSchema,
+} from "../wire/schema.ts";
+import { type AppDeps, pageSize } from "./deps.ts";
+
+const tenantToWire = (t: { id: string; name: string; createdAt: Date }) => ({
+  id: t.id,
+  name: t.name,
+  created_at: rfc3339(t.createdAt),
+});
+
+export function registerTenancyRoutes({ routes, service, limits }: AppDeps): void {
+  routes.add(
+    {
+      method: "post",
+      path: "/v1/tenants/create",
+      operationId: "tenants.create",
+      summary: "create tenant",
+      tag: "Tenancy",
+      requestMessage: "TenantCreateRequest",
+      body: TenantCreateRequestSchema,
+      response: TenantCreateResponseSchema,
+      tenancy: true,
+    },
+    async (c) => {
+      const r = parseWire(TenantCreateRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      return c.json({ tenant: tenantToWire(await service.createTenant(r.id, r.name)) });
+    },
+  );
+
+  routes.add(
+    {
+      method: "post",
+      path: "/v1/tenants/list",
+      operationId: "tenants.list",
+      summary: "list tenants",
+      tag: "Tenancy",
+      requestMessage: "TenantListRequest",
+      body: TenantListRequestSchema,
+      response: TenantListResponseSchema,
+      tenancy: true,
+    },
+    async (c) => {
+      const r = parseWire(TenantListRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      const page = await service.listTenants(
+        pageSize(r.page_size, 100, limits.maxReadPageSize),
+        r.continuous_token,
+      );
+      return c.json({ tenants: page.items.map(tenantToWire), continuous_token: page.cursor });
+    },
+  );
+
+  routes.add(
+    {
+      method: "delete",
+      path: "/v1/tenants/{id}",
+      operationId: "tenants.delete",
+      summary: "delete tenant",
+      tag: "Tenancy",
+      requestMessage: "TenantDeleteRequest",
+      response: TenantDeleteResponseSchema,
+      tenancy: true,
+    },
+    async (c) => {
+      const deleted = await service.deleteTenant(c.req.param("id") ?? "");
+      return c.json({ tenant_id: deleted.id });
+    },
+  );
+}

@@ -1,0 +1,66 @@
+/**
+ * Watch over HTTP — a Pemba addition: Permify serves Watch only over gRPC (its gateway answers 404). The response
+ * is newline-delimited JSON, one `{"changes":{"snap_token","data_changes":[...]}}` per transaction after the
+ * request's snap token ("" = from now on), kept open (polling the store) until the client disconnects.
+ */
+
+import { encodeSnapToken } from "../../service/index.ts";
+import { attributeToWire, tupleToWire } from "../convert.ts";
+import { NDJSON_HEADERS } from "../error-response.ts";
+import { readJsonBody } from "../request-body.ts";
+import { parseWire } from "../wire/pgv.ts";
+import { WatchRequestSchema, WatchResponseSchema } from "../wire/schema.ts";
+import type { AppDeps } from "./deps.ts";
+
+export function registerWatchRoutes({ routes, service, limits, watchPollMs }: AppDeps): void {
+  routes.add(
+    {
+      method: "post",
+      path: "/v1/tenants/{tenant_id}/watch",
+      operationId: "watch.watch",
+      summary: "watch changes (Pemba: NDJSON over HTTP; Permify: gRPC only)",
+      tag: "Watch",
+      requestMessage: "WatchRequest",
+      body: WatchRequestSchema,
+      response: WatchResponseSchema,
+      stream: true,
+    },
+    async (c, tenantId) => {
+      const r = parseWire(WatchRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+      // Resolve before streaming so a bad token is an HTTP error, and "" pins "now".
+      const start = encodeSnapToken(await service.resolveSnap(tenantId, r.snap_token));
+      const abort = new AbortController();
+      c.req.raw.signal?.addEventListener("abort", () => abort.abort(), { once: true });
+      const encoder = new TextEncoder();
+      const changes = service.watch(tenantId, start, { signal: abort.signal, pollMs: watchPollMs });
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const next = await changes.next();
+          if (next.done) {
+            controller.close();
+            return;
+          }
+          const line = {
+            changes: {
+              snap_token: next.value.snapToken,
+              data_changes: next.value.changes.map((ch) =>
+                ch.tuple
+                  ? { operation: ch.operation, tuple: tupleToWire(ch.tuple) }
+                  : {
+                      operation: ch.operation,
+                      attribute: ch.attribute ? attributeToWire(ch.attribute) : null,
+                    },
+              ),
+            },
+          };
+          controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`));
+        },
+        cancel() {
+          abort.abort();
+          void changes.return(undefined);
+        },
+      });
+      return new Response(body, { headers: NDJSON_HEADERS });
+    },
+  );
+}

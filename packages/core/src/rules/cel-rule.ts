@@ -1,0 +1,223 @@
+/**
+ * A schema `rule` compiled once into a reusable CEL evaluator (@bufbuild/cel). Variables are the rule's parameters
+ * with their CEL types plus `context` (dyn; only `context.data` is populated, like Permify).
+ *
+ * @bufbuild/cel exports no type checker, so compile-time checks are done on the parsed AST here: undeclared
+ * identifiers (`undeclared reference to 'vip'`) and an obviously non-boolean result type. Anything the AST cannot
+ * tell is checked at run time (a non-bool result is an evaluation error).
+ */
+import { CelScalar, type CelType, celEnv, isCelError, listType, parse, plan } from "@bufbuild/cel";
+import { PembaError } from "../errors.ts";
+import type { AttributeData, AttributeType } from "../model.ts";
+import type { RuleDefinition } from "../schema/ast.ts";
+
+/** A CEL input value for one rule parameter. */
+export type RuleArgument = bigint | number | string | boolean | bigint[] | number[] | string[] | boolean[];
+
+export interface CompiledRule {
+  readonly name: string;
+  readonly parameters: readonly { name: string; type: AttributeType }[];
+  /** Evaluates the body; `args[i]` binds parameter i. Throws PembaError ERROR_CODE_EXECUTION (gRPC 13). */
+  evaluate(args: readonly RuleArgument[], data: Record<string, unknown>): boolean;
+}
+
+const celTypeOf = (t: AttributeType): CelType => {
+  switch (t) {
+    case "ATTRIBUTE_TYPE_BOOLEAN":
+      return CelScalar.BOOL;
+    case "ATTRIBUTE_TYPE_STRING":
+      return CelScalar.STRING;
+    case "ATTRIBUTE_TYPE_INTEGER":
+      return CelScalar.INT;
+    case "ATTRIBUTE_TYPE_DOUBLE":
+      return CelScalar.DOUBLE;
+    case "ATTRIBUTE_TYPE_BOOLEAN_ARRAY":
+      return listType(CelScalar.BOOL);
+    case "ATTRIBUTE_TYPE_STRING_ARRAY":
+      return listType(CelScalar.STRING);
+    case "ATTRIBUTE_TYPE_INTEGER_ARRAY":
+      return listType(CelScalar.INT);
+    case "ATTRIBUTE_TYPE_DOUBLE_ARRAY":
+      return listType(CelScalar.DOUBLE);
+  }
+};
+
+/** cel-go's type names, for the "must result in a boolean type not X" message. */
+const celTypeName: Record<AttributeType, string> = {
+  ATTRIBUTE_TYPE_BOOLEAN: "bool",
+  ATTRIBUTE_TYPE_STRING: "string",
+  ATTRIBUTE_TYPE_INTEGER: "int",
+  ATTRIBUTE_TYPE_DOUBLE: "double",
+  ATTRIBUTE_TYPE_BOOLEAN_ARRAY: "list(bool)",
+  ATTRIBUTE_TYPE_STRING_ARRAY: "list(string)",
+  ATTRIBUTE_TYPE_INTEGER_ARRAY: "list(int)",
+  ATTRIBUTE_TYPE_DOUBLE_ARRAY: "list(double)",
+};
+
+/** The value a missing attribute takes as a rule argument (Permify: the declared type's zero value). */
+export function zeroArgument(t: AttributeType): RuleArgument {
+  switch (t) {
+    case "ATTRIBUTE_TYPE_BOOLEAN":
+      return false;
+    case "ATTRIBUTE_TYPE_STRING":
+      return "";
+    case "ATTRIBUTE_TYPE_INTEGER":
+      return 0n;
+    case "ATTRIBUTE_TYPE_DOUBLE":
+      return 0;
+    default:
+      return [];
+  }
+}
+
+/** An attribute value as a CEL input: integers become CEL int (bigint), doubles stay numbers. */
+export function ruleArgument(t: AttributeType, data: AttributeData): RuleArgument {
+  if (t === "ATTRIBUTE_TYPE_INTEGER") return BigInt(Math.trunc(Number(data)));
+  if (t === "ATTRIBUTE_TYPE_INTEGER_ARRAY")
+    return (data as number[]).map((n) => BigInt(Math.trunc(Number(n))));
+  return data as RuleArgument;
+}
+
+const ARITHMETIC = new Set(["_+_", "_-_", "_*_", "_/_", "_%_", "-_"]);
+
+interface AstNode {
+  exprKind: { case: string | undefined; value?: unknown };
+}
+
+const compileError = (rule: RuleDefinition, message: string) =>
+  new PembaError("ERROR_CODE_SCHEMA_COMPILE", `${rule.pos.line}:${rule.pos.column}: ${message}`, {
+    grpcCode: 13,
+  });
+
+/** Walks the parsed AST; throws on an identifier that is neither a parameter, `context`, nor a macro variable. */
+function checkIdentifiers(rule: RuleDefinition, root: AstNode, declared: Set<string>): void {
+  const visit = (node: AstNode | undefined, bound: ReadonlySet<string>): void => {
+    if (!node) return;
+    const k = node.exprKind;
+    switch (k.case) {
+      case "identExpr": {
+        const name = (k.value as { name: string }).name;
+        if (!declared.has(name) && !bound.has(name))
+          throw compileError(rule, `undeclared reference to '${name}'`);
+        return;
+      }
+      case "selectExpr":
+        visit((k.value as { operand?: AstNode }).operand, bound);
+        return;
+      case "callExpr": {
+        const c = k.value as { target?: AstNode; args: AstNode[] };
+        visit(c.target, bound);
+        for (const a of c.args) visit(a, bound);
+        return;
+      }
+      case "listExpr":
+        for (const e of (k.value as { elements: AstNode[] }).elements) visit(e, bound);
+        return;
+      case "structExpr":
+        for (const e of (k.value as { entries: { mapKey?: AstNode; value?: AstNode }[] }).entries) {
+          visit(e.mapKey, bound);
+          visit(e.value, bound);
+        }
+        return;
+      case "comprehensionExpr": {
+        const c = k.value as {
+          iterVar: string;
+          iterVar2?: string;
+          accuVar: string;
+          iterRange?: AstNode;
+          accuInit?: AstNode;
+          loopCondition?: AstNode;
+          loopStep?: AstNode;
+          result?: AstNode;
+        };
+        visit(c.iterRange, bound);
+        visit(c.accuInit, bound);
+        const inner = new Set(bound);
+        inner.add(c.accuVar);
+        const loop = new Set(inner);
+        loop.add(c.iterVar);
+        if (c.iterVar2) loop.add(c.iterVar2);
+        visit(c.loopCondition, loop);
+        visit(c.loopStep, loop);
+        visit(c.result, inner);
+        return;
+      }
+      default:
+        return;
+    }
+  };
+  visit(root, new Set());
+}
+
+/** The result type when the AST alone tells it is not bool; undefined when it is bool or unknown. */
+function staticNonBoolType(root: AstNode, params: Map<string, AttributeType>): string | undefined {
+  const typeOf = (node: AstNode | undefined): string | undefined => {
+    if (!node) return undefined;
+    const k = node.exprKind;
+    if (k.case === "constExpr") {
+      const c = (k.value as { constantKind: { case: string } }).constantKind.case;
+      const names: Record<string, string> = {
+        boolValue: "bool",
+        int64Value: "int",
+        uint64Value: "uint",
+        doubleValue: "double",
+        stringValue: "string",
+        bytesValue: "bytes",
+        nullValue: "null_type",
+      };
+      return names[c];
+    }
+    if (k.case === "identExpr") {
+      const t = params.get((k.value as { name: string }).name);
+      return t ? celTypeName[t] : undefined;
+    }
+    if (k.case === "listExpr") return "list";
+    if (k.case === "callExpr") {
+      const c = k.value as { function: string; args: AstNode[] };
+      if (ARITHMETIC.has(c.function)) return typeOf(c.args[0]);
+    }
+    return undefined;
+  };
+  const t = typeOf(root);
+  return t === "bool" ? undefined : t;
+}
+
+/** Compiles a rule once. Throws PembaError ERROR_CODE_SCHEMA_COMPILE (gRPC 13) on a CEL compile error. */
+export function compileRule(rule: RuleDefinition): CompiledRule {
+  const variables: Record<string, CelType> = { context: CelScalar.DYN };
+  const params = new Map<string, AttributeType>();
+  for (const p of rule.parameters) {
+    variables[p.name] = celTypeOf(p.type);
+    params.set(p.name, p.type);
+  }
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(rule.expression);
+  } catch (e) {
+    throw compileError(rule, (e as Error).message);
+  }
+  checkIdentifiers(rule, parsed.expr as AstNode, new Set(Object.keys(variables)));
+  const nonBool = staticNonBoolType(parsed.expr as AstNode, params);
+  if (nonBool !== undefined)
+    throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
+  const run = plan(celEnv({ variables }), parsed) as (ctx: Record<string, unknown>) => unknown;
+  const names = rule.parameters.map((p) => p.name);
+  return {
+    name: rule.name,
+    parameters: rule.parameters,
+    evaluate(args, data) {
+      const bindings: Record<string, unknown> = { context: { data } };
+      for (let i = 0; i < names.length; i++) bindings[names[i]] = args[i];
+      const out = run(bindings);
+      if (typeof out === "boolean") return out;
+      if (isCelError(out)) throw evaluationError(out.message);
+      throw evaluationError(`expected a boolean result, got ${typeof out}`);
+    },
+  };
+}
+
+/** Permify's wording: cel-go says `no such key: x` where @bufbuild/cel says `field not found: x`. */
+function evaluationError(message: string): PembaError {
+  const text = message.replace(/^field not found: /, "no such key: ");
+  return new PembaError("ERROR_CODE_EXECUTION", `failed to evaluate expression: ${text}`, { grpcCode: 13 });
+}

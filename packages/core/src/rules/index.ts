@@ -1,0 +1,1 @@
+export { type CompiledRule, compileRule, type RuleArgument, ruleArgument, zeroArgument } from "./cel-rule.ts";

@@ -1,0 +1,34 @@
+/**
+ * Schema errors: PembaErrors with Permify's positional messages and gRPC code 13 (Permify answers schema
+ * parse/compile errors with HTTP 500, code 13). `position` carries the line:column of the message for tools.
+ */
+import { PembaError } from "../errors.ts";
+import type { SourcePosition } from "./ast.ts";
+
+export class SchemaError extends PembaError {
+  readonly position: SourcePosition;
+  constructor(
+    code: "ERROR_CODE_SCHEMA_PARSE" | "ERROR_CODE_SCHEMA_COMPILE",
+    message: string,
+    position: SourcePosition,
+  ) {
+    super(code, message, { grpcCode: 13 });
+    this.position = position;
+  }
+}
+
+/** `"<line>:<col>:<message>"` parse error. */
+export class SchemaParseError extends SchemaError {
+  constructor(message: string, position: SourcePosition) {
+    super("ERROR_CODE_SCHEMA_PARSE", message, position);
+  }
+}
+
+/** Permify's compile/validation message: `"<line>:<col>: <error code words, lowercased>"`. */
+export function schemaCompileError(pos: SourcePosition, permifyCode: string): SchemaError {
+  const words = permifyCode
+    .replace(/^ERROR_CODE_/, "")
+    .replaceAll("_", " ")
+    .toLowerCase();
+  return new SchemaError("ERROR_CODE_SCHEMA_COMPILE", `${pos.line}:${pos.column}: ${words}`, pos);
+}

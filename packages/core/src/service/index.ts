@@ -1,0 +1,12 @@
+export { renderBundleTemplate } from "./bundle-template.ts";
+export {
+  PembaService,
+  type PermissionMetadata,
+  type SchemaList,
+  type SchemaPartials,
+  type ServiceOptions,
+} from "./pemba-service.ts";
+export { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
+export { SchemaVersionGenerator } from "./schema-version.ts";
+export { decodeSnapToken, encodeSnapToken } from "./snap-token.ts";
+export { type WatchBatch, watchChanges } from "./watch.ts";

@@ -1,0 +1,377 @@
+/**
+ * PembaService: everything the HTTP API (and the validation runner, the CLI) does, over one Store, in model types.
+ * Resolves metadata (schema version, snap token), validates writes against the schema BEFORE writing (one store
+ * transaction per request, nothing partial), and delegates permission questions to the engine.
+ */
+
+import { compileSchema } from "../compile/index.ts";
+import * as engine from "../engine/index.ts";
+import type {
+  CheckOutcome,
+  CheckQuery,
+  EvaluationTarget,
+  ExpandNode,
+  LookupEntityQuery,
+  LookupSubjectQuery,
+} from "../engine/types.ts";
+import { PembaError } from "../errors.ts";
+import {
+  type Attribute,
+  type AttributeFilter,
+  attributeKey,
+  type CheckResult,
+  type Context,
+  type Entity,
+  type Subject,
+  type Tuple,
+  type TupleFilter,
+  tupleKey,
+} from "../model.ts";
+import type { SchemaDefinition } from "../schema/ast.ts";
+import {
+  applyPartialWrite,
+  parseSchema,
+  printSchema,
+  validateAttribute,
+  validateTuple,
+} from "../schema/index.ts";
+import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
+import { runBundleOperations } from "./bundle-runner.ts";
+import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
+import { SchemaVersionGenerator } from "./schema-version.ts";
+import { decodeSnapToken, encodeSnapToken } from "./snap-token.ts";
+import { type WatchBatch, watchChanges } from "./watch.ts";
+
+export interface ServiceOptions {
+  /** How long a tenant's head schema version is trusted without asking the store (default 1000 ms). */
+  headSchemaTtlMs?: number;
+  /** Compiled schema versions kept in memory (default 1000). */
+  maxCompiledSchemas?: number;
+}
+
+/** Metadata of a permission request after wire parsing; "" = head. */
+export interface PermissionMetadata {
+  schemaVersion: string;
+  snapToken: string;
+  depth: number;
+}
+
+export interface SchemaPartials {
+  write: string[];
+  update: string[];
+  delete: string[];
+}
+
+export interface SchemaList {
+  head: string;
+  schemas: SchemaRecord[];
+  continuousToken: string;
+}
+
+const isEmptyTupleFilter = (f: TupleFilter): boolean =>
+  !f.entity?.type &&
+  !f.entity?.ids?.length &&
+  !f.relation &&
+  !f.subject?.type &&
+  !f.subject?.ids?.length &&
+  !f.subject?.relation;
+
+const isEmptyAttributeFilter = (f: AttributeFilter): boolean =>
+  !f.entity?.type && !f.entity?.ids?.length && !f.attributes?.length;
+
+export class PembaService {
+  readonly store: Store;
+  readonly schemas: SchemaRegistry;
+  readonly #versions = new SchemaVersionGenerator();
+
+  constructor(store: Store, opts: ServiceOptions = {}) {
+    this.store = store;
+    this.schemas = new SchemaRegistry(store, {
+      headTtlMs: opts.headSchemaTtlMs,
+      maxEntries: opts.maxCompiledSchemas,
+    });
+  }
+
+  // ---- metadata ----
+
+  /** Empty = head; garbage = ERROR_CODE_INVALID_SNAP_TOKEN; too old = ERROR_CODE_SNAP_TOKEN_EXPIRED. */
+  resolveSnap(tenantId: string, snapToken: string): MaybePromise<Snap> {
+    if (snapToken === "") return this.store.headSnap(tenantId);
+    const snap = decodeSnapToken(snapToken);
+    const readable = this.store.assertSnapReadable(tenantId, snap);
+    return readable instanceof Promise ? readable.then(() => snap) : snap;
+  }
+
+  resolveSchema(tenantId: string, schemaVersion: string): MaybePromise<ResolvedSchema> {
+    return this.schemas.resolve(tenantId, schemaVersion);
+  }
+
+  async #target(tenantId: string, meta: PermissionMetadata, context?: Context) {
+    const schema = await this.schemas.resolve(tenantId, meta.schemaVersion);
+    const snap = await this.resolveSnap(tenantId, meta.snapToken);
+    const target: EvaluationTarget = { store: this.store, tenantId, snap, depth: meta.depth, context };
+    return { schema, target };
+  }
+
+  // ---- tenancy ----
+
+  createTenant(id: string, name: string): Promise<Tenant> {
+    return this.store.createTenant(id, name);
+  }
+
+  listTenants(pageSize: number, continuousToken: string): Promise<Page<Tenant>> {
+    return this.store.listTenants(pageSize, continuousToken || undefined);
+  }
+
+  async deleteTenant(id: string): Promise<Tenant> {
+    const deleted = await this.store.deleteTenant(id);
+    if (deleted === undefined) throw new PembaError("ERROR_CODE_NOT_FOUND");
+    this.schemas.forgetTenant(id);
+    return deleted;
+  }
+
+  // ---- schemas ----
+
+  /** Parses + compiles (errors are PembaError, gRPC 13 with a line:col message), stores, makes it head. */
+  async writeSchema(tenantId: string, text: string): Promise<string> {
+    const definition = parseSchema(text);
+    return this.#saveSchema(tenantId, text, definition);
+  }
+
+  async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
+    const compiled = compileSchema(definition);
+    const version = this.#versions.next();
+    await this.store.writeSchema(tenantId, version, text);
+    this.schemas.remember(tenantId, version, text, definition, compiled);
+    this.schemas.setHead(tenantId, version);
+    return version;
+  }
+
+  /** Applies `partials` (entity name -> write/update/delete statements) on `schemaVersion` (or head). */
+  async partialWriteSchema(
+    tenantId: string,
+    schemaVersion: string,
+    partials: Record<string, SchemaPartials>,
+  ): Promise<string> {
+    const base = await this.schemas.resolve(tenantId, schemaVersion);
+    const definition = applyPartialWrite(base.definition, partials);
+    const text = printSchema(definition);
+    // Re-parse the printed text so the stored text and the compiled definition can never disagree.
+    return this.#saveSchema(tenantId, text, parseSchema(text));
+  }
+
+  readSchema(tenantId: string, schemaVersion: string): MaybePromise<ResolvedSchema> {
+    return this.schemas.resolve(tenantId, schemaVersion);
+  }
+
+  async listSchemas(tenantId: string, pageSize: number, continuousToken: string): Promise<SchemaList> {
+    const head = await this.store.headSchema(tenantId);
+    if (head === undefined) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+    const page = await this.store.listSchemas(tenantId, pageSize, continuousToken || undefined);
+    return { head: head.version, schemas: page.items, continuousToken: page.cursor };
+  }
+
+  // ---- data ----
+
+  /**
+   * Validates every tuple and attribute against the schema version first (tuples de-duplicated, the last value of
+   * an attribute wins), then writes all of them in one transaction. Returns the snap token of the write.
+   */
+  async writeData(
+    tenantId: string,
+    schemaVersion: string,
+    tuples: Tuple[],
+    attributes: Attribute[],
+  ): Promise<string> {
+    const schema = await this.schemas.resolve(tenantId, schemaVersion);
+    const uniqueTuples = new Map<string, Tuple>();
+    for (const t of tuples) {
+      validateTuple(schema.definition, t);
+      uniqueTuples.set(tupleKey(t), t);
+    }
+    const uniqueAttributes = new Map<string, Attribute>();
+    for (const a of attributes) {
+      validateAttribute(schema.definition, a);
+      uniqueAttributes.set(attributeKey(a), a);
+    }
+    const snap = await this.store.write(tenantId, {
+      tuples: [...uniqueTuples.values()],
+      attributes: [...uniqueAttributes.values()],
+    });
+    return encodeSnapToken(snap);
+  }
+
+  /** data/delete: at least one non-empty filter, else ERROR_CODE_VALIDATION. */
+  async deleteData(
+    tenantId: string,
+    tupleFilter: TupleFilter,
+    attributeFilter: AttributeFilter,
+  ): Promise<string> {
+    const deleteTuples = !isEmptyTupleFilter(tupleFilter);
+    const deleteAttributes = !isEmptyAttributeFilter(attributeFilter);
+    if (!deleteTuples && !deleteAttributes) throw new PembaError("ERROR_CODE_VALIDATION");
+    const snap = await this.store.write(tenantId, {
+      deleteTupleFilters: deleteTuples ? [tupleFilter] : [],
+      deleteAttributeFilters: deleteAttributes ? [attributeFilter] : [],
+    });
+    return encodeSnapToken(snap);
+  }
+
+  /** relationships/delete: an empty filter deletes nothing and answers snap token "" (Permify's behaviour). */
+  async deleteRelationships(tenantId: string, filter: TupleFilter): Promise<string> {
+    if (isEmptyTupleFilter(filter)) return "";
+    const snap = await this.store.write(tenantId, { deleteTupleFilters: [filter] });
+    return encodeSnapToken(snap);
+  }
+
+  async readRelationships(
+    tenantId: string,
+    snapToken: string,
+    filter: TupleFilter,
+    pageSize: number,
+    continuousToken: string,
+  ): Promise<Page<Tuple>> {
+    const snap = await this.resolveSnap(tenantId, snapToken);
+    return this.store.readTuples(tenantId, snap, filter, pageSize, continuousToken || undefined);
+  }
+
+  async readAttributes(
+    tenantId: string,
+    snapToken: string,
+    filter: AttributeFilter,
+    pageSize: number,
+    continuousToken: string,
+  ): Promise<Page<Attribute>> {
+    const snap = await this.resolveSnap(tenantId, snapToken);
+    return this.store.readAttributes(tenantId, snap, filter, pageSize, continuousToken || undefined);
+  }
+
+  // ---- bundles ----
+
+  async writeBundles(tenantId: string, bundles: DataBundle[]): Promise<string[]> {
+    await this.store.writeBundles(tenantId, bundles);
+    return bundles.map((b) => b.name);
+  }
+
+  async readBundle(tenantId: string, name: string): Promise<DataBundle> {
+    const bundle = await this.store.readBundle(tenantId, name);
+    if (bundle === undefined) throw new PembaError("ERROR_CODE_BUNDLE_NOT_FOUND");
+    return bundle;
+  }
+
+  async deleteBundle(tenantId: string, name: string): Promise<string> {
+    if (!(await this.store.deleteBundle(tenantId, name))) throw new PembaError("ERROR_CODE_BUNDLE_NOT_FOUND");
+    return name;
+  }
+
+  /** Renders the bundle with `args`, validates everything against the head schema, writes it in one transaction. */
+  async runBundle(tenantId: string, name: string, args: Record<string, string>): Promise<string> {
+    const bundle = await this.store.readBundle(tenantId, name);
+    if (bundle === undefined) throw new PembaError("ERROR_CODE_BUNDLE_NOT_FOUND");
+    const schema = await this.schemas.resolve(tenantId, "");
+    const write = runBundleOperations(schema.definition, bundle, args);
+    const snap = await this.store.write(tenantId, write);
+    return encodeSnapToken(snap);
+  }
+
+  // ---- watch ----
+
+  /**
+   * The change sets after `snapToken` ("" = from now on), polled every `pollMs` until `signal` aborts.
+   * Each yielded batch is one transaction.
+   */
+  async *watch(
+    tenantId: string,
+    snapToken: string,
+    opts: { signal?: AbortSignal; pollMs?: number; batch?: number } = {},
+  ): AsyncGenerator<WatchBatch> {
+    yield* watchChanges(this.store, tenantId, await this.resolveSnap(tenantId, snapToken), opts);
+  }
+
+  // ---- permissions ----
+
+  /**
+   * The hot path: with the schema version compiled and cached and no snap token, a check makes no storage call
+   * of its own and no extra await before the engine runs.
+   */
+  check(
+    tenantId: string,
+    meta: PermissionMetadata,
+    query: CheckQuery,
+    context?: Context,
+  ): MaybePromise<CheckOutcome> {
+    const schema = meta.snapToken === "" ? this.schemas.cached(tenantId, meta.schemaVersion) : undefined;
+    if (schema !== undefined) {
+      const snap = this.store.headSnap(tenantId);
+      if (typeof snap === "number") {
+        const target: EvaluationTarget = { store: this.store, tenantId, snap, depth: meta.depth, context };
+        return engine.check(schema.compiled, target, query);
+      }
+    }
+    return this.#checkResolving(tenantId, meta, query, context);
+  }
+
+  async #checkResolving(
+    tenantId: string,
+    meta: PermissionMetadata,
+    query: CheckQuery,
+    context?: Context,
+  ): Promise<CheckOutcome> {
+    const { schema, target } = await this.#target(tenantId, meta, context);
+    return engine.check(schema.compiled, target, query);
+  }
+
+  /** Results in request order; an engine error for one item makes that item DENIED (Permify's behaviour). */
+  async bulkCheck(
+    tenantId: string,
+    meta: PermissionMetadata,
+    queries: CheckQuery[],
+    context?: Context,
+  ): Promise<CheckOutcome[]> {
+    const { schema, target } = await this.#target(tenantId, meta, context);
+    return engine.bulkCheck(schema.compiled, target, queries);
+  }
+
+  async expand(
+    tenantId: string,
+    meta: Omit<PermissionMetadata, "depth">,
+    entity: Entity,
+    permission: string,
+    context?: Context,
+  ): Promise<ExpandNode> {
+    const { schema, target } = await this.#target(tenantId, { ...meta, depth: 100 }, context);
+    return engine.expand(schema.compiled, target, { entity, permission });
+  }
+
+  async lookupEntity(
+    tenantId: string,
+    meta: PermissionMetadata,
+    query: LookupEntityQuery,
+    context?: Context,
+  ): Promise<{ entityIds: string[]; continuousToken: string }> {
+    const { schema, target } = await this.#target(tenantId, meta, context);
+    return engine.lookupEntity(schema.compiled, target, query);
+  }
+
+  async lookupSubject(
+    tenantId: string,
+    meta: PermissionMetadata,
+    query: LookupSubjectQuery,
+    context?: Context,
+  ): Promise<{ subjectIds: string[]; continuousToken: string }> {
+    const { schema, target } = await this.#target(tenantId, meta, context);
+    return engine.lookupSubject(schema.compiled, target, query);
+  }
+
+  async subjectPermission(
+    tenantId: string,
+    meta: PermissionMetadata,
+    entity: Entity,
+    subject: Subject,
+    onlyPermission: boolean,
+    context?: Context,
+  ): Promise<Record<string, CheckResult>> {
+    const { schema, target } = await this.#target(tenantId, meta, context);
+    return engine.subjectPermission(schema.compiled, target, { entity, subject, onlyPermission });
+  }
+}

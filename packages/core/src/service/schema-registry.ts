@@ -1,0 +1,111 @@
+/**
+ * Schema versions of every tenant, parsed and compiled ONCE per (tenant, version) and cached. The head version of a
+ * tenant is remembered for `headTtlMs` (writes through this registry update it at once), so a check on the head
+ * schema costs no storage call; another process writing a schema is seen after at most `headTtlMs`.
+ */
+import { type CompiledSchema, compileSchema } from "../compile/index.ts";
+import { PembaError } from "../errors.ts";
+import type { SchemaDefinition } from "../schema/ast.ts";
+import { parseSchema } from "../schema/index.ts";
+import type { Store } from "../store/store.ts";
+
+export interface ResolvedSchema {
+  tenantId: string;
+  version: string;
+  text: string;
+  definition: SchemaDefinition;
+  compiled: CompiledSchema;
+}
+
+interface HeadEntry {
+  version: string;
+  expires: number;
+}
+
+export class SchemaRegistry {
+  readonly #store: Store;
+  readonly #headTtlMs: number;
+  readonly #maxEntries: number;
+  readonly #compiled = new Map<string, ResolvedSchema>();
+  readonly #pending = new Map<string, Promise<ResolvedSchema>>();
+  readonly #heads = new Map<string, HeadEntry>();
+
+  constructor(store: Store, opts: { headTtlMs?: number; maxEntries?: number } = {}) {
+    this.#store = store;
+    this.#headTtlMs = opts.headTtlMs ?? 1000;
+    this.#maxEntries = opts.maxEntries ?? 1000;
+  }
+
+  /** The cached schema for (tenant, version or head), without any storage call; undefined on a miss. */
+  cached(tenantId: string, version: string): ResolvedSchema | undefined {
+    if (version === "") {
+      const head = this.#heads.get(tenantId);
+      if (head === undefined || head.expires < Date.now()) return undefined;
+      version = head.version;
+    }
+    return this.#compiled.get(`${tenantId}\u0000${version}`);
+  }
+
+  /** Empty version = the tenant's head; ERROR_CODE_SCHEMA_NOT_FOUND when the tenant has no such schema. */
+  resolve(tenantId: string, version: string): ResolvedSchema | Promise<ResolvedSchema> {
+    return this.cached(tenantId, version) ?? this.#load(tenantId, version);
+  }
+
+  async #load(tenantId: string, version: string): Promise<ResolvedSchema> {
+    let text: string | undefined;
+    if (version === "") {
+      const head = await this.#store.headSchema(tenantId);
+      if (head === undefined) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+      this.#heads.set(tenantId, { version: head.version, expires: Date.now() + this.#headTtlMs });
+      version = head.version;
+      text = head.schema;
+    }
+    const key = `${tenantId}\u0000${version}`;
+    const hit = this.#compiled.get(key);
+    if (hit) return hit;
+    let pending = this.#pending.get(key);
+    if (pending === undefined) {
+      pending = this.#compile(tenantId, version, text).finally(() => this.#pending.delete(key));
+      this.#pending.set(key, pending);
+    }
+    return pending;
+  }
+
+  async #compile(tenantId: string, version: string, text: string | undefined): Promise<ResolvedSchema> {
+    if (text === undefined) {
+      const record = await this.#store.readSchema(tenantId, version);
+      if (record === undefined) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+      text = record.schema;
+    }
+    const definition = parseSchema(text);
+    return this.remember(tenantId, version, text, definition, compileSchema(definition));
+  }
+
+  /** Records a version compiled by the caller (a schema write) so it is never compiled twice. */
+  remember(
+    tenantId: string,
+    version: string,
+    text: string,
+    definition: SchemaDefinition,
+    compiled: CompiledSchema,
+  ): ResolvedSchema {
+    const resolved: ResolvedSchema = { tenantId, version, text, definition, compiled };
+    if (this.#compiled.size >= this.#maxEntries) {
+      const oldest = this.#compiled.keys().next().value;
+      if (oldest !== undefined) this.#compiled.delete(oldest);
+    }
+    this.#compiled.set(`${tenantId}\u0000${version}`, resolved);
+    return resolved;
+  }
+
+  /** Called after this process wrote a new head version. */
+  setHead(tenantId: string, version: string): void {
+    this.#heads.set(tenantId, { version, expires: Date.now() + this.#headTtlMs });
+  }
+
+  forgetTenant(tenantId: string): void {
+    this.#heads.delete(tenantId);
+    const prefix = `${tenantId}\u0000`;
+    for (const key of this.#compiled.keys()) if (key.startsWith(prefix)) this.#compiled.delete(key);
+  }
+}

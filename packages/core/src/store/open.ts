@@ -1,0 +1,102 @@
+/**
+ * Picks the driver from a database URL: `memory:` -> MemoryStore; `postgres://`/`postgresql://` -> PostgresStore;
+ * `libsql:`, `http(s):`, `ws(s):` and `file:` -> LibsqlStore; anything else (a path, `sqlite://path`, default
+ * ./pemba.db) -> SqliteStore. Opening a SQL store applies the pending migrations.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createClient } from "@libsql/client";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { LibsqlStore } from "./libsql.ts";
+import { MemoryStore } from "./memory.ts";
+import { PostgresStore } from "./postgres.ts";
+import type { QueryObserver } from "./sql/executor.ts";
+import { PG_MIGRATIONS_URL, SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
+import { SqliteStore, sqlitePath } from "./sqlite.ts";
+import type { Store } from "./store.ts";
+
+export const DEFAULT_DATABASE = "./pemba.db";
+
+export interface OpenStoreOptions {
+  /** Time per statement kind ("query_tuples", "write", ...), for metrics. SQL drivers only. */
+  onQuery?: QueryObserver;
+  /** libSQL auth token (remote URLs). */
+  authToken?: string;
+}
+
+export type StoreDriver = Store["kind"];
+
+export function driverFor(url: string): StoreDriver {
+  if (url === "memory:" || url.startsWith("memory:")) return "memory";
+  if (/^postgres(ql)?:\/\//.test(url)) return "postgres";
+  if (/^(libsql|https?|wss?|file):/.test(url)) return "libsql";
+  return "sqlite";
+}
+
+export async function openStore(url: string = DEFAULT_DATABASE, opts: OpenStoreOptions = {}): Promise<Store> {
+  switch (driverFor(url)) {
+    case "memory":
+      return new MemoryStore();
+    case "postgres":
+      return PostgresStore.open(url, { onQuery: opts.onQuery });
+    case "libsql":
+      return LibsqlStore.open(url, { onQuery: opts.onQuery, authToken: opts.authToken });
+    default:
+      return SqliteStore.open(url, { onQuery: opts.onQuery });
+  }
+}
+
+const MIGRATIONS_COUNT = "SELECT count(*) AS n FROM __drizzle_migrations";
+
+async function appliedCount(driver: StoreDriver, url: string, authToken?: string): Promise<number> {
+  try {
+    if (driver === "sqlite") {
+      const db = new Database(sqlitePath(url));
+      try {
+        return Number((db.prepare(MIGRATIONS_COUNT).get() as { n: number }).n);
+      } finally {
+        db.close();
+      }
+    }
+    if (driver === "libsql") {
+      const client = createClient({ url, authToken });
+      try {
+        return Number((await client.execute(MIGRATIONS_COUNT)).rows[0].n);
+      } finally {
+        client.close();
+      }
+    }
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      return Number((await pool.query("SELECT count(*) AS n FROM drizzle.__drizzle_migrations")).rows[0].n);
+    } finally {
+      await pool.end();
+    }
+  } catch {
+    return 0; // no migrations table yet
+  }
+}
+
+function migrationTags(driver: StoreDriver): string[] {
+  const folder = fileURLToPath(driver === "postgres" ? PG_MIGRATIONS_URL : SQLITE_MIGRATIONS_URL);
+  const journal = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
+  return journal.entries.map((e) => e.tag);
+}
+
+/** Creates or upgrades the tables at `url`; returns the names of the migrations it applied. */
+export async function migrate(
+  url: string = DEFAULT_DATABASE,
+  opts: OpenStoreOptions = {},
+): Promise<string[]> {
+  const driver = driverFor(url);
+  if (driver === "memory") return [];
+  const before = await appliedCount(driver, url, opts.authToken);
+  const store = await openStore(url, opts);
+  await store.close();
+  const after = await appliedCount(driver, url, opts.authToken);
+  return migrationTags(driver).slice(before, after);
+}

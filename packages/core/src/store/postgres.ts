@@ -1,0 +1,113 @@
+/**
+ * PostgreSQL store on node-postgres (Pool). Snapshots come from our own counter row in pemba_meta (not xids):
+ * every write transaction bumps it first, which also serializes writers so transaction ids commit in order.
+ */
+import { fileURLToPath } from "node:url";
+import { drizzle } from "drizzle-orm/node-postgres";
+import { migrate } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+import { PembaError } from "../errors.ts";
+import { pgDialect } from "./sql/dialect.ts";
+import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
+import { asSqlError, timed } from "./sql/executor.ts";
+import { PG_MIGRATIONS_URL } from "./sql/migrations-location.ts";
+import { SqlStore } from "./sql/sql-store.ts";
+
+export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
+
+export interface PostgresStoreOptions {
+  onQuery?: QueryObserver;
+  /** Pool size (default 10). */
+  max?: number;
+}
+
+const INT8_OID = 20;
+
+/** Our statements use `?`; PostgreSQL wants $1, $2, ... */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+class PostgresExecutor implements SqlExecutor {
+  readonly dialect = pgDialect;
+  private readonly pool: pg.Pool;
+  private readonly onQuery?: QueryObserver;
+  private readonly texts = new Map<string, string>();
+
+  constructor(pool: pg.Pool, onQuery?: QueryObserver) {
+    this.pool = pool;
+    this.onQuery = onQuery;
+  }
+
+  private text(sql: string): string {
+    let t = this.texts.get(sql);
+    if (t === undefined) {
+      t = numbered(sql);
+      if (this.texts.size < 10_000) this.texts.set(sql, t);
+    }
+    return t;
+  }
+
+  all(kind: string, sql: string, params: unknown[]): Promise<Row[]> {
+    return timed(
+      this.onQuery,
+      kind,
+      async () => (await this.pool.query(this.text(sql), params)).rows as Row[],
+    );
+  }
+
+  transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
+    return timed(this.onQuery, kind, async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query("BEGIN");
+        if (requireTenant !== undefined) {
+          const found = await client.query("SELECT 1 FROM tenants WHERE id = $1", [requireTenant]);
+          if (found.rowCount === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+        }
+        const results: StatementResult[] = [];
+        for (const s of statements) {
+          const r = await client.query(this.text(s.sql), s.params);
+          results.push({ rows: r.rows as Row[], changes: r.rowCount ?? 0 });
+        }
+        await client.query("COMMIT");
+        return results;
+      } catch (e) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw asSqlError(e);
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+export class PostgresStore extends SqlStore {
+  readonly kind = "postgres" as const;
+
+  /** Connects to `url` (postgres:// or postgresql://) and applies the migrations. */
+  static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.max ?? 10,
+      types: {
+        getTypeParser: ((oid: number, format?: string) =>
+          oid === INT8_OID
+            ? Number
+            : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+      },
+    });
+    try {
+      await migrate(drizzle(pool), { migrationsFolder: PG_MIGRATIONS });
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    return new PostgresStore(new PostgresExecutor(pool, opts.onQuery));
+  }
+}

@@ -1,0 +1,14 @@
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { readMigrations, renderMigrationsModule } from "./embed-migrations.ts";
+import { SQLITE_MIGRATIONS_URL } from "./migrations-location.ts";
+import { SQLITE_MIGRATIONS } from "./sqlite-migrations.generated.ts";
+
+describe("embedded SQLite migrations", () => {
+  it("match packages/core/drizzle/sqlite (regenerate with embed-migrations.ts)", () => {
+    const fromDisk = readMigrations(fileURLToPath(SQLITE_MIGRATIONS_URL));
+    expect(SQLITE_MIGRATIONS).toEqual(fromDisk);
+    expect(fromDisk.map((m) => m.tag)).toEqual(["0000_init", "0001_seed"]);
+    expect(renderMigrationsModule(fromDisk)).toContain("export const SQLITE_MIGRATIONS");
+  });
+});

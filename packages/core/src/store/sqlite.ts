@@ -1,0 +1,126 @@
+/**
+ * The embedded default store: SQLite through better-sqlite3 (WAL mode). better-sqlite3 is synchronous, so engine
+ * reads answer with plain values, and a write transaction runs start to end without yielding.
+ */
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { PembaError } from "../errors.ts";
+import type { Attribute, Tuple } from "../model.ts";
+import { sqliteDialect } from "./sql/dialect.ts";
+import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
+import { asSqlError, timed } from "./sql/executor.ts";
+import { SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
+import { SqlStore } from "./sql/sql-store.ts";
+import type { AttributeQuery, Snap, SubjectTupleQuery, TupleQuery } from "./store.ts";
+
+export const SQLITE_MIGRATIONS = fileURLToPath(SQLITE_MIGRATIONS_URL);
+
+export interface SqliteStoreOptions {
+  onQuery?: QueryObserver;
+}
+
+/** "sqlite:///abs/path", "sqlite://rel/path", "sqlite:path" or a plain path -> the file path. */
+export function sqlitePath(url: string): string {
+  if (url.startsWith("sqlite://")) return url.slice("sqlite://".length);
+  if (url.startsWith("sqlite:")) return url.slice("sqlite:".length);
+  return url;
+}
+
+class BetterSqliteExecutor implements SqlExecutor {
+  readonly dialect = sqliteDialect;
+  private readonly db: Database.Database;
+  private readonly onQuery?: QueryObserver;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database, onQuery?: QueryObserver) {
+    this.db = db;
+    this.onQuery = onQuery;
+  }
+
+  private prepare(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      // statement texts vary with batch sizes and filter shapes; keep the cache bounded
+      if (this.statements.size >= 4096) this.statements.clear();
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
+  private runOne(sql: string, params: unknown[]): StatementResult {
+    const st = this.prepare(sql);
+    if (st.reader) {
+      const rows = st.all(...params) as Row[];
+      return { rows, changes: rows.length };
+    }
+    return { rows: [], changes: st.run(...params).changes };
+  }
+
+  all(kind: string, sql: string, params: unknown[]): Row[] {
+    return timed(this.onQuery, kind, () => this.runOne(sql, params).rows);
+  }
+
+  async transaction(
+    kind: string,
+    statements: Statement[],
+    requireTenant?: string,
+  ): Promise<StatementResult[]> {
+    const run = this.db.transaction(() => {
+      if (requireTenant !== undefined) {
+        const found = this.runOne("SELECT 1 AS found FROM tenants WHERE id = ?", [requireTenant]).rows;
+        if (found.length === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+      }
+      return statements.map((s) => this.runOne(s.sql, s.params));
+    });
+    try {
+      return timed(this.onQuery, kind, () => run.immediate());
+    } catch (e) {
+      throw asSqlError(e);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear();
+    if (this.db.open) {
+      this.db.pragma("optimize");
+      this.db.close();
+    }
+  }
+}
+
+export class SqliteStore extends SqlStore {
+  readonly kind = "sqlite" as const;
+
+  // better-sqlite3 answers synchronously: narrow the engine read types for callers that know the driver
+  override headSnap(tenantId: string): Snap {
+    return super.headSnap(tenantId) as Snap;
+  }
+  override assertSnapReadable(tenantId: string, snap: Snap): void {
+    super.assertSnapReadable(tenantId, snap);
+  }
+  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): Tuple[] {
+    return super.queryTuples(tenantId, snap, queries) as Tuple[];
+  }
+  override querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): Tuple[] {
+    return super.querySubjectTuples(tenantId, snap, queries) as Tuple[];
+  }
+  override queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): Attribute[] {
+    return super.queryAttributes(tenantId, snap, queries) as Attribute[];
+  }
+  override listObjectIds(tenantId: string, snap: Snap, type: string): string[] {
+    return super.listObjectIds(tenantId, snap, type) as string[];
+  }
+
+  /** Opens (creating if needed) and migrates the database file at `url` (see `sqlitePath`). */
+  static open(url: string, opts: SqliteStoreOptions = {}): SqliteStore {
+    const db = new Database(sqlitePath(url));
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 5000");
+    migrate(drizzle(db), { migrationsFolder: SQLITE_MIGRATIONS });
+    return new SqliteStore(new BetterSqliteExecutor(db, opts.onQuery));
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * A throwaway PostgreSQL server for tests: initdb into a temp dir, start on a free port (unix socket in the same
+ * dir), stop with `pg_ctl stop -m immediate`. initdb refuses to run as root, so as root the data dir is handed to
+ * the `postgres` OS user and the tools run through `su`. Binaries: $PEMBA_PG_BIN or /usr/lib/postgresql/15/bin.
+ */
+import { execFile } from "node:child_process";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export interface PostgresServer {
+  /** postgres://postgres@127.0.0.1:<port>/postgres */
+  url: string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+async function asServerUser(asRoot: boolean, bin: string, args: string[]): Promise<void> {
+  if (asRoot) {
+    const cmd = [bin, ...args].map(quote).join(" ");
+    await run("su", ["-s", "/bin/sh", "postgres", "-c", cmd]);
+  } else {
+    await run(bin, args);
+  }
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const binDir = process.env.PEMBA_PG_BIN ?? "/usr/lib/postgresql/15/bin";
+  const asRoot = process.getuid?.() === 0;
+  const dir = mkdtempSync(join(tmpdir(), "pemba-pg-"));
+  if (asRoot) {
+    const { stdout } = await run("id", ["-u", "postgres"]);
+    const { stdout: gid } = await run("id", ["-g", "postgres"]);
+    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+  }
+  const data = join(dir, "data");
+  const ctl = join(binDir, "pg_ctl");
+  await asServerUser(asRoot, join(binDir, "initdb"), [
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "-E",
+    "UTF8",
+    "-D",
+    data,
+  ]);
+  const port = await freePort();
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  await asServerUser(asRoot, ctl, ["start", "-w", "-D", data, "-l", join(dir, "server.log"), "-o", options]);
+  let stopped = false;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        await asServerUser(asRoot, ctl, ["stop", "-D", data, "-m", "immediate"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}

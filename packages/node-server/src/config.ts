@@ -1,0 +1,223 @@
+/**
+ * `pemba serve` configuration: command-line flags win over PEMBA_* environment variables, which win over the
+ * zero-config defaults (SQLite file ./pemba.db on 127.0.0.1:3476, no auth).
+ */
+import { isIP } from "node:net";
+
+export const DEFAULT_DATABASE = "./pemba.db";
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 3476;
+export const DEFAULT_GC_WINDOW = "24h";
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** One preshared key; `tenants` undefined = every tenant. */
+export interface PresharedKey {
+  key: string;
+  tenants?: string[];
+}
+
+export type AuthConfig =
+  | { mode: "none" }
+  | { mode: "preshared"; keys: PresharedKey[] }
+  | { mode: "oidc"; jwksUrl: string; audience: string | string[]; issuer: string };
+
+export interface ServeConfig {
+  database: string;
+  host: string;
+  port: number;
+  auth: AuthConfig;
+  /** Allowed CORS origins; undefined = all origins (Permify's default). */
+  corsOrigins?: string[];
+  /** How long deleted rows (and the snap tokens that see them) are kept; 0 disables garbage collection. */
+  gcWindowMs: number;
+  logLevel: LogLevel;
+  /** Allow a non-loopback bind without authentication. */
+  insecureBindAny: boolean;
+}
+
+/** Flag name -> environment variable; the single source for parsing and for `--help`. */
+export const SERVE_OPTIONS = {
+  database: {
+    env: "PEMBA_DATABASE",
+    arg: "<path|url>",
+    help: `SQLite file path, libsql:/https:/file: URL, or postgres:// URL (default ${DEFAULT_DATABASE})`,
+  },
+  host: { env: "PEMBA_HOST", arg: "<host>", help: `address to bind (default ${DEFAULT_HOST})` },
+  port: {
+    env: "PEMBA_PORT",
+    arg: "<port>",
+    help: `port to listen on, 0 = any free port (default ${DEFAULT_PORT})`,
+  },
+  "auth-keys": {
+    env: "PEMBA_AUTH_KEYS",
+    arg: "<keys>",
+    help: "preshared keys, comma separated; `key:t1|t2` limits a key to tenants t1 and t2",
+  },
+  "jwks-url": {
+    env: "PEMBA_JWKS_URL",
+    arg: "<url>",
+    help: "verify Bearer JWTs (OIDC access tokens) against this JWKS; needs --issuer and --audience",
+  },
+  audience: {
+    env: "PEMBA_AUDIENCE",
+    arg: "<aud>",
+    help: "required JWT audience, comma separated for several (with --jwks-url)",
+  },
+  issuer: { env: "PEMBA_ISSUER", arg: "<iss>", help: "required JWT issuer (with --jwks-url)" },
+  "cors-origins": {
+    env: "PEMBA_CORS_ORIGINS",
+    arg: "<origins>",
+    help: "allowed CORS origins, comma separated (default: all)",
+  },
+  "gc-window": {
+    env: "PEMBA_GC_WINDOW",
+    arg: "<duration>",
+    help: `keep deleted data this long, e.g. 30m, 24h, 7d; 0 disables GC (default ${DEFAULT_GC_WINDOW})`,
+  },
+  "log-level": {
+    env: "PEMBA_LOG_LEVEL",
+    arg: "<level>",
+    help: `${LOG_LEVELS.join("|")} (default info)`,
+  },
+} as const;
+
+export type ServeOptionName = keyof typeof SERVE_OPTIONS;
+export type RawServeOptions = Partial<Record<ServeOptionName, string>> & { "insecure-bind-any"?: boolean };
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Merges flags over env vars and validates every value. */
+export function resolveServeConfig(
+  flags: RawServeOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): ServeConfig {
+  const get = (name: ServeOptionName): string | undefined => {
+    const flag = flags[name];
+    if (flag !== undefined) return flag;
+    const fromEnv = env[SERVE_OPTIONS[name].env];
+    return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
+  };
+  const port = parsePort(get("port") ?? String(DEFAULT_PORT));
+  const logLevel = (get("log-level") ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`invalid log level "${logLevel}"; expected one of ${LOG_LEVELS.join(", ")}`);
+  }
+  const insecureEnv = env.PEMBA_INSECURE_BIND_ANY;
+  return {
+    database: get("database") ?? DEFAULT_DATABASE,
+    host: get("host") ?? DEFAULT_HOST,
+    port,
+    auth: resolveAuth(get("auth-keys"), get("jwks-url"), get("audience"), get("issuer")),
+    corsOrigins: splitList(get("cors-origins")),
+    gcWindowMs: parseDuration(get("gc-window") ?? DEFAULT_GC_WINDOW),
+    logLevel,
+    insecureBindAny: flags["insecure-bind-any"] === true || insecureEnv === "1" || insecureEnv === "true",
+  };
+}
+
+function resolveAuth(
+  keys: string | undefined,
+  jwksUrl: string | undefined,
+  audience: string | undefined,
+  issuer: string | undefined,
+): AuthConfig {
+  if (keys !== undefined && jwksUrl !== undefined) {
+    throw new ConfigError("--auth-keys and --jwks-url are mutually exclusive; choose one auth mode");
+  }
+  if (keys !== undefined) return { mode: "preshared", keys: parseAuthKeys(keys) };
+  if (jwksUrl !== undefined) {
+    try {
+      new URL(jwksUrl);
+    } catch {
+      throw new ConfigError(`invalid --jwks-url "${jwksUrl}"`);
+    }
+    if (audience === undefined || issuer === undefined) {
+      throw new ConfigError("--jwks-url needs --issuer and --audience (tokens are checked against both)");
+    }
+    const audiences = splitList(audience) ?? [];
+    return { mode: "oidc", jwksUrl, audience: audiences.length === 1 ? audiences[0] : audiences, issuer };
+  }
+  if (audience !== undefined || issuer !== undefined) {
+    throw new ConfigError("--audience and --issuer need --jwks-url");
+  }
+  return { mode: "none" };
+}
+
+/** `k1,k2:t1|t2` -> [{key:"k1"}, {key:"k2", tenants:["t1","t2"]}]. */
+export function parseAuthKeys(text: string): PresharedKey[] {
+  const keys = splitList(text) ?? [];
+  if (keys.length === 0) throw new ConfigError("--auth-keys is empty");
+  return keys.map((entry) => {
+    const colon = entry.indexOf(":");
+    if (colon < 0) return { key: entry };
+    const key = entry.slice(0, colon);
+    const tenants = entry
+      .slice(colon + 1)
+      .split("|")
+      .map((t) => t.trim())
+      .filter((t) => t !== "");
+    if (key === "" || tenants.length === 0) throw new ConfigError(`invalid auth key entry "${entry}"`);
+    return { key, tenants };
+  });
+}
+
+function splitList(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new ConfigError(`invalid port "${text}"`);
+  return port;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s`, `30m`, `24h`, `7d`, `1h30m`, or `0`. */
+export function parseDuration(text: string): number {
+  if (text === "0") return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text) {
+    throw new ConfigError(`invalid duration "${text}"; use e.g. 30m, 24h, 7d`);
+  }
+  return parts.reduce((sum, p) => sum + Number(p[1]) * DURATION_UNITS[p[2]], 0);
+}
+
+export function isLoopbackHost(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  const bare = host.replace(/^\[|\]$/g, "");
+  return bare === "::1" || bare === "::ffff:127.0.0.1";
+}
+
+/** Without authentication anyone who can reach the port can read and write everything. */
+export function assertSafeBind(config: ServeConfig): void {
+  if (config.auth.mode !== "none" || config.insecureBindAny || isLoopbackHost(config.host)) return;
+  throw new ConfigError(
+    `refusing to bind ${config.host} without authentication: anyone who can reach it could read and write ` +
+      "all data. Set --auth-keys or --jwks-url, bind 127.0.0.1, or pass --insecure-bind-any if you really mean it.",
+  );
+}
+
+/** The database URL with any password hidden, for logs. */
+export function describeDatabase(database: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(database)) return `sqlite:${database}`;
+  try {
+    const url = new URL(database);
+    if (url.password) url.password = "***";
+    for (const key of [...url.searchParams.keys()]) {
+      if (/token|password|secret/i.test(key)) url.searchParams.set(key, "***");
+    }
+    return url.toString();
+  } catch {
+    return database;
+  }
+}

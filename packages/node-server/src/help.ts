@@ -1,0 +1,55 @@
+/** `pemba --help` and `pemba --version`. */
+import { readFileSync } from "node:fs";
+import { DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT, SERVE_OPTIONS } from "./config.ts";
+
+export function pembaVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+function serveOptionLines(): string {
+  const rows = Object.entries(SERVE_OPTIONS).map(([name, o]) => [`  --${name} ${o.arg}`, o.help, o.env]);
+  rows.push([
+    "  --insecure-bind-any",
+    "allow binding a non-loopback address without authentication",
+    "PEMBA_INSECURE_BIND_ANY=1",
+  ]);
+  const width = Math.max(...rows.map((r) => r[0].length)) + 2;
+  return rows
+    .map(([flag, help, env]) => `${flag.padEnd(width)}${help}\n${" ".repeat(width)}env ${env}`)
+    .join("\n");
+}
+
+export const HELP_TEXT = `pemba - a Permify-compatible authorization service
+
+Usage:
+  pemba serve [options]               run the HTTP API (Permify's v1 API) plus GET /metrics and GET /healthz
+  pemba validate <file.yaml> [--unchecked]
+                                      run a Permify validation file (schema, relationships, attributes,
+                                      scenarios, assertions); exits 1 when any assertion fails
+  pemba migrate [--database <url>]    create or upgrade the database tables, then exit
+  pemba --help                        this text
+  pemba --version                     print the version
+
+serve options (flags override environment variables):
+${serveOptionLines()}
+
+  Zero-config default: SQLite file ${DEFAULT_DATABASE} on ${DEFAULT_HOST}:${DEFAULT_PORT}, no authentication.
+  Without --auth-keys or --jwks-url the server refuses to bind anything but a loopback address.
+  SIGINT/SIGTERM: stop accepting, finish in-flight requests, close the database, exit 0.
+
+validate options:
+  --unchecked                         write relationships and attributes without validating them against
+                                      the schema
+
+migrate options:
+  --database <path|url>               as for serve (env PEMBA_DATABASE)
+
+Examples:
+  pemba serve
+  pemba serve --database postgres://pemba@localhost/pemba --host 0.0.0.0 --auth-keys secret1,ci:t1|t2
+  pemba validate ./authz.yaml
+  PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
+`;

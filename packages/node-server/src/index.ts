@@ -1,0 +1,215 @@
+/**
+ * The Node server: the core Hono app on a store chosen by URL, wrapped with GET /metrics, per-request JSON logs,
+ * periodic garbage collection, and a graceful close (stop accepting, finish in-flight requests, close the store).
+ */
+
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener, type Http2Bindings, type HttpBindings } from "@hono/node-server";
+import { createApp } from "@pemba/core/http/index";
+import { PembaService } from "@pemba/core/service/index";
+import { openStore } from "@pemba/core/store/open";
+import type { Store } from "@pemba/core/store/store";
+import type { Logger } from "pino";
+import {
+  assertSafeBind,
+  DEFAULT_DATABASE,
+  DEFAULT_GC_WINDOW,
+  DEFAULT_HOST,
+  describeDatabase,
+  parseDuration,
+  type ServeConfig,
+} from "./config.ts";
+import { pembaVersion } from "./help.ts";
+import { createLogger } from "./logger.ts";
+import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
+import { normalizeRoute } from "./routes.ts";
+
+export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
+export { resolveServeConfig } from "./config.ts";
+
+export interface StartServerOptions extends Partial<ServeConfig> {
+  /** Defaults to a pino logger on stdout at `logLevel`. */
+  logger?: Logger;
+}
+
+export interface RunningServer {
+  /** e.g. http://127.0.0.1:3476 */
+  url: string;
+  store: Store;
+  metrics: ServerMetrics;
+  /** Stops accepting, lets in-flight requests finish, closes the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Longest a graceful close waits for in-flight requests before cutting connections. */
+const SHUTDOWN_GRACE_MS = 10_000;
+const GC_INTERVAL_MAX_MS = 10 * 60_000;
+
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const config: ServeConfig = {
+    database: options.database ?? DEFAULT_DATABASE,
+    host: options.host ?? DEFAULT_HOST,
+    port: options.port ?? 0,
+    auth: options.auth ?? { mode: "none" },
+    corsOrigins: options.corsOrigins,
+    gcWindowMs: options.gcWindowMs ?? parseDuration(DEFAULT_GC_WINDOW),
+    logLevel: options.logLevel ?? "info",
+    insecureBindAny: options.insecureBindAny ?? false,
+  };
+  assertSafeBind(config);
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const metrics = createServerMetrics();
+  const store = await openStore(config.database, { onQuery: metrics.observeQuery });
+
+  let server: Server;
+  try {
+    const app = createApp({
+      service: new PembaService(store),
+      auth: config.auth,
+      cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
+      observe: metrics.observeRequest,
+      version: pembaVersion(),
+    });
+    const listener = getRequestListener((request: Request, env: HttpBindings | Http2Bindings) => {
+      const started = performance.now();
+      const url = request.url;
+      const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+      const queryStart = url.indexOf("?", pathStart);
+      const path = url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
+      // `env` carries Node's incoming/outgoing objects; the core app reads headers from it.
+      const answer =
+        path === "/metrics" && request.method === "GET" ? metricsResponse(metrics) : app.fetch(request, env);
+      const done = (response: Response) => {
+        logRequest(logger, request.method, path, response, performance.now() - started);
+        return response;
+      };
+      return answer instanceof Promise ? answer.then(done) : done(answer);
+    });
+    // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
+    server = createServer((req, res) => {
+      const started = performance.now();
+      let status = 200;
+      const answered = app.handleNodeCheck(req, {
+        writeHead(code: number, headers: Record<string, string>) {
+          status = code;
+          return res.writeHead(code, headers);
+        },
+        end(body: string) {
+          res.end(body);
+          logCheck(logger, req.url ?? "", status, body, performance.now() - started);
+        },
+      });
+      if (!answered) listener(req, res);
+    });
+    await listen(server, config.port, config.host);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+
+  const gcTimer = startGarbageCollection(store, config.gcWindowMs, logger);
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info(
+    { url, database: describeDatabase(config.database), store: store.kind, auth: config.auth.mode },
+    `pemba listening on ${url}`,
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      if (gcTimer) clearInterval(gcTimer);
+      await closeGracefully(server);
+      await store.close();
+      logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
+    })();
+    return closing;
+  };
+  return { url, store, metrics, close };
+}
+
+async function metricsResponse(metrics: ServerMetrics): Promise<Response> {
+  const body = await metrics.registry.metrics();
+  return new Response(body, { headers: { "content-type": metrics.registry.contentType } });
+}
+
+function logRequest(logger: Logger, method: string, path: string, response: Response, ms: number): void {
+  const entry = { method, route: normalizeRoute(method, path), status: response.status, ms: round(ms) };
+  if (response.status < 400) {
+    logger.info(entry, "request");
+    return;
+  }
+  // Error bodies are small JSON ({code, message, details}); read a copy to log the error code.
+  response
+    .clone()
+    .json()
+    .then(
+      (body: unknown) => {
+        const { code, message } = body as { code?: number; message?: string };
+        logger.warn({ ...entry, grpcCode: code, error: message }, "request failed");
+      },
+      () => logger.warn(entry, "request failed"),
+    );
+}
+
+/** The log line of a check answered on the node:http fast path. */
+function logCheck(logger: Logger, url: string, status: number, body: string, ms: number): void {
+  const queryStart = url.indexOf("?");
+  const path = queryStart < 0 ? url : url.slice(0, queryStart);
+  const entry = { method: "POST", route: normalizeRoute("POST", path), status, ms: round(ms) };
+  if (status < 400) {
+    logger.info(entry, "request");
+    return;
+  }
+  try {
+    const { code, message } = JSON.parse(body) as { code?: number; message?: string };
+    logger.warn({ ...entry, grpcCode: code, error: message }, "request failed");
+  } catch {
+    logger.warn(entry, "request failed");
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+function closeGracefully(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    // close() stops accepting and closes idle keep-alive connections once; connections that finish their
+    // in-flight request later become idle and are closed by the sweep below.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(force);
+      resolve();
+    });
+  });
+}
+
+function startGarbageCollection(store: Store, windowMs: number, logger: Logger): NodeJS.Timeout | undefined {
+  if (windowMs <= 0) return undefined;
+  const timer = setInterval(
+    () => {
+      store.gc(new Date(Date.now() - windowMs)).then(
+        (removed) => logger.debug({ removed }, "garbage collection"),
+        (error: unknown) => logger.error({ err: error }, "garbage collection failed"),
+      );
+    },
+    Math.min(windowMs, GC_INTERVAL_MAX_MS),
+  );
+  timer.unref();
+  return timer;
+}

@@ -1,0 +1,106 @@
+/** Runs the real `pemba` CLI as a child process (the same command as `pnpm pemba`). */
+import { type ChildProcess, spawn } from "node:child_process";
+import { resolve } from "node:path";
+
+export const REPO_DIR = resolve(import.meta.dirname, "../../..");
+const CLI = resolve(REPO_DIR, "packages/node-server/src/cli.ts");
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliProcess {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first stdout JSON log line that `match` accepts. */
+  waitForLog(
+    match: (entry: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+  exited: Promise<CliResult>;
+}
+
+export function startCli(args: string[], env: Record<string, string> = {}, cwd = REPO_DIR): CliProcess {
+  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", CLI, ...args], {
+    cwd,
+    env: { ...cleanEnv(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const listeners = new Set<() => void>();
+  child.stdout!.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const l of listeners) l();
+  });
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<CliResult>((done) =>
+    child.on("close", (code, signal) => {
+      for (const l of listeners) l();
+      done({ code, signal, stdout, stderr });
+    }),
+  );
+  const logEntries = () =>
+    stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    waitForLog(match, timeoutMs = 30_000) {
+      return new Promise((done, fail) => {
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          fail(
+            new Error(`no matching log line after ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`),
+          );
+        }, timeoutMs);
+        const check = () => {
+          const found = logEntries().find(match);
+          if (found) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            done(found);
+          } else if (child.exitCode !== null) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            fail(new Error(`pemba exited with ${child.exitCode}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+          }
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}
+
+/** Runs a command to completion. */
+export function runCli(args: string[], env: Record<string, string> = {}, cwd = REPO_DIR): Promise<CliResult> {
+  return startCli(args, env, cwd).exited;
+}
+
+/** `pemba serve` with the given flags; resolves once it logged its URL. */
+export async function startServe(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliProcess & { url: string }> {
+  const proc = startCli(["serve", "--port", "0", ...args], env);
+  const line = await proc.waitForLog((e) => typeof e.url === "string");
+  return Object.assign(proc, { url: line.url as string });
+}
+
+/** The test runner's environment without PEMBA_* settings that would leak into the child. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith("PEMBA_")) delete env[key];
+  return env;
+}

@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { runCli } from "./cli-process.ts";
+
+const version = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+describe("pemba CLI", () => {
+  it("--version prints the package version", async () => {
+    const r = await runCli(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`pemba ${version}\n`);
+  });
+
+  it("--help documents every command, option and environment variable", async () => {
+    const r = await runCli(["--help"]);
+    expect(r.code).toBe(0);
+    for (const text of [
+      "pemba serve",
+      "pemba validate <file.yaml> [--unchecked]",
+      "pemba migrate",
+      "--version",
+      ...[
+        "database",
+        "host",
+        "port",
+        "auth-keys",
+        "jwks-url",
+        "audience",
+        "issuer",
+        "cors-origins",
+        "gc-window",
+        "log-level",
+      ].map((o) => `--${o} `),
+      "--insecure-bind-any",
+      ...[
+        "DATABASE",
+        "HOST",
+        "PORT",
+        "AUTH_KEYS",
+        "JWKS_URL",
+        "AUDIENCE",
+        "ISSUER",
+        "CORS_ORIGINS",
+        "GC_WINDOW",
+        "LOG_LEVEL",
+      ].map((e) => `env PEMBA_${e}`),
+      "./pemba.db on 127.0.0.1:3476",
+    ]) {
+      expect(r.stdout).toContain(text);
+    }
+  });
+
+  it("an unknown command exits 2 with a hint", async () => {
+    const r = await runCli(["frobnicate"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('pemba: unknown command "frobnicate"; run `pemba --help`\n');
+  });
+
+  it("serve refuses a non-loopback host without authentication", async () => {
+    const r = await runCli(["serve", "--host", "0.0.0.0", "--port", "0"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("pemba: refusing to bind 0.0.0.0 without authentication");
+    expect(r.stderr).toContain("--insecure-bind-any");
+    expect(r.stdout).toBe("");
+  });
+
+  it("serve refuses a non-loopback PEMBA_HOST from the environment too", async () => {
+    const r = await runCli(["serve", "--port", "0"], { PEMBA_HOST: "::" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("pemba: refusing to bind :: without authentication");
+  });
+
+  it("serve rejects an invalid port and an unknown flag", async () => {
+    const bad = await runCli(["serve", "--port", "99999"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('pemba: invalid port "99999"\n');
+    const unknown = await runCli(["serve", "--bogus"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--bogus'");
+  });
+});

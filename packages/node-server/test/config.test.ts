@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import {
+  assertSafeBind,
+  ConfigError,
+  describeDatabase,
+  isLoopbackHost,
+  parseAuthKeys,
+  parseDuration,
+  resolveServeConfig,
+} from "../src/config.ts";
+import { normalizeRoute } from "../src/routes.ts";
+
+describe("serve configuration", () => {
+  it("zero config: SQLite ./pemba.db on 127.0.0.1:3476, no auth, 24h GC window", () => {
+    expect(resolveServeConfig({}, {})).toEqual({
+      database: "./pemba.db",
+      host: "127.0.0.1",
+      port: 3476,
+      auth: { mode: "none" },
+      corsOrigins: undefined,
+      gcWindowMs: 24 * 3_600_000,
+      logLevel: "info",
+      insecureBindAny: false,
+    });
+  });
+
+  it("environment variables apply, flags override them", () => {
+    const env = {
+      PEMBA_DATABASE: "postgres://u:p@db/pemba",
+      PEMBA_HOST: "10.0.0.1",
+      PEMBA_PORT: "8080",
+      PEMBA_AUTH_KEYS: "k1",
+      PEMBA_CORS_ORIGINS: "https://a.example, https://b.example",
+      PEMBA_GC_WINDOW: "30m",
+      PEMBA_LOG_LEVEL: "warn",
+    };
+    const fromEnv = resolveServeConfig({}, env);
+    expect(fromEnv).toMatchObject({
+      database: "postgres://u:p@db/pemba",
+      host: "10.0.0.1",
+      port: 8080,
+      auth: { mode: "preshared", keys: [{ key: "k1" }] },
+      corsOrigins: ["https://a.example", "https://b.example"],
+      gcWindowMs: 30 * 60_000,
+      logLevel: "warn",
+    });
+    const flagged = resolveServeConfig({ port: "9090", database: "./x.db", "log-level": "debug" }, env);
+    expect(flagged).toMatchObject({ port: 9090, database: "./x.db", logLevel: "debug", host: "10.0.0.1" });
+  });
+
+  it("auth keys: plain keys and tenant-limited keys", () => {
+    expect(parseAuthKeys("admin, ci:t1|t2")).toEqual([
+      { key: "admin" },
+      { key: "ci", tenants: ["t1", "t2"] },
+    ]);
+    expect(() => parseAuthKeys(" , ")).toThrow(new ConfigError("--auth-keys is empty"));
+    expect(() => parseAuthKeys("k:")).toThrow(new ConfigError('invalid auth key entry "k:"'));
+  });
+
+  it("OIDC: --jwks-url needs --issuer and --audience; audiences may be a list", () => {
+    expect(
+      resolveServeConfig(
+        { "jwks-url": "https://id.example/jwks", issuer: "https://id.example", audience: "pemba" },
+        {},
+      ).auth,
+    ).toEqual({
+      mode: "oidc",
+      jwksUrl: "https://id.example/jwks",
+      issuer: "https://id.example",
+      audience: "pemba",
+    });
+    expect(
+      resolveServeConfig({ "jwks-url": "https://id.example/jwks", issuer: "i", audience: "a,b" }, {}).auth,
+    ).toMatchObject({ audience: ["a", "b"] });
+    expect(() => resolveServeConfig({ "jwks-url": "https://id.example/jwks" }, {})).toThrow(
+      "--jwks-url needs --issuer and --audience",
+    );
+    expect(() => resolveServeConfig({ "jwks-url": "nope", issuer: "i", audience: "a" }, {})).toThrow(
+      'invalid --jwks-url "nope"',
+    );
+    expect(() => resolveServeConfig({ "auth-keys": "k", "jwks-url": "https://x/j" }, {})).toThrow(
+      "mutually exclusive",
+    );
+    expect(() => resolveServeConfig({ issuer: "i" }, {})).toThrow("--audience and --issuer need --jwks-url");
+  });
+
+  it("rejects bad ports, durations and log levels", () => {
+    expect(() => resolveServeConfig({ port: "70000" }, {})).toThrow('invalid port "70000"');
+    expect(() => resolveServeConfig({ port: "-1" }, {})).toThrow('invalid port "-1"');
+    expect(() => resolveServeConfig({ "gc-window": "soon" }, {})).toThrow('invalid duration "soon"');
+    expect(() => resolveServeConfig({ "log-level": "loud" }, {})).toThrow('invalid log level "loud"');
+  });
+
+  it("durations", () => {
+    expect(parseDuration("0")).toBe(0);
+    expect(parseDuration("90s")).toBe(90_000);
+    expect(parseDuration("1h30m")).toBe(5_400_000);
+    expect(parseDuration("7d")).toBe(7 * 86_400_000);
+    expect(() => parseDuration("5 m")).toThrow(ConfigError);
+  });
+
+  it("loopback hosts", () => {
+    for (const h of ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"])
+      expect(isLoopbackHost(h)).toBe(true);
+    for (const h of ["0.0.0.0", "::", "10.0.0.1", "example.com", "128.0.0.1"])
+      expect(isLoopbackHost(h)).toBe(false);
+  });
+
+  it("without auth only loopback binds are allowed, unless --insecure-bind-any", () => {
+    const none = resolveServeConfig({ host: "0.0.0.0" }, {});
+    expect(() => assertSafeBind(none)).toThrow("refusing to bind 0.0.0.0 without authentication");
+    expect(() => assertSafeBind({ ...none, insecureBindAny: true })).not.toThrow();
+    expect(() => assertSafeBind(resolveServeConfig({ host: "0.0.0.0", "auth-keys": "k" }, {}))).not.toThrow();
+    expect(() => assertSafeBind(resolveServeConfig({}, {}))).not.toThrow();
+    expect(resolveServeConfig({ host: "0.0.0.0" }, { PEMBA_INSECURE_BIND_ANY: "1" }).insecureBindAny).toBe(
+      true,
+    );
+  });
+
+  it("database descriptions hide credentials", () => {
+    expect(describeDatabase("./pemba.db")).toBe("sqlite:./pemba.db");
+    expect(describeDatabase("postgres://pemba:s3cret@db:5432/pemba")).toBe(
+      "postgres://pemba:***@db:5432/pemba",
+    );
+    expect(describeDatabase("libsql://x.turso.io?authToken=abc")).toBe("libsql://x.turso.io?authToken=***");
+  });
+
+  it("log routes: tenant ids become :tenant_id", () => {
+    expect(normalizeRoute("POST", "/v1/tenants/acme/permissions/check")).toBe(
+      "/v1/tenants/:tenant_id/permissions/check",
+    );
+    expect(normalizeRoute("POST", "/v1/tenants/create")).toBe("/v1/tenants/create");
+    expect(normalizeRoute("DELETE", "/v1/tenants/acme")).toBe("/v1/tenants/:id");
+    expect(normalizeRoute("GET", "/healthz")).toBe("/healthz");
+  });
+});
