@@ -128,8 +128,46 @@ export class MemoryStore implements Store {
 
   async write(tenantId: string, req: WriteRequest): Promise<Snap> {
     validateWriteRequest(req);
-    const d = this.data(tenantId);
     const tx = ++this.head;
+    this.applyWrite(this.data(tenantId), tx, req);
+    return tx;
+  }
+
+  /**
+   * Replica use (a memory copy of another store, fed by that store's change feed): applies one change set at
+   * exactly `set.snap`. Change sets of one tenant must come in increasing snap order; tenants are created on
+   * demand. Deletes apply before creates (an attribute update is a delete and a create in one set).
+   */
+  applyChangeSet(tenantId: string, set: ChangeSet): void {
+    let d = this.tenants.get(tenantId);
+    if (!d) {
+      d = new TenantData({ id: tenantId, name: tenantId, createdAt: new Date() });
+      this.tenants.set(tenantId, d);
+    }
+    const last = d.txLog[d.txLog.length - 1];
+    if (last && last.tx >= set.snap)
+      throw new Error(`change set ${set.snap} is not after the tenant's last applied snap ${last.tx}`);
+    const req: Required<Pick<WriteRequest, "tuples" | "attributes" | "deleteTuples" | "deleteAttributes">> = {
+      tuples: [],
+      attributes: [],
+      deleteTuples: [],
+      deleteAttributes: [],
+    };
+    for (const c of set.changes) {
+      if (c.operation === "OPERATION_CREATE") {
+        if (c.tuple) req.tuples.push(c.tuple);
+        if (c.attribute) req.attributes.push(c.attribute);
+      } else {
+        if (c.tuple) req.deleteTuples.push(c.tuple);
+        if (c.attribute)
+          req.deleteAttributes.push({ entity: c.attribute.entity, attribute: c.attribute.attribute });
+      }
+    }
+    this.applyWrite(d, set.snap, req);
+    if (set.snap > this.head) this.head = set.snap;
+  }
+
+  private applyWrite(d: TenantData, tx: number, req: WriteRequest): void {
     const entry: TxEntry = {
       tx,
       createdAt: new Date(),
@@ -198,7 +236,6 @@ export class MemoryStore implements Store {
       entry.createdAttributes.push(row);
     }
     d.txLog.push(entry);
-    return tx;
   }
 
   headSnap(_tenantId: string): Snap {
