@@ -29,6 +29,15 @@ export default defineConfig({
           testTimeout: 60_000,
         },
       },
+      {
+        test: {
+          name: "worker",
+          root: "packages/worker",
+          include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,162 @@
+/**
+ * The Worker's configuration, from its environment (wrangler.toml `[vars]` and secrets). Same variable names and
+ * rules as `pemba serve` (packages/node-server/src/config.ts), minus what a Worker has no use for (host, port,
+ * log level): PEMBA_DATABASE (+ PEMBA_DATABASE_TOKEN), PEMBA_AUTH_KEYS or PEMBA_JWKS_URL + PEMBA_ISSUER +
+ * PEMBA_AUDIENCE, PEMBA_CORS_ORIGINS, PEMBA_GC_WINDOW. Imports nothing Node-only.
+ */
+import type { AuthConfig, PresharedKey } from "@pemba/core/http/index";
+
+export const DEFAULT_WORKER_DATABASE = "memory:";
+export const DEFAULT_GC_WINDOW = "24h";
+
+/** The Worker's bindings; every value a string var or secret. */
+export interface WorkerEnv {
+  /** `memory:` (default; state lives as long as the isolate) or a `libsql:`/`https:`/`http:`/`wss:`/`ws:` URL. */
+  PEMBA_DATABASE?: string;
+  /** libSQL auth token (set it as a secret: `wrangler secret put PEMBA_DATABASE_TOKEN`). */
+  PEMBA_DATABASE_TOKEN?: string;
+  /** Preshared keys, comma separated; `key:t1|t2` limits a key to tenants t1 and t2. */
+  PEMBA_AUTH_KEYS?: string;
+  PEMBA_JWKS_URL?: string;
+  PEMBA_AUDIENCE?: string;
+  PEMBA_ISSUER?: string;
+  /** Allowed CORS origins, comma separated (default: all). */
+  PEMBA_CORS_ORIGINS?: string;
+  /** How long deleted data is kept (scheduled garbage collection), e.g. 30m, 24h, 7d; 0 disables GC. */
+  PEMBA_GC_WINDOW?: string;
+}
+
+export type WorkerDriver = "memory" | "libsql";
+
+export interface WorkerConfig {
+  database: string;
+  driver: WorkerDriver;
+  databaseToken?: string;
+  auth: AuthConfig;
+  corsOrigins?: string[];
+  gcWindowMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
+  const get = (name: keyof WorkerEnv): string | undefined => {
+    const value = env[name];
+    return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+  };
+  const database = get("PEMBA_DATABASE") ?? DEFAULT_WORKER_DATABASE;
+  return {
+    database,
+    driver: workerDriverFor(database),
+    databaseToken: get("PEMBA_DATABASE_TOKEN"),
+    auth: resolveAuth(
+      get("PEMBA_AUTH_KEYS"),
+      get("PEMBA_JWKS_URL"),
+      get("PEMBA_AUDIENCE"),
+      get("PEMBA_ISSUER"),
+    ),
+    corsOrigins: splitList(get("PEMBA_CORS_ORIGINS")),
+    gcWindowMs: parseDuration(get("PEMBA_GC_WINDOW") ?? DEFAULT_GC_WINDOW),
+  };
+}
+
+/** A Worker has no file system: only the in-isolate memory store and libSQL over HTTP/WebSockets. */
+export function workerDriverFor(database: string): WorkerDriver {
+  if (database === "memory:" || database.startsWith("memory:")) return "memory";
+  if (/^(libsql|https?|wss?):\/\//i.test(database)) return "libsql";
+  throw new ConfigError(
+    `PEMBA_DATABASE "${describeDatabase(database)}" is not supported on Workers; use "memory:" or a ` +
+      "libsql://, https:// (or wss://) URL of a libSQL server",
+  );
+}
+
+function resolveAuth(
+  keys: string | undefined,
+  jwksUrl: string | undefined,
+  audience: string | undefined,
+  issuer: string | undefined,
+): AuthConfig {
+  if (keys !== undefined && jwksUrl !== undefined) {
+    throw new ConfigError("PEMBA_AUTH_KEYS and PEMBA_JWKS_URL are mutually exclusive; choose one auth mode");
+  }
+  if (keys !== undefined) return { mode: "preshared", keys: parseAuthKeys(keys) };
+  if (jwksUrl !== undefined) {
+    try {
+      new URL(jwksUrl);
+    } catch {
+      throw new ConfigError(`invalid PEMBA_JWKS_URL "${jwksUrl}"`);
+    }
+    if (audience === undefined || issuer === undefined) {
+      throw new ConfigError(
+        "PEMBA_JWKS_URL needs PEMBA_ISSUER and PEMBA_AUDIENCE (tokens are checked against both)",
+      );
+    }
+    const audiences = splitList(audience) ?? [];
+    return { mode: "oidc", jwksUrl, audience: audiences.length === 1 ? audiences[0] : audiences, issuer };
+  }
+  if (audience !== undefined || issuer !== undefined) {
+    throw new ConfigError("PEMBA_AUDIENCE and PEMBA_ISSUER need PEMBA_JWKS_URL");
+  }
+  return { mode: "none" };
+}
+
+/** `k1,k2:t1|t2` -> [{key:"k1"}, {key:"k2", tenants:["t1","t2"]}]. */
+export function parseAuthKeys(text: string): PresharedKey[] {
+  const keys = splitList(text) ?? [];
+  if (keys.length === 0) throw new ConfigError("PEMBA_AUTH_KEYS is empty");
+  return keys.map((entry) => {
+    const colon = entry.indexOf(":");
+    if (colon < 0) return { key: entry };
+    const key = entry.slice(0, colon);
+    const tenants = entry
+      .slice(colon + 1)
+      .split("|")
+      .map((t) => t.trim())
+      .filter((t) => t !== "");
+    if (key === "" || tenants.length === 0) throw new ConfigError("invalid PEMBA_AUTH_KEYS entry");
+    return { key, tenants };
+  });
+}
+
+function splitList(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s`, `30m`, `24h`, `7d`, `1h30m`, or `0`. */
+export function parseDuration(text: string): number {
+  if (text === "0") return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text) {
+    throw new ConfigError(`invalid PEMBA_GC_WINDOW "${text}"; use e.g. 30m, 24h, 7d`);
+  }
+  return parts.reduce((sum, p) => sum + Number(p[1]) * DURATION_UNITS[p[2]], 0);
+}
+
+/** The database URL with any password or token hidden, for error messages. */
+export function describeDatabase(database: string): string {
+  try {
+    const url = new URL(database);
+    let masked = false;
+    if (url.password) {
+      url.password = "***";
+      masked = true;
+    }
+    for (const key of [...url.searchParams.keys()]) {
+      if (/token|password|secret/i.test(key)) {
+        url.searchParams.set(key, "***");
+        masked = true;
+      }
+    }
+    return masked ? url.toString() : database;
+  } catch {
+    return database;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The Cloudflare Worker: the same core Hono app (createApp + PembaService) as the Node server, on a store chosen
+ * by PEMBA_DATABASE — `memory:` (default: an in-isolate MemoryStore, for demos and tests; state lives as long as
+ * the isolate) or a libSQL server over HTTP (`libsql://` / `https://`, token in PEMBA_DATABASE_TOKEN).
+ *
+ * The store and the app are built once per isolate, on the first request, and shared by every later request.
+ * Only Worker-safe modules are imported: the stores directly (not `openStore`, which pulls in better-sqlite3, pg
+ * and node:fs), and `@libsql/client`, whose `workerd` export condition selects its web build (fetch/WebSocket).
+ */
+import { createApp, type PembaApp } from "@pemba/core/http/index";
+import { PembaService } from "@pemba/core/service/index";
+import { LibsqlStore } from "@pemba/core/store/libsql";
+import { MemoryStore } from "@pemba/core/store/memory";
+import type { Store } from "@pemba/core/store/store";
+import workerPackage from "../package.json" with { type: "json" };
+import { describeDatabase, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
+
+export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
+
+/** The Workers runtime's ExecutionContext (waitUntil, passThroughOnException, props), as Hono types it. */
+export type WorkerExecutionContext = NonNullable<Parameters<PembaApp["fetch"]>[2]>;
+
+interface Instance {
+  config: WorkerConfig;
+  store: Store;
+  app: PembaApp;
+}
+
+let instance: Promise<Instance> | undefined;
+
+async function openInstance(env: WorkerEnv): Promise<Instance> {
+  const config = resolveWorkerConfig(env);
+  const store: Store =
+    config.driver === "memory"
+      ? new MemoryStore()
+      : await LibsqlStore.open(config.database, { authToken: config.databaseToken });
+  const app = createApp({
+    service: new PembaService(store),
+    auth: config.auth,
+    cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
+    version: workerPackage.version,
+  });
+  return { config, store, app };
+}
+
+/** The isolate's store and app, opened on first use; a failed open is retried by the next request. */
+function getInstance(env: WorkerEnv): Promise<Instance> {
+  if (instance === undefined) {
+    const opening = openInstance(env);
+    instance = opening;
+    opening.catch(() => {
+      if (instance === opening) instance = undefined;
+    });
+  }
+  return instance;
+}
+
+/** Permify's error body for a Worker that could not start (bad configuration or unreachable database). */
+function startupFailure(error: unknown, env: WorkerEnv): Response {
+  const configError = error instanceof Error && error.name === "ConfigError";
+  let message = error instanceof Error ? error.message : String(error);
+  // Never echo the database token (libSQL errors may quote the URL).
+  const token = env.PEMBA_DATABASE_TOKEN?.trim();
+  if (token) message = message.split(token).join("***");
+  if (!configError && env.PEMBA_DATABASE) {
+    message = `cannot open database ${describeDatabase(env.PEMBA_DATABASE.trim())}: ${message}`;
+  }
+  // gRPC 13 Internal (500) for a misconfiguration, 14 Unavailable (503) for a database that did not answer.
+  const body = { code: configError ? 13 : 14, message, details: [] };
+  return new Response(JSON.stringify(body), {
+    status: configError ? 500 : 503,
+    headers: { "content-type": "application/json" },
+  });
+}
+
+export default {
+  async fetch(request: Request, env: WorkerEnv, ctx: WorkerExecutionContext): Promise<Response> {
+    let app: PembaApp;
+    try {
+      ({ app } = await getInstance(env));
+    } catch (error) {
+      return startupFailure(error, env);
+    }
+    return app.fetch(request, env, ctx);
+  },
+
+  /** Cron trigger (see wrangler.toml `[triggers]`): garbage-collects data deleted longer than PEMBA_GC_WINDOW ago. */
+  async scheduled(_controller: unknown, env: WorkerEnv, _ctx: WorkerExecutionContext): Promise<void> {
+    const { config, store } = await getInstance(env);
+    if (config.gcWindowMs <= 0) return;
+    await store.gc(new Date(Date.now() - config.gcWindowMs));
+  },
+};

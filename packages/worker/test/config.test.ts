@@ -1,0 +1,78 @@
+/** The Worker's env parsing (plain unit tests, no workerd). */
+import { describe, expect, it } from "vitest";
+import { ConfigError, resolveWorkerConfig } from "../src/config.ts";
+
+describe("resolveWorkerConfig", () => {
+  it("defaults: memory store, no auth, every origin, 24h GC window", () => {
+    expect(resolveWorkerConfig({})).toEqual({
+      database: "memory:",
+      driver: "memory",
+      databaseToken: undefined,
+      auth: { mode: "none" },
+      corsOrigins: undefined,
+      gcWindowMs: 86_400_000,
+    });
+  });
+
+  it("libSQL URL + token, preshared keys, CORS origins, GC window", () => {
+    expect(
+      resolveWorkerConfig({
+        PEMBA_DATABASE: "libsql://db-org.turso.io",
+        PEMBA_DATABASE_TOKEN: "tok",
+        PEMBA_AUTH_KEYS: "admin, k2:t1|t2",
+        PEMBA_CORS_ORIGINS: "https://a.example, https://b.example",
+        PEMBA_GC_WINDOW: "1h30m",
+      }),
+    ).toEqual({
+      database: "libsql://db-org.turso.io",
+      driver: "libsql",
+      databaseToken: "tok",
+      auth: { mode: "preshared", keys: [{ key: "admin" }, { key: "k2", tenants: ["t1", "t2"] }] },
+      corsOrigins: ["https://a.example", "https://b.example"],
+      gcWindowMs: 5_400_000,
+    });
+    expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
+  });
+
+  it("OIDC: JWKS URL with issuer and audience(s)", () => {
+    expect(
+      resolveWorkerConfig({
+        PEMBA_JWKS_URL: "https://issuer.example/.well-known/jwks.json",
+        PEMBA_ISSUER: "https://issuer.example/",
+        PEMBA_AUDIENCE: "pemba,other",
+      }).auth,
+    ).toEqual({
+      mode: "oidc",
+      jwksUrl: "https://issuer.example/.well-known/jwks.json",
+      issuer: "https://issuer.example/",
+      audience: ["pemba", "other"],
+    });
+  });
+
+  it("rejects what a Worker cannot serve and inconsistent auth settings", () => {
+    const error = (env: Record<string, string>) => {
+      try {
+        resolveWorkerConfig(env);
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError);
+        return (e as Error).message;
+      }
+      throw new Error("no error");
+    };
+    expect(error({ PEMBA_DATABASE: "./pemba.db" })).toBe(
+      'PEMBA_DATABASE "./pemba.db" is not supported on Workers; use "memory:" or a libsql://, https:// (or wss://) URL of a libSQL server',
+    );
+    expect(error({ PEMBA_DATABASE: "postgres://u:secret@h/db" })).toContain('"postgres://u:***@h/db"');
+    expect(error({ PEMBA_AUTH_KEYS: "k", PEMBA_JWKS_URL: "https://x/jwks" })).toBe(
+      "PEMBA_AUTH_KEYS and PEMBA_JWKS_URL are mutually exclusive; choose one auth mode",
+    );
+    expect(error({ PEMBA_JWKS_URL: "https://x/jwks" })).toBe(
+      "PEMBA_JWKS_URL needs PEMBA_ISSUER and PEMBA_AUDIENCE (tokens are checked against both)",
+    );
+    expect(error({ PEMBA_ISSUER: "https://x/" })).toBe("PEMBA_AUDIENCE and PEMBA_ISSUER need PEMBA_JWKS_URL");
+    expect(error({ PEMBA_AUTH_KEYS: " , " })).toBe("PEMBA_AUTH_KEYS is empty");
+    expect(error({ PEMBA_GC_WINDOW: "1 day" })).toBe(
+      'invalid PEMBA_GC_WINDOW "1 day"; use e.g. 30m, 24h, 7d',
+    );
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * The Worker module's fetch handler called directly (in Node, no workerd): startup failures and the
+ * once-per-isolate app. The runtime behaviour is covered in workerd by worker.test.ts and libsql.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import worker from "../src/index.ts";
+
+const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} };
+const get = (path: string) => new Request(`http://worker.test${path}`);
+
+describe("Worker entry", () => {
+  it("a configuration error answers 500 with Permify's error body, and is retried per request", async () => {
+    const res = await worker.fetch(get("/healthz"), { PEMBA_DATABASE: "file:pemba.db" }, ctx);
+    expect(res.status).toBe(500);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.json()).toEqual({
+      code: 13,
+      message:
+        'PEMBA_DATABASE "file:pemba.db" is not supported on Workers; use "memory:" or a libsql://, https:// (or wss://) URL of a libSQL server',
+      details: [],
+    });
+  });
+
+  it("builds the store and app once per isolate and reuses them", async () => {
+    const auth = { authorization: "Bearer k1" };
+    const env = { PEMBA_AUTH_KEYS: "k1" };
+    const create = new Request("http://worker.test/v1/tenants/create", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ id: "acme", name: "Acme" }),
+    });
+    expect((await worker.fetch(create, env, ctx)).status).toBe(200);
+    const list = () =>
+      new Request("http://worker.test/v1/tenants/list", {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ page_size: 10 }),
+      });
+    const ids = async (res: Response) =>
+      ((await res.json()) as { tenants: { id: string }[] }).tenants.map((t) => t.id).sort();
+    expect(await ids(await worker.fetch(list(), env, ctx))).toEqual(["acme", "t1"]);
+    // Same isolate: the first configuration stays (a new deployment or changed vars get a new isolate).
+    expect(await ids(await worker.fetch(list(), { ...env, PEMBA_AUTH_KEYS: "other" }, ctx))).toEqual([
+      "acme",
+      "t1",
+    ]);
+    // The cron handler garbage-collects the same store.
+    await expect(worker.scheduled({}, env, ctx)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * Runs the Worker in workerd through `wrangler dev` (local mode, offline) with the repository's wrangler.toml,
+ * and talks to it over real HTTP. Wrangler's own CLI (wrangler-dist/cli.js) is spawned with node directly, not
+ * through the `wrangler` bin wrapper, so the PID we signal is wrangler itself (which then stops workerd).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+
+export const REPO_DIR = resolve(import.meta.dirname, "../../..");
+const require = createRequire(resolve(REPO_DIR, "packages/worker/package.json"));
+const WRANGLER_CLI = join(dirname(require.resolve("wrangler/package.json")), "wrangler-dist", "cli.js");
+
+export interface WranglerDev {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  /** JSON request; returns the status, the parsed body (text when not JSON) and the headers. */
+  call(
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: unknown; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/**
+ * Live wrangler processes: stopped if the test process ends before a test closes them (vitest stops a worker
+ * process with SIGTERM, e.g. after a timeout while wrangler was still starting).
+ */
+const live = new Set<ChildProcess>();
+let exitHooked = false;
+function track(child: ChildProcess): void {
+  live.add(child);
+  if (exitHooked) return;
+  exitHooked = true;
+  const stopAll = () => {
+    for (const c of live) c.kill("SIGTERM");
+  };
+  process.once("exit", stopAll);
+  process.once("SIGTERM", () => {
+    stopAll();
+    process.exit(143);
+  });
+}
+
+/** Starts `wrangler dev` with `vars` added to wrangler.toml's [vars]; resolves once /healthz answers. */
+export async function startWranglerDev(
+  vars: Record<string, string> = {},
+  timeoutMs = 90_000,
+): Promise<WranglerDev> {
+  const port = await freePort();
+  const scratch = mkdtempSync(join(tmpdir(), "pemba-wrangler-"));
+  const args = [
+    WRANGLER_CLI,
+    "dev",
+    "--config",
+    join(REPO_DIR, "wrangler.toml"),
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(await freePort()),
+    "--persist-to",
+    join(scratch, "state"),
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    "warn",
+  ];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_DIR,
+    env: {
+      ...process.env,
+      // Offline and quiet: no telemetry, no fetch of the request.cf object, no update check, logs in scratch.
+      WRANGLER_SEND_METRICS: "false",
+      DO_NOT_TRACK: "1",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_LOG_PATH: join(scratch, "logs"),
+      CI: "true",
+      NO_COLOR: "1",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  track(child);
+  const exited = new Promise<void>((done) =>
+    child.once("exit", () => {
+      live.delete(child);
+      done();
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+
+  const close = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(scratch, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await close();
+      throw new Error(`wrangler dev exited early (${child.exitCode ?? child.signalCode}):\n${output}`);
+    }
+    // A failed build does not end `wrangler dev` (it waits for a fix); fail at once instead of timing out.
+    if (/Build failed|\[ERROR\]/.test(output)) {
+      await close();
+      throw new Error(`wrangler dev could not start the Worker:\n${output}`);
+    }
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await close();
+      throw new Error(`wrangler dev did not answer within ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const call: WranglerDev["call"] = async (path, body, headers = {}) => {
+    const res = await fetch(`${url}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
+
+  return { url, child, output: () => output, call, close };
+}
