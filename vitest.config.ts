@@ -16,6 +16,7 @@ export default defineConfig({
         test: {
           name: "node-server",
           root: "packages/node-server",
+          globalSetup: ["test/global-setup.ts"],
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,

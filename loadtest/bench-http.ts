@@ -3,10 +3,13 @@
  * fixed check response, both loaded by k6 in the open model (constant arrival rate, no sleep) with the request mix
  * of Permify's check script. Everything runs on 127.0.0.1 and stops by itself.
  *
- *   node --experimental-strip-types loadtest/bench-http.ts [--postgres] [--rate 2000] [--duration 60]
+ *   node --experimental-strip-types loadtest/bench-http.ts [--postgres | --memory] [--rate 2000] [--duration 60]
  *        [--start-rate 500] [--step-factor 1.25] [--step-duration 15] [--max-rate 20000] [--log-level info]
  *        [--skip-bare] [--cpu-prof-dir <dir>]   (the latter writes pemba's V8 CPU profile; read it with
  *        loadtest/profile-summary.ts)
+ *
+ * --memory serves from the memory store (`--database memory:`), which isolates the HTTP layer's cost (parsing,
+ * validation, auth, logging, metrics, serialization) from SQL; the seed data is the same.
  *
  * Measures (a) server CPU (user+system from /proc/<pid>/stat) per answered request at a fixed rate; (b) the highest
  * rate held with p99 <= 10 ms and < 1% dropped iterations, stepping the rate up; (c) server RSS after seeding and
@@ -25,6 +28,7 @@ import { type ServerProcess, startBareServer, startPemba } from "./lib/servers.t
 const { values } = parseArgs({
   options: {
     postgres: { type: "boolean" },
+    memory: { type: "boolean" },
     rate: { type: "string", default: "2000" },
     duration: { type: "string", default: "60" },
     "start-rate": { type: "string", default: "500" },
@@ -36,6 +40,7 @@ const { values } = parseArgs({
     "cpu-prof-dir": { type: "string" },
   },
 });
+if (values.postgres && values.memory) throw new Error("--postgres and --memory exclude each other");
 const RATE = Number(values.rate);
 const DURATION = Number(values.duration);
 const P99_LIMIT_MS = 10;
@@ -147,7 +152,9 @@ if (!values["skip-bare"]) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-bench-"));
-const database = await startDatabase(values.postgres === true, dir);
+const database = values.memory
+  ? { url: "memory:", label: "memory store (memory:)", stop: async () => {} }
+  : await startDatabase(values.postgres === true, dir);
 log(`database: ${database.label}`);
 const profileDir = values["cpu-prof-dir"];
 const server = await startPemba(
@@ -167,7 +174,7 @@ try {
   const cost = await measureCost(server, schemaVersion, pgPort);
   log("stepping the rate up (pemba) ...");
   const best = await highestRate(server, schemaVersion);
-  const kind = values.postgres ? "PostgreSQL" : "SQLite";
+  const kind = values.postgres ? "PostgreSQL" : values.memory ? "memory" : "SQLite";
   report.push(
     `pemba (${kind}): CPU/check ${cost.cpuPerRequestUs.toFixed(1)} us` +
       (cost.pgCpuPerRequestUs === undefined ? "" : ` + PostgreSQL ${cost.pgCpuPerRequestUs.toFixed(1)} us`) +

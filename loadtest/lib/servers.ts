@@ -1,5 +1,5 @@
 /** Starts the servers under test as child processes on 127.0.0.1 and stops them. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { LOADTEST_DIR } from "./k6.ts";
@@ -54,7 +54,16 @@ function wrap(child: ChildProcess, url: string): ServerProcess {
   };
 }
 
-/** `pemba serve` on 127.0.0.1 with `database`; stdout (request logs) is discarded unless `logFile`. */
+/** Builds the bundled CLI (packages/node-server/dist/pemba.mjs, what `pnpm pemba` runs) when it is stale. */
+export function buildPemba(): string {
+  execFileSync(process.execPath, ["packages/node-server/scripts/build.mjs", "--quiet"], {
+    cwd: REPO_DIR,
+    stdio: "inherit",
+  });
+  return "packages/node-server/dist/pemba.mjs";
+}
+
+/** `pemba serve` (the bundled CLI, as `pnpm pemba serve` runs it) on 127.0.0.1 with `database`; stdout discarded. */
 export async function startPemba(
   database: string,
   extraArgs: string[] = [],
@@ -62,9 +71,8 @@ export async function startPemba(
 ): Promise<ServerProcess> {
   const port = await freePort();
   const args = [
-    ...NODE_FLAGS,
     ...nodeFlags,
-    "packages/node-server/src/cli.ts",
+    buildPemba(),
     "serve",
     "--database",
     database,

@@ -8,6 +8,8 @@ export const DEFAULT_DATABASE = "./pemba.db";
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 3476;
 export const DEFAULT_GC_WINDOW = "24h";
+export const DEFAULT_REPLICA_REFRESH = "1s";
+export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -35,6 +37,12 @@ export interface ServeConfig {
   logLevel: LogLevel;
   /** Allow a non-loopback bind without authentication. */
   insecureBindAny: boolean;
+  /** Serve engine reads from an in-memory replica of the SQL store (ignored for memory:). */
+  replica: boolean;
+  /** How often the replica polls the database for writes of other processes; 0 = never. */
+  replicaRefreshMs: number;
+  /** Above this many rows (tuples + attributes) at startup, run without the replica. */
+  replicaMaxRows: number;
 }
 
 /** Flag name -> environment variable; the single source for parsing and for `--help`. */
@@ -76,6 +84,21 @@ export const SERVE_OPTIONS = {
     arg: "<duration>",
     help: `keep deleted data this long, e.g. 30m, 24h, 7d; 0 disables GC (default ${DEFAULT_GC_WINDOW})`,
   },
+  replica: {
+    env: "PEMBA_REPLICA",
+    arg: "<on|off>",
+    help: "answer checks from an in-memory replica of the SQL database, kept up to date through its change feed (default on)",
+  },
+  "replica-refresh": {
+    env: "PEMBA_REPLICA_REFRESH",
+    arg: "<duration>",
+    help: `how often the replica looks for writes made by other processes, e.g. 500ms, 5s; 0 = never (default ${DEFAULT_REPLICA_REFRESH})`,
+  },
+  "replica-max-rows": {
+    env: "PEMBA_REPLICA_MAX_ROWS",
+    arg: "<n>",
+    help: `run without the replica when the database holds more rows than this at startup (default ${DEFAULT_REPLICA_MAX_ROWS})`,
+  },
   "log-level": {
     env: "PEMBA_LOG_LEVEL",
     arg: "<level>",
@@ -116,7 +139,25 @@ export function resolveServeConfig(
     gcWindowMs: parseDuration(get("gc-window") ?? DEFAULT_GC_WINDOW),
     logLevel,
     insecureBindAny: flags["insecure-bind-any"] === true || insecureEnv === "1" || insecureEnv === "true",
+    replica: parseSwitch("--replica", get("replica") ?? "on"),
+    replicaRefreshMs: parseDuration(get("replica-refresh") ?? DEFAULT_REPLICA_REFRESH),
+    replicaMaxRows: parseCount(
+      "--replica-max-rows",
+      get("replica-max-rows") ?? String(DEFAULT_REPLICA_MAX_ROWS),
+    ),
   };
+}
+
+function parseSwitch(flag: string, text: string): boolean {
+  if (text === "on" || text === "true" || text === "1") return true;
+  if (text === "off" || text === "false" || text === "0") return false;
+  throw new ConfigError(`invalid ${flag} "${text}"; expected on or off`);
+}
+
+function parseCount(flag: string, text: string): number {
+  const clean = text.replace(/_/g, "");
+  if (!/^\d+$/.test(clean)) throw new ConfigError(`invalid ${flag} "${text}"; expected a whole number`);
+  return Number(clean);
 }
 
 function resolveAuth(

@@ -38,6 +38,9 @@ ${serveOptionLines()}
 
   Zero-config default: SQLite file ${DEFAULT_DATABASE} on ${DEFAULT_HOST}:${DEFAULT_PORT}, no authentication.
   Without --auth-keys or --jwks-url the server refuses to bind anything but a loopback address.
+  With a SQL database, checks are answered from an in-memory replica (--replica on): loaded at startup, it
+  sees this process's writes at once and other processes' writes within --replica-refresh, or at once for a
+  request that carries their snap token.
   SIGINT/SIGTERM: stop accepting, finish in-flight requests, close the database, exit 0.
 
 validate options:

@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener, type Http2Bindings, type HttpBindings } from "@hono/node-server";
-import { createApp } from "@pemba/core/http/index";
+import { CHECK_ROUTE, createApp } from "@pemba/core/http/index";
 import { PembaService } from "@pemba/core/service/index";
 import { openStore } from "@pemba/core/store/open";
 import type { Store } from "@pemba/core/store/store";
@@ -16,12 +16,14 @@ import {
   DEFAULT_DATABASE,
   DEFAULT_GC_WINDOW,
   DEFAULT_HOST,
+  DEFAULT_REPLICA_MAX_ROWS,
+  DEFAULT_REPLICA_REFRESH,
   describeDatabase,
   parseDuration,
   type ServeConfig,
 } from "./config.ts";
 import { pembaVersion } from "./help.ts";
-import { createLogger } from "./logger.ts";
+import { createBatchedLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { normalizeRoute } from "./routes.ts";
 
@@ -29,7 +31,7 @@ export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
 export { resolveServeConfig } from "./config.ts";
 
 export interface StartServerOptions extends Partial<ServeConfig> {
-  /** Defaults to a pino logger on stdout at `logLevel`. */
+  /** Defaults to a pino logger on stdout at `logLevel` (lines batched, see logger.ts). */
   logger?: Logger;
 }
 
@@ -56,11 +58,26 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     gcWindowMs: options.gcWindowMs ?? parseDuration(DEFAULT_GC_WINDOW),
     logLevel: options.logLevel ?? "info",
     insecureBindAny: options.insecureBindAny ?? false,
+    replica: options.replica ?? true,
+    replicaRefreshMs: options.replicaRefreshMs ?? parseDuration(DEFAULT_REPLICA_REFRESH),
+    replicaMaxRows: options.replicaMaxRows ?? DEFAULT_REPLICA_MAX_ROWS,
   };
   assertSafeBind(config);
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const ownLogger = options.logger === undefined ? createBatchedLogger(config.logLevel) : undefined;
+  const logger = options.logger ?? ownLogger!.logger;
+  // The access line of a successful check: written directly when the logger is ours, via pino otherwise.
+  const logAnswered =
+    ownLogger === undefined
+      ? (status: number, ms: number) =>
+          logger.info({ method: "POST", route: CHECK_ROUTE, status, ms }, "request")
+      : (status: number, ms: number) => ownLogger.request("POST", CHECK_ROUTE, status, ms);
   const metrics = createServerMetrics();
-  const store = await openStore(config.database, { onQuery: metrics.observeQuery });
+  const store = await openStore(config.database, {
+    onQuery: metrics.observeQuery,
+    replica: config.replica
+      ? { refreshMs: config.replicaRefreshMs, maxRows: config.replicaMaxRows, logger }
+      : undefined,
+  });
 
   let server: Server;
   try {
@@ -89,17 +106,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
     server = createServer((req, res) => {
       const started = performance.now();
-      let status = 200;
-      const answered = app.handleNodeCheck(req, {
-        writeHead(code: number, headers: Record<string, string>) {
-          status = code;
-          return res.writeHead(code, headers);
-        },
-        end(body: string) {
-          res.end(body);
-          logCheck(logger, req.url ?? "", status, body, performance.now() - started);
-        },
-      });
+      const answered = app.handleNodeCheck(req, res, (status, body) =>
+        status < 400
+          ? logAnswered(status, round(performance.now() - started))
+          : logCheckFailed(logger, status, body, performance.now() - started),
+      );
       if (!answered) listener(req, res);
     });
     await listen(server, config.port, config.host);
@@ -124,6 +135,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       await closeGracefully(server);
       await store.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
+      ownLogger?.close();
     })();
     return closing;
   };
@@ -154,15 +166,9 @@ function logRequest(logger: Logger, method: string, path: string, response: Resp
     );
 }
 
-/** The log line of a check answered on the node:http fast path. */
-function logCheck(logger: Logger, url: string, status: number, body: string, ms: number): void {
-  const queryStart = url.indexOf("?");
-  const path = queryStart < 0 ? url : url.slice(0, queryStart);
-  const entry = { method: "POST", route: normalizeRoute("POST", path), status, ms: round(ms) };
-  if (status < 400) {
-    logger.info(entry, "request");
-    return;
-  }
+/** The warning of a check answered with an error on the node:http fast path (always POST on the check route). */
+function logCheckFailed(logger: Logger, status: number, body: string, ms: number): void {
+  const entry = { method: "POST", route: CHECK_ROUTE, status, ms: round(ms) };
   try {
     const { code, message } = JSON.parse(body) as { code?: number; message?: string };
     logger.warn({ ...entry, grpcCode: code, error: message }, "request failed");

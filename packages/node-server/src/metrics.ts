@@ -49,16 +49,41 @@ export function createServerMetrics(): ServerMetrics {
     buckets: SQL_BUCKETS,
     registers: [registry],
   });
+  // Label lookups (prom-client hashes the label object on every call) are done once per label set: the hot path
+  // keeps the child counter/histogram of each (route, status), decision and statement kind.
+  type CounterChild = ReturnType<typeof requests.labels>;
+  type HistogramChild = ReturnType<typeof latency.labels>;
+  const byRouteStatus = new Map<string, { count: CounterChild; time: HistogramChild }>();
+  const byDecision = new Map<string, CounterChild>();
+  const byKind = new Map<string, ReturnType<typeof queries.labels>>();
   return {
     registry,
     observeRequest({ route, status, seconds, decision }) {
-      const labels = { route, status: String(status) };
-      requests.inc(labels);
-      latency.observe(labels, seconds);
-      if (decision !== undefined) decisions.inc({ decision: normalizeDecision(decision) });
+      const key = `${status} ${route}`;
+      let children = byRouteStatus.get(key);
+      if (children === undefined) {
+        const labels = { route, status: String(status) };
+        children = { count: requests.labels(labels), time: latency.labels(labels) };
+        byRouteStatus.set(key, children);
+      }
+      children.count.inc();
+      children.time.observe(seconds);
+      if (decision !== undefined) {
+        let counter = byDecision.get(decision);
+        if (counter === undefined) {
+          counter = decisions.labels({ decision: normalizeDecision(decision) });
+          byDecision.set(decision, counter);
+        }
+        counter.inc();
+      }
     },
     observeQuery(kind, seconds) {
-      queries.observe({ kind }, seconds);
+      let histogram = byKind.get(kind);
+      if (histogram === undefined) {
+        histogram = queries.labels({ kind });
+        byKind.set(kind, histogram);
+      }
+      histogram.observe(seconds);
     },
   };
 }

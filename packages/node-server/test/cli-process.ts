@@ -1,9 +1,12 @@
-/** Runs the real `pemba` CLI as a child process (the same command as `pnpm pemba`). */
+/**
+ * Runs the real `pemba` CLI as a child process: the bundle that `pnpm pemba` runs (built by the project's
+ * globalSetup, test/global-setup.ts).
+ */
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 
 export const REPO_DIR = resolve(import.meta.dirname, "../../..");
-const CLI = resolve(REPO_DIR, "packages/node-server/src/cli.ts");
+const CLI = resolve(REPO_DIR, "packages/node-server/dist/pemba.mjs");
 
 export interface CliResult {
   code: number | null;
@@ -25,7 +28,7 @@ export interface CliProcess {
 }
 
 export function startCli(args: string[], env: Record<string, string> = {}, cwd = REPO_DIR): CliProcess {
-  const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", CLI, ...args], {
+  const child = spawn(process.execPath, [CLI, ...args], {
     cwd,
     env: { ...cleanEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -21,7 +21,31 @@ describe("serve configuration", () => {
       gcWindowMs: 24 * 3_600_000,
       logLevel: "info",
       insecureBindAny: false,
+      replica: true,
+      replicaRefreshMs: 1000,
+      replicaMaxRows: 5_000_000,
     });
+  });
+
+  it("replica options: on/off, refresh interval and row limit from flags or environment", () => {
+    expect(
+      resolveServeConfig(
+        {},
+        { PEMBA_REPLICA: "off", PEMBA_REPLICA_REFRESH: "250ms", PEMBA_REPLICA_MAX_ROWS: "1000" },
+      ),
+    ).toMatchObject({ replica: false, replicaRefreshMs: 250, replicaMaxRows: 1000 });
+    expect(
+      resolveServeConfig(
+        { replica: "on", "replica-refresh": "0", "replica-max-rows": "2_000_000" },
+        { PEMBA_REPLICA: "off" },
+      ),
+    ).toMatchObject({ replica: true, replicaRefreshMs: 0, replicaMaxRows: 2_000_000 });
+    expect(() => resolveServeConfig({ replica: "maybe" }, {})).toThrow(
+      new ConfigError('invalid --replica "maybe"; expected on or off'),
+    );
+    expect(() => resolveServeConfig({ "replica-max-rows": "-5" }, {})).toThrow(
+      new ConfigError('invalid --replica-max-rows "-5"; expected a whole number'),
+    );
   });
 
   it("environment variables apply, flags override them", () => {

@@ -1,6 +1,6 @@
 import type { CompiledRule } from "../rules/index.ts";
 import type { EntityDefinition, SchemaDefinition } from "../schema/ast.ts";
-import type { MemberEvaluator } from "./walk.ts";
+import type { MemberEvaluator, MemberRef, ReadRef } from "./walk.ts";
 
 export type MemberKind = "relation" | "permission" | "attribute";
 
@@ -10,6 +10,8 @@ export interface CompiledEntity {
   /** Every relation, permission and attribute by name. */
   readonly members: Map<string, MemberEvaluator>;
   readonly kinds: Map<string, MemberKind>;
+  /** Every member, and every rule not shadowed by a member (a rule called by name), with its slot. */
+  readonly refs: Map<string, MemberRef>;
 }
 
 /** A schema compiled once: closures per (entity, member) and compiled CEL rules. */
@@ -17,4 +19,6 @@ export interface CompiledSchema {
   readonly definition: SchemaDefinition;
   readonly entities: Map<string, CompiledEntity>;
   readonly rules: Map<string, CompiledRule>;
+  /** Every ref (members, rules callable by name, reads of names that are not members) by slot. */
+  readonly slots: readonly ReadRef[];
 }

@@ -1,3 +1,13 @@
 export { compileSchema } from "./compile-schema.ts";
 export type { CompiledEntity, CompiledSchema, MemberKind } from "./compiled-schema.ts";
-export { FAILED, FALSE, type MemberEvaluator, PENDING, TRUE, type Walk, type WalkResult } from "./walk.ts";
+export {
+  FAILED,
+  FALSE,
+  type MemberEvaluator,
+  type MemberRef,
+  PENDING,
+  type ReadRef,
+  TRUE,
+  type Walk,
+  type WalkResult,
+} from "./walk.ts";

@@ -5,6 +5,7 @@
  */
 import type { Subject, Tuple } from "../model.ts";
 import type { CompiledRule } from "../rules/index.ts";
+import type { AttributeQuery, TupleQuery } from "../store/store.ts";
 
 export const FALSE = 0;
 export const TRUE = 1;
@@ -12,15 +13,38 @@ export const PENDING = 2;
 export const FAILED = 3;
 export type WalkResult = 0 | 1 | 2 | 3;
 
+/**
+ * One readable/invocable name of one entity type, resolved when the schema compiles. `slot` is a small integer
+ * unique in the compiled schema: the engine keys its per-request memo and read cache by (slot, id), so the hot
+ * path builds no string keys.
+ */
+export interface ReadRef {
+  readonly slot: number;
+  readonly type: string;
+  readonly name: string;
+  /** Engine scratch: a one-read query reused for synchronous stores (never handed to a pending promise twice). */
+  tupleScratch: TupleQuery[] | undefined;
+  attributeScratch: AttributeQuery[] | undefined;
+}
+
+/** A relation, permission, attribute (or a rule called by name) of one entity type, with its closure. */
+export interface MemberRef extends ReadRef {
+  evaluate: MemberEvaluator;
+}
+
 export interface Walk {
   /** The subject of the question being answered. */
   readonly subject: Subject;
   /** A nested sub-check (Permify's invoker): depth, self-subject rule, memo, cycle cut, then the member's closure. */
   invoke(type: string, id: string, name: string, depth: number): WalkResult;
-  /** Stored ∪ contextual tuples `type:id#relation@*`; undefined while not loaded. */
-  tuples(type: string, id: string, relation: string): readonly Tuple[] | undefined;
+  /** `invoke` of a member resolved at compile time. */
+  call(ref: MemberRef, id: string, depth: number): WalkResult;
+  /** The member `type#name` (undefined when the schema has none): for closures that cache it per subject type. */
+  member(type: string, name: string): MemberRef | undefined;
+  /** Stored ∪ contextual tuples `type:id#relation@*` of the relation `ref`; undefined while not loaded. */
+  relation(ref: ReadRef, id: string): readonly Tuple[] | undefined;
   /** A boolean attribute leaf: contextual first, then stored; missing → FALSE. */
-  booleanAttribute(type: string, id: string, name: string): WalkResult;
+  attribute(ref: ReadRef, id: string): WalkResult;
   /** A rule call with the entity's attributes as arguments (stored first, then contextual, then zero values). */
   callRule(rule: CompiledRule, type: string, id: string): WalkResult;
 }

@@ -26,7 +26,13 @@ export function check(
   const { type, id } = query.entity;
   const permission = query.permission;
   const depth = target.depth;
-  const result = settle(evaluation, () => evaluation.invoke(type, id, permission, depth));
+  // First pass inline: with a synchronous store it decides, and no pass closure is needed.
+  let result: WalkResult | Promise<WalkResult> = evaluation.invoke(type, id, permission, depth);
+  if (result === PENDING) {
+    const first = evaluation.load();
+    const rest = () => settle(evaluation, () => evaluation.invoke(type, id, permission, depth));
+    result = first === undefined ? rest() : first.then(rest);
+  }
   if (result instanceof Promise) return result.then((r) => outcome(evaluation, r));
   return outcome(evaluation, result);
 }

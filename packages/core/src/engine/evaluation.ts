@@ -14,8 +14,9 @@ import type { CompiledSchema } from "../compile/index.ts";
 import {
   FAILED,
   FALSE,
-  type MemberEvaluator,
+  type MemberRef,
   PENDING,
+  type ReadRef,
   TRUE,
   type Walk,
   type WalkResult,
@@ -27,20 +28,21 @@ import type { AttributeQuery, Store, TupleQuery } from "../store/store.ts";
 import type { EvaluationTarget } from "./types.ts";
 
 const EMPTY: readonly Tuple[] = Object.freeze([]) as readonly Tuple[];
+/** A read queued for the next batch (in the read column of the entry table). */
+const QUEUED: object = Object.freeze({});
+/** Entries kept in plain arrays (linear scan) before an index by slot and id is built. */
+const SMALL = 32;
 
-interface Memo {
-  value: WalkResult;
-  depth: number;
-}
-
-interface PendingRead {
-  type: string;
-  id: string;
-  name: string;
-}
+/** `data` of a request without context (rules only read it). */
+const NO_DATA: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 const readKey = (type: string, id: string, name: string) => `${type}\u0000${id}\u0000${name}`;
 
+/**
+ * The per-request tables are keyed by entry: one (slot, id) pair, where the slot names `type#name` (see ReadRef).
+ * Columns: the read (tuples, attribute or null, QUEUED, undefined when never asked) and, per subject, the memo
+ * (`depth * 2 + result` of a decided sub-problem; -1 or missing when none).
+ */
 export class Evaluation implements Walk {
   readonly schema: CompiledSchema;
   readonly store: Store;
@@ -53,22 +55,27 @@ export class Evaluation implements Walk {
   /** The latest engine error; a FAILED result refers to it. */
   error: unknown = undefined;
 
-  #memo: Map<string, Memo> = new Map();
-  #memoBySubject: Map<string, Map<string, Memo>> | undefined;
-  /** Keys of the sub-problems on the current walk path (short: a linear scan beats a Map here). */
-  readonly #path: string[] = [];
+  // the entry table
+  readonly #slots: number[] = [];
+  readonly #ids: string[] = [];
+  readonly #reads: unknown[] = [];
+  #memo: number[] = [];
+  #bySlot: (Map<string, number> | undefined)[] | undefined = undefined;
+  #memoBySubject: Map<string, number[]> | undefined = undefined;
+  /** Entries of the sub-problems on the current walk path (short: a linear scan beats a Map here). */
+  readonly #path: number[] = [];
   #cut = Number.POSITIVE_INFINITY;
+  /** Refs of names the compiled schema does not know (slots after the schema's). */
+  #extraRefs: Map<string, ReadRef> | undefined = undefined;
+  #extraSlots: ReadRef[] | undefined = undefined;
 
   /** Read directly (no batching) when the store has answered synchronously before: nothing to save. */
   #direct: boolean;
-  readonly #tuples = new Map<string, readonly Tuple[]>();
-  readonly #attributes = new Map<string, Attribute | null>();
-  #rules: Map<string, WalkResult> | undefined;
-  #pendingTuples: PendingRead[] = [];
-  #pendingAttributes: PendingRead[] = [];
-  readonly #pendingKeys = new Set<string>();
-  readonly #contextTuples: Map<string, Tuple[]> | undefined;
-  readonly #contextAttributes: Map<string, Attribute> | undefined;
+  #rules: Map<string, WalkResult> | undefined = undefined;
+  #pendingTuples: number[] = [];
+  #pendingAttributes: number[] = [];
+  readonly #contextTuples: Map<string, Tuple[]> | undefined = undefined;
+  readonly #contextAttributes: Map<string, Attribute> | undefined = undefined;
   /** Store calls made (for tests and tuning). */
   storeCalls = 0;
 
@@ -78,7 +85,7 @@ export class Evaluation implements Walk {
     this.tenantId = target.tenantId;
     this.snap = target.snap;
     const ctx: Context | undefined = target.context;
-    this.data = (ctx?.data as Record<string, unknown>) ?? {};
+    this.data = (ctx?.data as Record<string, unknown>) ?? NO_DATA;
     this.subject = subject;
     this.#direct = synchronousStores.has(this.store);
     if (ctx && ctx.tuples.length > 0) {
@@ -103,11 +110,11 @@ export class Evaluation implements Walk {
     const key = subjectKey(subject);
     if (this.#memoBySubject === undefined) {
       this.#memoBySubject = new Map();
-      if (this.#memo.size > 0) this.#memoBySubject.set(subjectKey(this.subject), this.#memo);
+      this.#memoBySubject.set(subjectKey(this.subject), this.#memo);
     }
     let memo = this.#memoBySubject.get(key);
     if (!memo) {
-      memo = new Map();
+      memo = [];
       this.#memoBySubject.set(key, memo);
     }
     this.#memo = memo;
@@ -119,87 +126,185 @@ export class Evaluation implements Walk {
     return FAILED;
   }
 
+  /** The entry of (slot, id), added when missing. */
+  #entry(slot: number, id: string): number {
+    const slots = this.#slots;
+    const ids = this.#ids;
+    const bySlot = this.#bySlot;
+    if (bySlot === undefined) {
+      for (let i = 0; i < slots.length; i++) if (slots[i] === slot && ids[i] === id) return i;
+      const e = slots.length;
+      slots.push(slot);
+      ids.push(id);
+      this.#reads.push(undefined);
+      if (e + 1 >= SMALL) this.#index();
+      return e;
+    }
+    let byId = bySlot[slot];
+    if (byId === undefined) {
+      byId = new Map();
+      bySlot[slot] = byId;
+    }
+    const found = byId.get(id);
+    if (found !== undefined) return found;
+    const e = slots.length;
+    slots.push(slot);
+    ids.push(id);
+    this.#reads.push(undefined);
+    byId.set(id, e);
+    return e;
+  }
+
+  #index(): void {
+    const bySlot: (Map<string, number> | undefined)[] = [];
+    const slots = this.#slots;
+    const ids = this.#ids;
+    for (let i = 0; i < slots.length; i++) {
+      let byId = bySlot[slots[i]];
+      if (byId === undefined) {
+        byId = new Map();
+        bySlot[slots[i]] = byId;
+      }
+      byId.set(ids[i], i);
+    }
+    this.#bySlot = bySlot;
+  }
+
   invoke(type: string, id: string, name: string, depth: number): WalkResult {
     this.checkCount++;
     if (depth < 0) return this.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
     const s = this.subject;
     if (s.relation === name && s.id === id && s.type === type) return TRUE;
-    const key = `${type}:${id}#${name}`;
-    const memo = this.#memo.get(key);
-    if (memo !== undefined && memo.depth <= depth) return memo.value;
+    const ref = this.member(type, name);
+    if (ref === undefined) return this.fail(new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND"));
+    return this.#run(ref, id, depth);
+  }
+
+  call(ref: MemberRef, id: string, depth: number): WalkResult {
+    this.checkCount++;
+    if (depth < 0) return this.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
+    const s = this.subject;
+    if (s.relation === ref.name && s.id === id && s.type === ref.type) return TRUE;
+    return this.#run(ref, id, depth);
+  }
+
+  /** Memo, cycle cut, then the closure. */
+  #run(ref: MemberRef, id: string, depth: number): WalkResult {
+    const e = this.#entry(ref.slot, id);
+    const memo = this.#memo;
+    const m = memo[e];
+    if (m !== undefined && m >= 0 && m >> 1 <= depth) return (m & 1) as WalkResult;
     const path = this.#path;
-    const at = path.indexOf(key);
+    const at = path.indexOf(e);
     if (at !== -1) {
       if (at < this.#cut) this.#cut = at;
       return FALSE;
     }
-    const evaluate = this.member(type, name);
-    if (evaluate === undefined) return this.fail(new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND"));
     const index = path.length;
-    path.push(key);
+    path.push(e);
     const outerCut = this.#cut;
     this.#cut = Number.POSITIVE_INFINITY;
-    const result = evaluate(this, id, depth - 1);
+    const result = ref.evaluate(this, id, depth - 1);
     path.pop();
     const innerCut = this.#cut;
     if (innerCut >= index) {
-      if (result === TRUE || result === FALSE) this.#memo.set(key, { value: result, depth });
+      if (result === TRUE || result === FALSE) memo[e] = depth * 2 + result;
       this.#cut = outerCut;
     } else this.#cut = Math.min(innerCut, outerCut);
     return result;
   }
 
-  /** The closure for `type#name`: a relation, permission or attribute, or a rule called by name. */
-  member(type: string, name: string): MemberEvaluator | undefined {
-    const entity = this.schema.entities.get(type);
-    if (entity === undefined) return undefined;
-    const evaluate = entity.members.get(name);
-    if (evaluate !== undefined) return evaluate;
-    const rule = this.schema.rules.get(name);
-    if (rule === undefined) return undefined;
-    return (walk, id) => walk.callRule(rule, type, id);
+  /** The member `type#name`: a relation, permission or attribute, or a rule called by name. */
+  member(type: string, name: string): MemberRef | undefined {
+    return this.schema.entities.get(type)?.refs.get(name);
+  }
+
+  /** The ref of a read by name (a slot of its own when the schema has no such member). */
+  #readRef(type: string, name: string): ReadRef {
+    const ref = this.schema.entities.get(type)?.refs.get(name);
+    if (ref !== undefined) return ref;
+    if (this.#extraRefs === undefined || this.#extraSlots === undefined) {
+      this.#extraRefs = new Map();
+      this.#extraSlots = [];
+    }
+    const key = readKey(type, "", name);
+    let extra = this.#extraRefs.get(key);
+    if (extra === undefined) {
+      extra = {
+        slot: this.schema.slots.length + this.#extraSlots.length,
+        type,
+        name,
+        tupleScratch: undefined,
+        attributeScratch: undefined,
+      };
+      this.#extraRefs.set(key, extra);
+      this.#extraSlots.push(extra);
+    }
+    return extra;
   }
 
   tuples(type: string, id: string, relation: string): readonly Tuple[] | undefined {
+    return this.relation(this.#readRef(type, relation), id);
+  }
+
+  relation(ref: ReadRef, id: string): readonly Tuple[] | undefined {
+    const e = this.#entry(ref.slot, id);
+    const read = this.#reads[e];
+    if (read !== undefined) return read === QUEUED ? undefined : (read as readonly Tuple[]);
     if (this.#direct) {
+      let query = ref.tupleScratch;
+      if (query === undefined) {
+        query = [{ entityType: ref.type, entityIds: [id], relations: [ref.name] }];
+        ref.tupleScratch = query;
+      } else query[0].entityIds[0] = id;
       this.storeCalls++;
-      const rows = this.store.queryTuples(this.tenantId, this.snap, [
-        { entityType: type, entityIds: [id], relations: [relation] },
-      ]);
+      const rows = this.store.queryTuples(this.tenantId, this.snap, query);
       if (!(rows instanceof Promise)) {
-        if (this.#contextTuples === undefined) return rows;
-        return mergeContext(rows, this.#contextTuples.get(readKey(type, id, relation)));
+        const tuples =
+          this.#contextTuples === undefined
+            ? rows
+            : mergeContext(rows, this.#contextTuples.get(readKey(ref.type, id, ref.name)));
+        this.#reads[e] = tuples;
+        return tuples;
       }
+      // The store may still read the query: never reuse it.
+      ref.tupleScratch = undefined;
+      rows.catch(() => {});
       this.#direct = false;
     }
-    const key = readKey(type, id, relation);
-    const cached = this.#tuples.get(key);
-    if (cached !== undefined) return cached;
-    if (!this.#pendingKeys.has(key)) {
-      this.#pendingKeys.add(key);
-      this.#pendingTuples.push({ type, id, name: relation });
-    }
+    this.#reads[e] = QUEUED;
+    this.#pendingTuples.push(e);
     return undefined;
   }
 
   /** The stored attribute (null when missing); undefined while not loaded. */
   storedAttribute(type: string, id: string, name: string): Attribute | null | undefined {
+    return this.#stored(this.#readRef(type, name), id);
+  }
+
+  #stored(ref: ReadRef, id: string): Attribute | null | undefined {
+    const e = this.#entry(ref.slot, id);
+    const read = this.#reads[e];
+    if (read !== undefined) return read === QUEUED ? undefined : (read as Attribute | null);
     if (this.#direct) {
+      let query = ref.attributeScratch;
+      if (query === undefined) {
+        query = [{ entityType: ref.type, entityIds: [id], attributes: [ref.name] }];
+        ref.attributeScratch = query;
+      } else (query[0].entityIds as string[])[0] = id;
       this.storeCalls++;
-      const rows = this.store.queryAttributes(this.tenantId, this.snap, [
-        { entityType: type, entityIds: [id], attributes: [name] },
-      ]);
-      if (!(rows instanceof Promise)) return rows.length > 0 ? rows[0] : null;
+      const rows = this.store.queryAttributes(this.tenantId, this.snap, query);
+      if (!(rows instanceof Promise)) {
+        const attribute = rows.length > 0 ? rows[0] : null;
+        this.#reads[e] = attribute;
+        return attribute;
+      }
+      ref.attributeScratch = undefined;
+      rows.catch(() => {});
       this.#direct = false;
     }
-    const key = readKey(type, id, name);
-    const cached = this.#attributes.get(key);
-    if (cached !== undefined) return cached;
-    const pendingKey = `$${key}`;
-    if (!this.#pendingKeys.has(pendingKey)) {
-      this.#pendingKeys.add(pendingKey);
-      this.#pendingAttributes.push({ type, id, name });
-    }
+    this.#reads[e] = QUEUED;
+    this.#pendingAttributes.push(e);
     return undefined;
   }
 
@@ -208,7 +313,14 @@ export class Evaluation implements Walk {
   }
 
   booleanAttribute(type: string, id: string, name: string): WalkResult {
-    const attribute = this.contextAttribute(type, id, name) ?? this.storedAttribute(type, id, name);
+    return this.attribute(this.#readRef(type, name), id);
+  }
+
+  attribute(ref: ReadRef, id: string): WalkResult {
+    let attribute: Attribute | null | undefined;
+    if (this.#contextAttributes !== undefined)
+      attribute = this.#contextAttributes.get(readKey(ref.type, id, ref.name));
+    if (attribute === undefined) attribute = this.#stored(ref, id);
     if (attribute === undefined) return PENDING;
     if (attribute === null) return FALSE;
     if (attribute.value.type !== "ATTRIBUTE_TYPE_BOOLEAN")
@@ -243,6 +355,12 @@ export class Evaluation implements Walk {
     return result;
   }
 
+  /** The ref (type, name) of an entry's slot. */
+  #refOf(slot: number): ReadRef {
+    const slots = this.schema.slots;
+    return slot < slots.length ? slots[slot] : (this.#extraSlots as ReadRef[])[slot - slots.length];
+  }
+
   /** Loads every queued read: one store call per kind. Undefined when done synchronously. */
   load(): Promise<void> | undefined {
     const tuples = this.#pendingTuples;
@@ -251,16 +369,23 @@ export class Evaluation implements Walk {
       throw new PembaError("ERROR_CODE_INTERNAL", "evaluation pending without reads");
     this.#pendingTuples = [];
     this.#pendingAttributes = [];
-    this.#pendingKeys.clear();
     let tupleRows: Tuple[] | Promise<Tuple[]> | undefined;
     let attributeRows: Attribute[] | Promise<Attribute[]> | undefined;
     if (tuples.length > 0) {
       this.storeCalls++;
-      tupleRows = this.store.queryTuples(this.tenantId, this.snap, tupleQueries(tuples));
+      tupleRows = this.store.queryTuples(
+        this.tenantId,
+        this.snap,
+        this.#queries(tuples, false) as TupleQuery[],
+      );
     }
     if (attributes.length > 0) {
       this.storeCalls++;
-      attributeRows = this.store.queryAttributes(this.tenantId, this.snap, attributeQueries(attributes));
+      attributeRows = this.store.queryAttributes(
+        this.tenantId,
+        this.snap,
+        this.#queries(attributes, true) as AttributeQuery[],
+      );
     }
     if (tupleRows instanceof Promise || attributeRows instanceof Promise) {
       return Promise.all([tupleRows, attributeRows]).then(([t, a]) => {
@@ -274,40 +399,66 @@ export class Evaluation implements Walk {
     return undefined;
   }
 
-  #fillTuples(reads: PendingRead[], rows: Tuple[]): void {
-    const cache = this.#tuples;
-    for (let i = 0; i < reads.length; i++) {
-      const r = reads[i];
-      cache.set(readKey(r.type, r.id, r.name), EMPTY);
+  /** One query per slot (entity type and name) with every id wanted. */
+  #queries(entries: number[], attributes: boolean): (TupleQuery | AttributeQuery)[] {
+    const groups = new Map<number, { entityType: string; entityIds: string[]; names: string[] }>();
+    for (const e of entries) {
+      const slot = this.#slots[e];
+      const group = groups.get(slot);
+      if (group) group.entityIds.push(this.#ids[e]);
+      else {
+        const ref = this.#refOf(slot);
+        groups.set(slot, { entityType: ref.type, entityIds: [this.#ids[e]], names: [ref.name] });
+      }
     }
+    const out: (TupleQuery | AttributeQuery)[] = [];
+    for (const g of groups.values())
+      out.push(
+        attributes
+          ? { entityType: g.entityType, entityIds: g.entityIds, attributes: g.names }
+          : { entityType: g.entityType, entityIds: g.entityIds, relations: g.names },
+      );
+    return out;
+  }
+
+  /** Entries by read key, for matching returned rows. */
+  #keyed(entries: number[]): Map<string, number> {
+    const byKey = new Map<string, number>();
+    for (const e of entries) {
+      const ref = this.#refOf(this.#slots[e]);
+      byKey.set(readKey(ref.type, this.#ids[e], ref.name), e);
+    }
+    return byKey;
+  }
+
+  #fillTuples(entries: number[], rows: Tuple[]): void {
+    const reads = this.#reads;
+    for (const e of entries) reads[e] = EMPTY;
+    const byKey = this.#keyed(entries);
     for (let i = 0; i < rows.length; i++) {
       const t = rows[i];
-      const key = readKey(t.entity.type, t.entity.id, t.relation);
-      const list = cache.get(key);
-      if (list === undefined) continue;
-      if (list === EMPTY) cache.set(key, [t]);
+      const e = byKey.get(readKey(t.entity.type, t.entity.id, t.relation));
+      if (e === undefined) continue;
+      const list = reads[e] as readonly Tuple[];
+      if (list === EMPTY) reads[e] = [t];
       else (list as Tuple[]).push(t);
     }
     const ctx = this.#contextTuples;
     if (ctx === undefined) return;
-    for (let i = 0; i < reads.length; i++) {
-      const r = reads[i];
-      const key = readKey(r.type, r.id, r.name);
+    for (const [key, e] of byKey) {
       const extra = ctx.get(key);
-      if (extra) cache.set(key, mergeContext(cache.get(key) ?? EMPTY, extra));
+      if (extra) reads[e] = mergeContext(reads[e] as readonly Tuple[], extra);
     }
   }
 
-  #fillAttributes(reads: PendingRead[], rows: Attribute[]): void {
-    const cache = this.#attributes;
-    for (let i = 0; i < reads.length; i++) {
-      const r = reads[i];
-      cache.set(readKey(r.type, r.id, r.name), null);
-    }
+  #fillAttributes(entries: number[], rows: Attribute[]): void {
+    const reads = this.#reads;
+    for (const e of entries) reads[e] = null;
+    const byKey = this.#keyed(entries);
     for (let i = 0; i < rows.length; i++) {
       const a = rows[i];
-      const key = readKey(a.entity.type, a.entity.id, a.attribute);
-      if (cache.has(key)) cache.set(key, a);
+      const e = byKey.get(readKey(a.entity.type, a.entity.id, a.attribute));
+      if (e !== undefined) reads[e] = a;
     }
   }
 }
@@ -328,34 +479,6 @@ function mergeContext(stored: readonly Tuple[], extra: Tuple[] | undefined): rea
 }
 
 export const subjectKey = (s: Subject): string => `${s.type}:${s.id}#${s.relation}`;
-
-/** One TupleQuery per (entity type, relation) with every id wanted. */
-function tupleQueries(reads: PendingRead[]): TupleQuery[] {
-  if (reads.length === 1) {
-    const r = reads[0];
-    return [{ entityType: r.type, entityIds: [r.id], relations: [r.name] }];
-  }
-  const groups = new Map<string, TupleQuery>();
-  for (const r of reads) {
-    const k = `${r.type}\u0000${r.name}`;
-    const q = groups.get(k);
-    if (q) q.entityIds.push(r.id);
-    else groups.set(k, { entityType: r.type, entityIds: [r.id], relations: [r.name] });
-  }
-  return [...groups.values()];
-}
-
-/** One AttributeQuery per (entity type, attribute) with every id wanted. */
-function attributeQueries(reads: PendingRead[]): AttributeQuery[] {
-  const groups = new Map<string, AttributeQuery & { entityIds: string[] }>();
-  for (const r of reads) {
-    const k = `${r.type}\u0000${r.name}`;
-    const q = groups.get(k);
-    if (q) q.entityIds.push(r.id);
-    else groups.set(k, { entityType: r.type, entityIds: [r.id], attributes: [r.name] });
-  }
-  return [...groups.values()];
-}
 
 /** Runs passes until decided, loading reads between passes; awaits only when the store answered with a promise. */
 export function settle(evaluation: Evaluation, pass: () => WalkResult): WalkResult | Promise<WalkResult> {

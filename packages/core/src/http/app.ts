@@ -6,7 +6,12 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { PembaError } from "../errors.ts";
 import type { PembaService } from "../service/index.ts";
 import { type AuthConfig, createAuthenticator } from "./auth/index.ts";
-import { createFastCheck, type NodeRequestLike, type NodeResponseLike } from "./check-fast-fetch.ts";
+import {
+  createFastCheck,
+  type NodeCheckAnswered,
+  type NodeRequestLike,
+  type NodeResponseLike,
+} from "./check-fast-fetch.ts";
 import { type CorsOptions, CorsPolicy } from "./cors.ts";
 import { DOCS_PAGE } from "./docs-page.ts";
 import { errorResponse } from "./error-response.ts";
@@ -38,9 +43,10 @@ export type PembaApp = OpenAPIHono<PembaEnv> & {
   /**
    * Node only, optional: answers `POST /v1/tenants/<t>/permissions/check` directly on node:http's (req, res) and
    * returns true; returns false for every other request (hand it to @hono/node-server's listener). Same behaviour
-   * as `app.fetch` for checks, without building a Request/Response (the cheapest check on Node).
+   * as `app.fetch` for checks, without building a Request/Response (the cheapest check on Node), plus a
+   * Content-Length. `answered` (optional) is called with the status and body once the response is handed over.
    */
-  handleNodeCheck(req: NodeRequestLike, res: NodeResponseLike): boolean;
+  handleNodeCheck(req: NodeRequestLike, res: NodeResponseLike, answered?: NodeCheckAnswered): boolean;
 };
 
 export function createApp(opts: AppOptions): PembaApp {

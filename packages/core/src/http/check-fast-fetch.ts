@@ -4,10 +4,14 @@
  * errors, auth, CORS and observe hook); anything that is not `POST /v1/tenants/<t>/permissions/check` returns
  * undefined and goes to Hono. On Node (@hono/node-server, which passes `{ incoming }` as env) headers are read from
  * the IncomingMessage, so the Request's Headers object is never built.
+ *
+ * The endpoint runs on callbacks, not async functions: with the schema cached and a synchronous store, a check is
+ * answered in the request's `end` event with no promise or microtask in between.
  */
 
+import type { CheckOutcome } from "../engine/types.ts";
 import type { PembaService } from "../service/index.ts";
-import type { Authenticator } from "./auth/index.ts";
+import type { Authenticator, Principal } from "./auth/index.ts";
 import { assertTenantAllowed, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { errorResponseParts, JSON_HEADERS } from "./error-response.ts";
@@ -55,8 +59,7 @@ export interface NodeRequestLike {
   method?: string;
   url?: string;
   headers: NodeHeaders;
-  setEncoding(encoding: "utf8"): unknown;
-  on(event: "data", listener: (chunk: string) => void): unknown;
+  on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
   on(event: "end", listener: () => void): unknown;
   on(event: "error", listener: (error: unknown) => void): unknown;
 }
@@ -66,6 +69,9 @@ export interface NodeResponseLike {
   end(body: string): unknown;
 }
 
+/** Called after a check's response was handed to node:http (for logging). */
+export type NodeCheckAnswered = (status: number, body: string) => void;
+
 export interface FastCheckDeps {
   service: PembaService;
   limits: Limits;
@@ -74,62 +80,160 @@ export interface FastCheckDeps {
   observe: Observe | undefined;
 }
 
-interface CheckAnswer {
-  status: number;
-  body: string;
-  headers: Record<string, string>;
+type Finish = (status: number, body: string, headers: Record<string, string>) => void;
+type ReadBody = (done: (text: string) => void, fail: (error: unknown) => void) => void;
+
+const INTERNAL_ERROR = '{"code":13,"message":"internal error","details":[]}';
+
+const isThenable = <T>(v: T | PromiseLike<T>): v is PromiseLike<T> =>
+  typeof (v as { then?: unknown } | null)?.then === "function";
+
+/** UTF-8 byte length of a string (as Buffer.byteLength; lone surrogates count as U+FFFD, 3 bytes). */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 2; // 4 bytes for 2 UTF-16 units
+        i++;
+      } else bytes += 2;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+/** Decodes a body without a BOM strip (like Node's StringDecoder): a leading BOM stays and fails JSON.parse. */
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** node:http's request body as text: one decode for the usual single chunk, a streaming decode otherwise. */
+function readNodeBody(req: NodeRequestLike): ReadBody {
+  return (done, fail) => {
+    let first: Uint8Array | undefined;
+    let decoder: InstanceType<typeof TextDecoder> | undefined;
+    let text = "";
+    req.on("data", (chunk) => {
+      if (first === undefined && decoder === undefined) {
+        first = chunk;
+        return;
+      }
+      if (decoder === undefined) {
+        decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+        text = decoder.decode(first, { stream: true });
+        first = undefined;
+      }
+      text += decoder.decode(chunk, { stream: true });
+    });
+    req.on("end", () => {
+      if (decoder !== undefined) done(text + decoder.decode());
+      else done(first === undefined ? "" : utf8.decode(first));
+    });
+    req.on("error", fail);
+  };
 }
 
 export function createFastCheck(deps: FastCheckDeps) {
   const { service, limits, auth, cors, observe } = deps;
+  const maxBytes = limits.maxBodyBytes;
 
-  /** The whole endpoint on plain values: header lookup + body text in, status/body/headers out. */
-  async function answer(
+  /**
+   * The whole endpoint on plain values: header lookup + body reader in, status/body/headers out (exactly once).
+   * Order as on the routed endpoint: authentication, tenant id, tenant access, declared size, body, check.
+   */
+  function answer(
     header: (name: string) => string | undefined,
-    readBody: () => Promise<string>,
+    readBody: ReadBody,
     tenantId: string,
-  ): Promise<CheckAnswer> {
+    contentLength: boolean,
+    finish: Finish,
+  ): void {
     const start = observe === undefined ? 0 : performance.now();
-    let decision: string | undefined;
-    let status = 200;
-    let body: string;
-    try {
-      const principal = auth === undefined ? UNRESTRICTED : await auth.authenticate(header("authorization"));
-      validateTenantId("PermissionCheckRequest", tenantId);
-      assertTenantAllowed(principal, tenantId);
-      const declared = header("content-length");
-      if (declared !== undefined && Number(declared) > limits.maxBodyBytes) throw requestTooLarge();
-      const outcome = await checkFromBody(
-        service,
-        limits,
-        tenantId,
-        parseJsonBody(await readBody(), limits.maxBodyBytes),
-      );
-      decision = outcome.can;
-      body = checkResponseText(outcome);
-    } catch (e) {
+    let sent = false;
+    /** `ascii`: the body is known to be ASCII (a decision), so its length is its byte length. */
+    const send = (status: number, body: string, decision: string | undefined, ascii = false) => {
+      if (sent) return;
+      sent = true;
+      let headers: Record<string, string>;
+      try {
+        const origin = header("origin");
+        headers =
+          origin !== undefined && cors.allows(origin)
+            ? { ...JSON_HEADERS, ...cors.headersFor(origin) }
+            : contentLength
+              ? { "content-type": JSON_HEADERS["content-type"] }
+              : JSON_HEADERS;
+        if (contentLength) headers["content-length"] = String(ascii ? body.length : utf8Length(body));
+        if (observe !== undefined) {
+          observe({ route: CHECK_ROUTE, status, seconds: (performance.now() - start) / 1000, decision });
+        }
+      } catch {
+        // A failing hook: answer like any unexpected error rather than leave the request open.
+        status = 500;
+        body = INTERNAL_ERROR;
+        headers = contentLength
+          ? { ...JSON_HEADERS, "content-length": String(body.length) }
+          : { ...JSON_HEADERS };
+      }
+      finish(status, body, headers);
+    };
+    const fail = (e: unknown) => {
       const parts = errorResponseParts(e);
-      status = parts.status;
-      body = JSON.stringify(parts.body);
+      send(parts.status, JSON.stringify(parts.body), undefined);
+    };
+    const allowed = (outcome: CheckOutcome) => send(200, checkResponseText(outcome), outcome.can, true);
+    const check = (text: string) => {
+      try {
+        const outcome = checkFromBody(service, limits, tenantId, parseJsonBody(text, maxBytes));
+        if (isThenable(outcome)) outcome.then(allowed, fail);
+        else allowed(outcome);
+      } catch (e) {
+        fail(e);
+      }
+    };
+    const authenticated = (principal: Principal) => {
+      try {
+        validateTenantId("PermissionCheckRequest", tenantId);
+        assertTenantAllowed(principal, tenantId);
+        const declared = header("content-length");
+        if (declared !== undefined && Number(declared) > maxBytes) throw requestTooLarge();
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      readBody(check, fail);
+    };
+    if (auth === undefined) {
+      authenticated(UNRESTRICTED);
+      return;
     }
-    let headers: Record<string, string> = JSON_HEADERS;
-    const origin = header("origin");
-    if (origin !== undefined && cors.allows(origin))
-      headers = { ...JSON_HEADERS, ...cors.headersFor(origin) };
-    if (observe !== undefined) {
-      observe({ route: CHECK_ROUTE, status, seconds: (performance.now() - start) / 1000, decision });
+    let principal: Principal | Promise<Principal>;
+    try {
+      principal = auth.authenticate(header("authorization"));
+    } catch (e) {
+      fail(e);
+      return;
     }
-    return { status, body, headers };
+    if (isThenable(principal)) principal.then(authenticated, fail);
+    else authenticated(principal);
   }
 
-  async function fetchCheck(request: Request, env: unknown, tenantId: string): Promise<Response> {
+  function fetchCheck(request: Request, env: unknown, tenantId: string): Promise<Response> {
     const nodeHeaders = incomingHeaders(env);
     const header =
       nodeHeaders === undefined
         ? (name: string) => request.headers.get(name) ?? undefined
         : (name: string) => nodeHeader(nodeHeaders, name);
-    const a = await answer(header, () => request.text(), tenantId);
-    return new Response(a.body, { status: a.status, headers: a.headers });
+    const readBody: ReadBody = (done, fail) => {
+      request.text().then(done, fail);
+    };
+    return new Promise((resolve) =>
+      answer(header, readBody, tenantId, false, (status, body, headers) =>
+        resolve(new Response(body, { status, headers })),
+      ),
+    );
   }
 
   /** For `app.fetch`: a response promise for a check request; undefined for anything else. */
@@ -141,30 +245,23 @@ export function createFastCheck(deps: FastCheckDeps) {
 
   /**
    * For a node:http server: answers a check request straight on (req, res), without building a Request or a
-   * Response (the cheapest path on Node); returns false for anything else, which the caller hands to Hono.
+   * Response (the cheapest path on Node), with a Content-Length (no chunked encoding: one socket write), then calls
+   * `answered`; returns false for anything else, which the caller hands to Hono.
    */
-  const node = (req: NodeRequestLike, res: NodeResponseLike): boolean => {
+  const node = (req: NodeRequestLike, res: NodeResponseLike, answered?: NodeCheckAnswered): boolean => {
     if (req.method !== "POST" || req.url === undefined) return false;
     const tenantId = checkPathTenant(req.url);
     if (tenantId === undefined) return false;
-    const readBody = () =>
-      new Promise<string>((resolve, reject) => {
-        let text = "";
-        req.setEncoding("utf8");
-        req.on("data", (chunk) => {
-          text += chunk;
-        });
-        req.on("end", () => resolve(text));
-        req.on("error", reject);
-      });
-    void answer((name) => nodeHeader(req.headers, name), readBody, tenantId).then(
-      (a) => {
-        res.writeHead(a.status, a.headers);
-        res.end(a.body);
-      },
-      () => {
-        res.writeHead(500, JSON_HEADERS);
-        res.end('{"code":13,"message":"internal error","details":[]}');
+    const headers = req.headers;
+    answer(
+      (name) => nodeHeader(headers, name),
+      readNodeBody(req),
+      tenantId,
+      true,
+      (status, body, responseHeaders) => {
+        res.writeHead(status, responseHeaders);
+        res.end(body);
+        answered?.(status, body);
       },
     );
     return true;

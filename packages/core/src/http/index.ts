@@ -6,6 +6,7 @@ export {
   type Principal,
   parsePresharedKeys,
 } from "./auth/index.ts";
+export { CHECK_ROUTE } from "./check-fast-fetch.ts";
 export {
   attributeValueFromWire,
   attributeValueToWire,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { PembaError } from "../errors.ts";
 import type { Tuple } from "../model.ts";
 import { MemoryStore } from "../store/memory.ts";
@@ -120,5 +120,53 @@ describe("PembaService", () => {
       { snapToken: s2, ops: ["OPERATION_CREATE"] },
       { snapToken: s3, ops: ["OPERATION_DELETE"] },
     ]);
+  });
+
+  it("an expired head schema is still served while one background read refreshes it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const store = new MemoryStore();
+      const headSchema = store.headSchema.bind(store);
+      let headReads = 0;
+      store.headSchema = (tenantId: string) => {
+        headReads++;
+        return headSchema(tenantId);
+      };
+      const service = new PembaService(store, { headSchemaTtlMs: 1000 });
+      const other = new PembaService(store);
+      await service.writeSchema("t1", SCHEMA);
+      await service.writeData("t1", "", [t("1", "1")], []);
+      const query = { entity: t("1", "1").entity, permission: "view", subject: t("1", "1").subject };
+      const can = (outcome: unknown) => {
+        expect(outcome instanceof Promise).toBe(false); // answered without waiting for storage
+        return (outcome as { can: string }).can;
+      };
+      expect(can(service.check("t1", meta, query))).toBe("CHECK_RESULT_ALLOWED");
+      // another process writes a new head version under which the owner may no longer view
+      await other.writeSchema(
+        "t1",
+        `entity user {}
+entity document {
+  relation owner @user
+  attribute public boolean
+  permission view = public
+}`,
+      );
+      expect(headReads).toBe(0);
+      vi.setSystemTime(Date.now() + 1500); // expired, within the grace period
+      expect(can(service.check("t1", meta, query))).toBe("CHECK_RESULT_ALLOWED"); // old head, refresh started
+      expect(can(service.check("t1", meta, query))).toBe("CHECK_RESULT_ALLOWED");
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(headReads).toBe(1);
+      expect(can(service.check("t1", meta, query))).toBe("CHECK_RESULT_DENIED"); // new head: only public documents
+      // idle for longer than the grace period: the head is loaded inline again
+      vi.setSystemTime(Date.now() + 2500);
+      const late = service.check("t1", meta, query);
+      expect(late).toBeInstanceOf(Promise);
+      expect((await late).can).toBe("CHECK_RESULT_DENIED");
+      expect(headReads).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

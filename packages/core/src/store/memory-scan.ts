@@ -1,90 +1,124 @@
-/** Scans over the memory store's row lists: visibility at a snap, binary searches, paging. */
-import type { Attribute, Tuple } from "../model.ts";
+/**
+ * Scans over the memory store's columnar tables: result objects built on demand, filters compiled to interned
+ * numbers, paging by row id.
+ */
+import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import { decodeNumberCursor, encodeCursor } from "./cursor.ts";
-import type { AttributeRow, TupleRow, TxEntry } from "./memory-tenant.ts";
+import type { AttributeTable } from "./memory-attributes.ts";
+import { type Interner, NONE, upperBound } from "./memory-index.ts";
+import type { TupleTable } from "./memory-tuples.ts";
 import type { Page } from "./store.ts";
 
-/** First index in `rows` (sorted by id) whose id is greater than `after`. */
-export function firstAfter(rows: { id: number }[], after: number): number {
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (rows[mid].id <= after) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+export function makeTuple(t: TupleTable, s: string[], r: number): Tuple {
+  return {
+    entity: { type: s[t.et[r]], id: s[t.eid[r]] },
+    relation: s[t.rel[r]],
+    subject: { type: s[t.st[r]], id: s[t.sid[r]], relation: s[t.srel[r]] },
+  };
 }
 
-export function pushVisible(rows: TupleRow[], snap: number, out: Tuple[]): void {
-  for (let k = 0; k < rows.length; k++) {
-    const row = rows[k];
-    if (row.created <= snap && row.deleted > snap) out.push(row.tuple);
-  }
+export function makeAttribute(a: AttributeTable, s: string[], r: number): Attribute {
+  return { entity: { type: s[a.et[r]], id: s[a.eid[r]] }, attribute: s[a.name[r]], value: a.values[r] };
 }
 
-export function pushVisibleAttributes(
-  byName: Map<string, AttributeRow[]> | undefined,
-  names: string[],
-  snap: number,
-  out: Attribute[],
-): void {
-  if (!byName) return;
-  for (let n = 0; n < names.length; n++) {
-    const rows = byName.get(names[n]);
-    if (!rows) continue;
-    // newest first: at most one row of an attribute is visible at a snap
-    for (let k = rows.length - 1; k >= 0; k--) {
-      const row = rows[k];
-      if (row.created <= snap && row.deleted > snap) {
-        out.push(row.attribute);
-        break;
-      }
-    }
-  }
+/** A filter field as an interned number: ANY matches everything. */
+const ANY = -2;
+
+/** Interned ids of a filter's id list; undefined = any id; an empty set = no stored id matches. */
+type IdSet = Set<number> | undefined;
+
+interface NumberedTupleFilter {
+  et: number;
+  eids: IdSet;
+  rel: number;
+  st: number;
+  sids: IdSet;
+  srel: number;
 }
 
-export function anyVisible(m: Map<string, unknown>, depth: number, snap: number): boolean {
-  for (const v of m.values()) {
-    if (depth === 1) {
-      for (const r of v as { created: number; deleted: number }[]) {
-        if (r.created <= snap && r.deleted > snap) return true;
-      }
-    } else if (anyVisible(v as Map<string, unknown>, depth - 1, snap)) return true;
-  }
-  return false;
+interface NumberedAttributeFilter {
+  et: number;
+  eids: IdSet;
+  names: IdSet;
 }
 
-export const byRowId = (a: { id: number }, b: { id: number }) => a.id - b.id;
+const field = (strings: Interner, s: string | undefined): number => (s ? strings.lookup(s) : ANY);
 
-export function firstTxAfter(log: TxEntry[], after: number): number {
-  let lo = 0;
-  let hi = log.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (log[mid].tx <= after) lo = mid + 1;
-    else hi = mid;
+function idSet(strings: Interner, ids: string[] | undefined): IdSet {
+  if (!ids || ids.length === 0) return undefined;
+  const out = new Set<number>();
+  for (const id of ids) {
+    const n = strings.lookup(id);
+    if (n !== NONE) out.add(n);
   }
-  return lo;
+  return out;
 }
 
-export function pageRows<R extends { id: number; created: number; deleted: number }, T>(
-  rows: R[],
+/** The filter over interned numbers; undefined when no row can match (it names a string never stored). */
+export function numberTupleFilter(strings: Interner, f: TupleFilter): NumberedTupleFilter | undefined {
+  const n: NumberedTupleFilter = {
+    et: field(strings, f.entity?.type),
+    eids: idSet(strings, f.entity?.ids),
+    rel: field(strings, f.relation),
+    st: field(strings, f.subject?.type),
+    sids: idSet(strings, f.subject?.ids),
+    srel: field(strings, f.subject?.relation),
+  };
+  if (n.et === NONE || n.rel === NONE || n.st === NONE || n.srel === NONE) return undefined;
+  if (n.eids?.size === 0 || n.sids?.size === 0) return undefined;
+  return n;
+}
+
+export function tupleRowMatches(t: TupleTable, r: number, f: NumberedTupleFilter): boolean {
+  return (
+    (f.et === ANY || t.et[r] === f.et) &&
+    (f.rel === ANY || t.rel[r] === f.rel) &&
+    (f.st === ANY || t.st[r] === f.st) &&
+    (f.srel === ANY || t.srel[r] === f.srel) &&
+    (f.eids === undefined || f.eids.has(t.eid[r])) &&
+    (f.sids === undefined || f.sids.has(t.sid[r]))
+  );
+}
+
+export function numberAttributeFilter(
+  strings: Interner,
+  f: AttributeFilter,
+): NumberedAttributeFilter | undefined {
+  const n: NumberedAttributeFilter = {
+    et: field(strings, f.entity?.type),
+    eids: idSet(strings, f.entity?.ids),
+    names: idSet(strings, f.attributes),
+  };
+  if (n.et === NONE || n.eids?.size === 0 || n.names?.size === 0) return undefined;
+  return n;
+}
+
+export function attributeRowMatches(a: AttributeTable, r: number, f: NumberedAttributeFilter): boolean {
+  return (
+    (f.et === ANY || a.et[r] === f.et) &&
+    (f.eids === undefined || f.eids.has(a.eid[r])) &&
+    (f.names === undefined || f.names.has(a.name[r]))
+  );
+}
+
+/** Rows visible at `snap` that `pick` accepts, in row order, after the cursor's row id. */
+export function pageRows<T>(
+  table: { n: number; id: Float64Array; created: Int32Array; deleted: Int32Array },
   snap: number,
   cursor: string | undefined,
   limit: number,
-  pick: (r: R) => T | undefined,
+  pick: (r: number) => T | undefined,
 ): Page<T> {
   const items: T[] = [];
   let lastId = 0;
-  for (let i = firstAfter(rows, cursor ? decodeNumberCursor(cursor) : 0); i < rows.length; i++) {
-    const r = rows[i];
-    if (r.created > snap || r.deleted <= snap) continue;
+  const { id, created, deleted } = table;
+  for (let r = upperBound(id, table.n, cursor ? decodeNumberCursor(cursor) : 0); r < table.n; r++) {
+    if (created[r] > snap || deleted[r] <= snap) continue;
     const item = pick(r);
     if (item === undefined) continue;
     if (items.length === limit) return { items, cursor: encodeCursor(lastId) };
     items.push(item);
-    lastId = r.id;
+    lastId = id[r];
   }
   return { items, cursor: "" };
 }

@@ -1,139 +1,93 @@
 /**
- * One tenant's data in the memory store: rows with their created/deleted transaction ids (history kept for
- * snapshot reads until gc) and nested-map indexes for both walk directions, so engine reads allocate nothing but
- * their result arrays.
+ * One tenant's data in the memory store: interned strings, columnar tuple and attribute tables (rows carry
+ * created/deleted transaction ids, history kept for snapshot reads until gc) and the change log.
  */
-import type { Attribute, Tuple } from "../model.ts";
+import { AttributeTable } from "./memory-attributes.ts";
+import { Interner } from "./memory-index.ts";
+import { TupleTable } from "./memory-tuples.ts";
 import type { DataBundle, SchemaRecord, Tenant } from "./store.ts";
 
 /**
- * `deleted` of a live row: the largest small integer, so row fields stay unboxed (a double like Infinity would
- * cost a heap number per row) and visibility checks stay integer compares.
+ * One applied transaction. Its created rows need no list: rows are appended in transaction order, so they are
+ * the rows whose `created` is `tx`, a contiguous range. Deleted rows are listed by row id.
  */
-export const LIVE = 0x3fffffff;
-
-export interface TupleRow {
-  id: number;
-  tuple: Tuple;
-  created: number;
-  /** LIVE while live. */
-  deleted: number;
-}
-
-export interface AttributeRow {
-  id: number;
-  attribute: Attribute;
-  created: number;
-  deleted: number;
-}
-
 export interface TxEntry {
   tx: number;
-  createdAt: Date;
-  createdTuples: TupleRow[];
-  deletedTuples: TupleRow[];
-  createdAttributes: AttributeRow[];
-  deletedAttributes: AttributeRow[];
+  /** Date.now() when applied. */
+  at: number;
+  deletedTuples: number[] | undefined;
+  deletedAttributes: number[] | undefined;
 }
-
-type Nest<T> = Map<string, T>;
-
-export function child<T>(m: Map<string, T>, key: string, make: () => T): T {
-  let v = m.get(key);
-  if (v === undefined) {
-    v = make();
-    m.set(key, v);
-  }
-  return v;
-}
-
-const newMap = <T>(): Map<string, T> => new Map<string, T>();
-const newTupleList = (): TupleRow[] => [];
-const newAttributeList = (): AttributeRow[] => [];
-type RelationIndex = Nest<TupleRow[]>;
 
 export class TenantData {
   tenant: Tenant;
-  tupleRows: TupleRow[] = [];
-  attributeRows: AttributeRow[] = [];
-  /** entityType -> entityId -> relation -> rows */
-  byEntity: Nest<Nest<Nest<TupleRow[]>>> = new Map();
-  /** subjectType -> subjectId -> subjectRelation -> entityType -> relation -> rows */
-  bySubject: Nest<Nest<Nest<Nest<Nest<TupleRow[]>>>>> = new Map();
-  /** tupleKey -> live row */
-  liveTuples = new Map<string, TupleRow>();
-  /** entityType -> entityId -> attribute -> rows (at most one live, the last) */
-  attributes: Nest<Nest<Nest<AttributeRow[]>>> = new Map();
+  strings = new Interner();
+  tuples: TupleTable;
+  attributes: AttributeTable;
   schemas: (SchemaRecord & { seq: number })[] = [];
   bundles = new Map<string, DataBundle>();
   txLog: TxEntry[] = [];
+  /** The last transaction applied to this tenant (0 = none). */
+  lastTx = 0;
+  /** The horizon of the last collect: rows deleted at or before it are garbage (counted, maybe not yet removed). */
+  private collectedTo = 0;
+  /** Garbage rows not yet removed. */
+  private garbage = 0;
 
-  constructor(tenant: Tenant) {
+  constructor(tenant: Tenant, hashMask = -1) {
     this.tenant = tenant;
+    this.tuples = new TupleTable(hashMask);
+    this.attributes = new AttributeTable(hashMask);
   }
 
-  addTuple(row: TupleRow, key: string): void {
-    const t = row.tuple;
-    this.tupleRows.push(row);
-    this.liveTuples.set(key, row);
-    const byId = child(this.byEntity, t.entity.type, newMap<RelationIndex>);
-    child(child(byId, t.entity.id, newMap<TupleRow[]>), t.relation, newTupleList).push(row);
-    const bySubjectId = child(this.bySubject, t.subject.type, newMap<Nest<Nest<RelationIndex>>>);
-    const bySubjectRel = child(bySubjectId, t.subject.id, newMap<Nest<RelationIndex>>);
-    const byEntityType = child(bySubjectRel, t.subject.relation, newMap<RelationIndex>);
-    child(child(byEntityType, t.entity.type, newMap<TupleRow[]>), t.relation, newTupleList).push(row);
-  }
-
-  attributeHistory(type: string, id: string, name: string, create: boolean): AttributeRow[] | undefined {
-    if (create) {
-      const byId = child(this.attributes, type, newMap<Nest<AttributeRow[]>>);
-      return child(child(byId, id, newMap<AttributeRow[]>), name, newAttributeList);
-    }
-    return this.attributes.get(type)?.get(id)?.get(name);
-  }
-
-  liveAttribute(type: string, id: string, name: string): AttributeRow | undefined {
-    const rows = this.attributeHistory(type, id, name, false);
-    const last = rows?.[rows.length - 1];
-    return last && last.deleted === LIVE ? last : undefined;
-  }
-
-  addAttribute(row: AttributeRow): void {
-    const a = row.attribute;
-    this.attributeRows.push(row);
-    this.attributeHistory(a.entity.type, a.entity.id, a.attribute, true)?.push(row);
-  }
-
-  /** Drops every row deleted at or before `horizon`; returns how many rows were removed. */
+  /**
+   * Collects up to `horizon` (rising from call to call): drops the change log up to it and returns how many rows
+   * were deleted at or before it since the last call. Such rows are invisible at every readable snap; they are
+   * physically removed (and strings no row uses any more dropped) once they make up an eighth of the rows, so a
+   * frequent gc with little garbage costs one scan rather than a rebuild of every index.
+   */
   collect(horizon: number): number {
-    const deadTuple = (r: TupleRow) => r.deleted <= horizon;
-    const deadAttribute = (r: AttributeRow) => r.deleted <= horizon;
-    const before = this.tupleRows.length + this.attributeRows.length;
-    if (this.tupleRows.some(deadTuple)) {
-      this.tupleRows = this.tupleRows.filter((r) => !deadTuple(r));
-      pruneNest(this.byEntity, 3, deadTuple);
-      pruneNest(this.bySubject, 5, deadTuple);
+    let first = 0;
+    while (first < this.txLog.length && this.txLog[first].tx <= horizon) first++;
+    if (first > 0) this.txLog = this.txLog.slice(first);
+    if (horizon <= this.collectedTo) return 0;
+    const newly =
+      countDeleted(this.tuples, this.collectedTo, horizon) +
+      countDeleted(this.attributes, this.collectedTo, horizon);
+    this.collectedTo = horizon;
+    this.garbage += newly;
+    if (this.garbage > 0 && this.garbage * 8 >= this.tuples.n + this.attributes.n) this.compact(horizon);
+    return newly;
+  }
+
+  /** Removes every row deleted at or before `horizon` and renumbers the strings still used. */
+  private compact(horizon: number): void {
+    const removedTuples = this.tuples.compact(horizon);
+    const removedAttributes = this.attributes.compact(horizon);
+    this.garbage = 0;
+    const used = new Uint8Array(this.strings.strings.length);
+    this.tuples.markStrings(used);
+    this.attributes.markStrings(used);
+    if (used.indexOf(0, 1) !== -1) {
+      const remap = this.strings.rebuild(used);
+      this.tuples.remapStrings(remap);
+      this.attributes.remapStrings(remap);
+      this.tuples.reindex();
+      this.attributes.reindex();
+    } else {
+      if (removedTuples > 0) this.tuples.reindex();
+      if (removedAttributes > 0) this.attributes.reindex();
     }
-    if (this.attributeRows.some(deadAttribute)) {
-      this.attributeRows = this.attributeRows.filter((r) => !deadAttribute(r));
-      pruneNest(this.attributes, 3, deadAttribute);
-    }
-    this.txLog = this.txLog.filter((e) => e.tx > horizon);
-    return before - this.tupleRows.length - this.attributeRows.length;
   }
 }
 
-/** Removes dead rows from a nested index of `depth` map levels, dropping emptied branches. */
-function pruneNest<R>(m: Map<string, unknown>, depth: number, dead: (r: R) => boolean): void {
-  for (const [k, v] of m) {
-    if (depth === 1) {
-      const rows = (v as R[]).filter((r) => !dead(r));
-      if (rows.length === 0) m.delete(k);
-      else m.set(k, rows);
-    } else {
-      const inner = v as Map<string, unknown>;
-      pruneNest(inner, depth - 1, dead);
-      if (inner.size === 0) m.delete(k);
-    }
+/** Rows with from < deleted <= to. */
+function countDeleted(table: { n: number; deleted: Int32Array }, from: number, to: number): number {
+  const deleted = table.deleted;
+  let count = 0;
+  for (let r = 0; r < table.n; r++) {
+    const d = deleted[r];
+    if (d > from && d <= to) count++;
   }
+  return count;
 }

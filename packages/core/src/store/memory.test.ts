@@ -4,6 +4,7 @@ import { MemoryStore } from "./memory.ts";
 import { attr, keys, tuple } from "./testing/fixtures.ts";
 
 describeStoreContract("memory", async () => new MemoryStore());
+describeStoreContract("memory, every index hash colliding", async () => new MemoryStore({ hashMask: 0 }));
 
 describe("MemoryStore engine reads", () => {
   it("answer synchronously with plain values", async () => {

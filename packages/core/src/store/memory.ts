@@ -1,6 +1,9 @@
 /**
- * The in-memory store: the fastest driver (tests, benchmarks, `memory:` URLs). Engine reads answer synchronously
- * from nested-map indexes; history is kept per row so reads at an old snap are exact.
+ * The in-memory store: the fastest driver (tests, benchmarks, `memory:` URLs, the server's replica of a SQL
+ * store). Per tenant, strings are interned and rows live in typed-array columns indexed by hash tables threaded
+ * through the rows (memory-tuples.ts, memory-attributes.ts), about 100 bytes per row; engine reads answer
+ * synchronously and build their result objects on demand. History is kept per row so reads at an old snap are
+ * exact.
  */
 import { PembaError } from "../errors.ts";
 import {
@@ -9,19 +12,20 @@ import {
   attributeKey,
   type Tuple,
   type TupleFilter,
-  tupleKey,
 } from "../model.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "./cursor.ts";
-import { attributeMatches, tupleMatches } from "./filters.ts";
+import { frozenValue } from "./memory-attributes.ts";
+import { LIVE, lowerBound, NONE } from "./memory-index.ts";
 import {
-  anyVisible,
-  byRowId,
-  firstTxAfter,
+  attributeRowMatches,
+  makeAttribute,
+  makeTuple,
+  numberAttributeFilter,
+  numberTupleFilter,
   pageRows,
-  pushVisible,
-  pushVisibleAttributes,
+  tupleRowMatches,
 } from "./memory-scan.ts";
-import { type AttributeRow, LIVE, TenantData, type TupleRow, type TxEntry } from "./memory-tenant.ts";
+import { TenantData, type TxEntry } from "./memory-tenant.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -38,24 +42,52 @@ import type {
 } from "./store.ts";
 import { validateWriteRequest } from "./validate.ts";
 
-const NO_TUPLES: Tuple[] = [];
-
 export const DEFAULT_TENANT: Readonly<{ id: string; name: string }> = { id: "t1", name: "example tenant" };
 
 function pageLimit(pageSize: number): number {
   return pageSize > 0 ? pageSize : Number.POSITIVE_INFINITY;
 }
 
+export interface MemoryStoreOptions {
+  /** Tests only: ANDed into every index hash (0 makes every key collide, exercising the probe paths). */
+  hashMask?: number;
+}
+
+/** A page with no items (an invalid cursor still fails). */
+function emptyPage<T>(cursor: string | undefined): Page<T> {
+  if (cursor) decodeNumberCursor(cursor);
+  return { items: [], cursor: "" };
+}
+
+/** Index of the first entry of `log` (ascending tx) with tx > `after`. */
+function firstTxAfter(log: TxEntry[], after: number): number {
+  let lo = 0;
+  let hi = log.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (log[mid].tx <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const ascending = (a: number, b: number) => a - b;
+
 export class MemoryStore implements Store {
   readonly kind = "memory" as const;
   private tenants = new Map<string, TenantData>();
   private head = 0;
   private horizon = 0;
-  private rowSeq = 0;
   private schemaSeq = 0;
+  private readonly hashMask: number;
 
-  constructor() {
-    this.tenants.set(DEFAULT_TENANT.id, new TenantData({ ...DEFAULT_TENANT, createdAt: new Date() }));
+  constructor(options: MemoryStoreOptions = {}) {
+    this.hashMask = options.hashMask ?? -1;
+    this.tenants.set(DEFAULT_TENANT.id, this.newTenant({ ...DEFAULT_TENANT, createdAt: new Date() }));
+  }
+
+  private newTenant(tenant: Tenant): TenantData {
+    return new TenantData(tenant, this.hashMask);
   }
 
   private data(tenantId: string): TenantData {
@@ -70,7 +102,7 @@ export class MemoryStore implements Store {
     if (!id) throw new PembaError("ERROR_CODE_VALIDATION", "invalid tenant id");
     if (this.tenants.has(id)) throw new PembaError("ERROR_CODE_ALREADY_EXIST");
     const tenant = { id, name, createdAt: new Date() };
-    this.tenants.set(id, new TenantData(tenant));
+    this.tenants.set(id, this.newTenant(tenant));
     return { ...tenant };
   }
 
@@ -128,8 +160,9 @@ export class MemoryStore implements Store {
 
   async write(tenantId: string, req: WriteRequest): Promise<Snap> {
     validateWriteRequest(req);
+    const d = this.data(tenantId);
     const tx = ++this.head;
-    this.applyWrite(this.data(tenantId), tx, req);
+    this.applyWrite(d, tx, req);
     return tx;
   }
 
@@ -141,12 +174,11 @@ export class MemoryStore implements Store {
   applyChangeSet(tenantId: string, set: ChangeSet): void {
     let d = this.tenants.get(tenantId);
     if (!d) {
-      d = new TenantData({ id: tenantId, name: tenantId, createdAt: new Date() });
+      d = this.newTenant({ id: tenantId, name: tenantId, createdAt: new Date() });
       this.tenants.set(tenantId, d);
     }
-    const last = d.txLog[d.txLog.length - 1];
-    if (last && last.tx >= set.snap)
-      throw new Error(`change set ${set.snap} is not after the tenant's last applied snap ${last.tx}`);
+    if (d.lastTx > 0 && d.lastTx >= set.snap)
+      throw new Error(`change set ${set.snap} is not after the tenant's last applied snap ${d.lastTx}`);
     const req: Required<Pick<WriteRequest, "tuples" | "attributes" | "deleteTuples" | "deleteAttributes">> = {
       tuples: [],
       attributes: [],
@@ -159,8 +191,7 @@ export class MemoryStore implements Store {
         if (c.attribute) req.attributes.push(c.attribute);
       } else {
         if (c.tuple) req.deleteTuples.push(c.tuple);
-        if (c.attribute)
-          req.deleteAttributes.push({ entity: c.attribute.entity, attribute: c.attribute.attribute });
+        if (c.attribute) req.deleteAttributes.push(c.attribute);
       }
     }
     this.applyWrite(d, set.snap, req);
@@ -168,74 +199,86 @@ export class MemoryStore implements Store {
   }
 
   private applyWrite(d: TenantData, tx: number, req: WriteRequest): void {
-    const entry: TxEntry = {
-      tx,
-      createdAt: new Date(),
-      createdTuples: [],
-      deletedTuples: [],
-      createdAttributes: [],
-      deletedAttributes: [],
+    const strings = d.strings;
+    const T = d.tuples;
+    const A = d.attributes;
+    const deletedTuples: number[] = [];
+    const deletedAttributes: number[] = [];
+    const deleteTuple = (r: number) => {
+      T.remove(r, tx);
+      deletedTuples.push(T.id[r]);
     };
-    const deleteTupleRow = (key: string, row: TupleRow) => {
-      row.deleted = tx;
-      d.liveTuples.delete(key);
-      entry.deletedTuples.push(row);
-    };
-    const deleteAttributeRow = (row: AttributeRow) => {
-      row.deleted = tx;
-      entry.deletedAttributes.push(row);
+    const deleteAttribute = (r: number) => {
+      A.deleted[r] = tx;
+      deletedAttributes.push(A.id[r]);
     };
     for (const t of req.deleteTuples ?? []) {
-      const key = tupleKey(t);
-      const row = d.liveTuples.get(key);
-      if (row) deleteTupleRow(key, row);
+      const et = strings.lookup(t.entity.type);
+      const eid = strings.lookup(t.entity.id);
+      const rel = strings.lookup(t.relation);
+      const st = strings.lookup(t.subject.type);
+      const sid = strings.lookup(t.subject.id);
+      const srel = strings.lookup(t.subject.relation);
+      if (et === NONE || eid === NONE || rel === NONE || st === NONE || sid === NONE || srel === NONE)
+        continue;
+      const r = T.findLive(et, eid, rel, st, sid, srel);
+      if (r !== NONE) deleteTuple(r);
     }
     for (const f of req.deleteTupleFilters ?? []) {
-      for (const [key, row] of d.liveTuples) if (tupleMatches(f, row.tuple)) deleteTupleRow(key, row);
+      const nf = numberTupleFilter(strings, f);
+      if (!nf) continue;
+      for (let r = 0; r < T.n; r++) if (T.deleted[r] === LIVE && tupleRowMatches(T, r, nf)) deleteTuple(r);
     }
     for (const a of req.deleteAttributes ?? []) {
-      const row = d.liveAttribute(a.entity.type, a.entity.id, a.attribute);
-      if (row) deleteAttributeRow(row);
+      const et = strings.lookup(a.entity.type);
+      const eid = strings.lookup(a.entity.id);
+      const name = strings.lookup(a.attribute);
+      if (et === NONE || eid === NONE || name === NONE) continue;
+      const r = A.live(et, eid, name);
+      if (r !== NONE) deleteAttribute(r);
     }
     for (const f of req.deleteAttributeFilters ?? []) {
-      for (const row of d.attributeRows) {
-        if (row.deleted === LIVE && attributeMatches(f, row.attribute)) deleteAttributeRow(row);
+      const nf = numberAttributeFilter(strings, f);
+      if (!nf) continue;
+      for (let r = 0; r < A.n; r++) {
+        if (A.deleted[r] === LIVE && attributeRowMatches(A, r, nf)) deleteAttribute(r);
       }
     }
     for (const t of req.tuples ?? []) {
-      const key = tupleKey(t);
-      if (d.liveTuples.has(key)) continue;
-      const tuple: Tuple = Object.freeze({
-        entity: Object.freeze({ type: t.entity.type, id: t.entity.id }),
-        relation: t.relation,
-        subject: Object.freeze({ type: t.subject.type, id: t.subject.id, relation: t.subject.relation }),
-      });
-      const row: TupleRow = { id: ++this.rowSeq, tuple, created: tx, deleted: LIVE };
-      d.addTuple(row, key);
-      entry.createdTuples.push(row);
+      const et = strings.intern(t.entity.type);
+      const eid = strings.intern(t.entity.id);
+      const rel = strings.intern(t.relation);
+      const st = strings.intern(t.subject.type);
+      const sid = strings.intern(t.subject.id);
+      const srel = strings.intern(t.subject.relation);
+      if (T.findLive(et, eid, rel, st, sid, srel) === NONE) T.add(et, eid, rel, st, sid, srel, tx);
     }
-    // the last value written for an attribute wins
-    const upserts = new Map<string, Attribute>();
-    for (const a of req.attributes ?? []) {
-      upserts.delete(attributeKey(a));
-      upserts.set(attributeKey(a), a);
+    // the last value written for an attribute wins (and takes the place of its last write)
+    let attributes = req.attributes ?? [];
+    if (attributes.length > 1) {
+      const last = new Map<string, number>();
+      for (let i = 0; i < attributes.length; i++) last.set(attributeKey(attributes[i]), i);
+      if (last.size < attributes.length)
+        attributes = attributes.filter((a, i) => last.get(attributeKey(a)) === i);
     }
-    for (const a of upserts.values()) {
-      const old = d.liveAttribute(a.entity.type, a.entity.id, a.attribute);
-      if (old) deleteAttributeRow(old);
-      const attribute: Attribute = Object.freeze({
-        entity: Object.freeze({ type: a.entity.type, id: a.entity.id }),
-        attribute: a.attribute,
-        value: Object.freeze({
-          type: a.value.type,
-          data: Array.isArray(a.value.data) ? Object.freeze([...a.value.data]) : a.value.data,
-        }) as Attribute["value"],
-      });
-      const row: AttributeRow = { id: ++this.rowSeq, attribute, created: tx, deleted: LIVE };
-      d.addAttribute(row);
-      entry.createdAttributes.push(row);
+    for (const a of attributes) {
+      const et = strings.intern(a.entity.type);
+      const eid = strings.intern(a.entity.id);
+      const name = strings.intern(a.attribute);
+      const old = A.live(et, eid, name);
+      if (old !== NONE) deleteAttribute(old);
+      A.add(et, eid, name, frozenValue(a.value), tx);
     }
-    d.txLog.push(entry);
+    // row ids ascending: the change feed lists deletes in row order, as the SQL drivers do
+    deletedTuples.sort(ascending);
+    deletedAttributes.sort(ascending);
+    d.txLog.push({
+      tx,
+      at: Date.now(),
+      deletedTuples: deletedTuples.length > 0 ? deletedTuples : undefined,
+      deletedAttributes: deletedAttributes.length > 0 ? deletedAttributes : undefined,
+    });
+    d.lastTx = tx;
   }
 
   headSnap(_tenantId: string): Snap {
@@ -250,19 +293,39 @@ export class MemoryStore implements Store {
 
   queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): Tuple[] {
     if (snap >= LIVE) snap = LIVE - 1;
-    const byType = this.tenants.get(tenantId)?.byEntity;
-    if (!byType) return NO_TUPLES;
+    const d = this.tenants.get(tenantId);
+    if (!d) return [];
+    const strings = d.strings;
+    const s = strings.strings;
+    const T = d.tuples;
+    const { created, deleted, nextE } = T;
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
-      const byId = byType.get(q.entityType);
-      if (!byId) continue;
+      const et = strings.lookup(q.entityType);
+      if (et === NONE) continue;
       for (let i = 0; i < q.entityIds.length; i++) {
-        const byRelation = byId.get(q.entityIds[i]);
-        if (!byRelation) continue;
-        for (let r = 0; r < q.relations.length; r++) {
-          const rows = byRelation.get(q.relations[r]);
-          if (rows) pushVisible(rows, snap, out);
+        const eid = strings.lookup(q.entityIds[i]);
+        if (eid === NONE) continue;
+        for (let k = 0; k < q.relations.length; k++) {
+          const rel = strings.lookup(q.relations[k]);
+          if (rel === NONE) continue;
+          const tail = T.entityTail(et, eid, rel);
+          if (tail === NONE) continue;
+          // one entity object for every tuple of the chain
+          let entity: Tuple["entity"] | undefined;
+          let r = tail;
+          do {
+            r = nextE[r];
+            if (created[r] <= snap && deleted[r] > snap) {
+              entity ??= { type: s[et], id: s[eid] };
+              out.push({
+                entity,
+                relation: s[rel],
+                subject: { type: s[T.st[r]], id: s[T.sid[r]], relation: s[T.srel[r]] },
+              });
+            }
+          } while (r !== tail);
         }
       }
     }
@@ -271,19 +334,36 @@ export class MemoryStore implements Store {
 
   querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): Tuple[] {
     if (snap >= LIVE) snap = LIVE - 1;
-    const byType = this.tenants.get(tenantId)?.bySubject;
-    if (!byType) return NO_TUPLES;
+    const d = this.tenants.get(tenantId);
+    if (!d) return [];
+    const strings = d.strings;
+    const s = strings.strings;
+    const T = d.tuples;
+    const { created, deleted, nextS } = T;
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
-      const byId = byType.get(q.subjectType);
-      if (!byId) continue;
+      const et = strings.lookup(q.entityType);
+      const st = strings.lookup(q.subjectType);
+      const srel = strings.lookup(q.subjectRelation);
+      if (et === NONE || st === NONE || srel === NONE) continue;
       for (let i = 0; i < q.subjectIds.length; i++) {
-        const byEntityType = byId.get(q.subjectIds[i])?.get(q.subjectRelation)?.get(q.entityType);
-        if (!byEntityType) continue;
-        for (let r = 0; r < q.relations.length; r++) {
-          const rows = byEntityType.get(q.relations[r]);
-          if (rows) pushVisible(rows, snap, out);
+        const sid = strings.lookup(q.subjectIds[i]);
+        if (sid === NONE) continue;
+        let subject: Tuple["subject"] | undefined;
+        for (let k = 0; k < q.relations.length; k++) {
+          const rel = strings.lookup(q.relations[k]);
+          if (rel === NONE) continue;
+          const tail = T.subjectTail(st, sid, srel, et, rel);
+          if (tail === NONE) continue;
+          let r = tail;
+          do {
+            r = nextS[r];
+            if (created[r] <= snap && deleted[r] > snap) {
+              subject ??= { type: s[st], id: s[sid], relation: s[srel] };
+              out.push({ entity: { type: s[et], id: s[T.eid[r]] }, relation: s[rel], subject });
+            }
+          } while (r !== tail);
         }
       }
     }
@@ -293,17 +373,46 @@ export class MemoryStore implements Store {
   queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): Attribute[] {
     if (snap >= LIVE) snap = LIVE - 1;
     const out: Attribute[] = [];
-    const byType = this.tenants.get(tenantId)?.attributes;
-    if (!byType) return out;
+    const d = this.tenants.get(tenantId);
+    if (!d) return out;
+    const strings = d.strings;
+    const s = strings.strings;
+    const A = d.attributes;
+    const { created, deleted, nextA, nextT, values } = A;
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
-      const byId = byType.get(q.entityType);
-      if (!byId) continue;
+      const et = strings.lookup(q.entityType);
+      if (et === NONE) continue;
       if (q.entityIds) {
-        for (let i = 0; i < q.entityIds.length; i++)
-          pushVisibleAttributes(byId.get(q.entityIds[i]), q.attributes, snap, out);
+        for (let i = 0; i < q.entityIds.length; i++) {
+          const eid = strings.lookup(q.entityIds[i]);
+          if (eid === NONE) continue;
+          let entity: Attribute["entity"] | undefined;
+          for (let k = 0; k < q.attributes.length; k++) {
+            const name = strings.lookup(q.attributes[k]);
+            if (name === NONE) continue;
+            // newest first: at most one row of an attribute is visible at a snap
+            for (let r = A.newest(et, eid, name); r !== NONE; r = nextA[r]) {
+              if (created[r] <= snap && deleted[r] > snap) {
+                entity ??= { type: s[et], id: s[eid] };
+                out.push({ entity, attribute: s[name], value: values[r] });
+                break;
+              }
+            }
+          }
+        }
       } else {
-        for (const byName of byId.values()) pushVisibleAttributes(byName, q.attributes, snap, out);
+        for (let k = 0; k < q.attributes.length; k++) {
+          const name = strings.lookup(q.attributes[k]);
+          if (name === NONE) continue;
+          const tail = A.typeTail(et, name);
+          if (tail === NONE) continue;
+          let r = tail;
+          do {
+            r = nextT[r];
+            if (created[r] <= snap && deleted[r] > snap) out.push(makeAttribute(A, s, r));
+          } while (r !== tail);
+        }
       }
     }
     return out;
@@ -313,17 +422,23 @@ export class MemoryStore implements Store {
     if (snap >= LIVE) snap = LIVE - 1;
     const d = this.tenants.get(tenantId);
     if (!d) return [];
-    const ids = new Set<string>();
-    for (const [id, byRelation] of d.byEntity.get(type) ?? []) {
-      if (anyVisible(byRelation, 1, snap)) ids.add(id);
+    const t = d.strings.lookup(type);
+    if (t === NONE) return [];
+    const seen = new Uint8Array(d.strings.strings.length);
+    const T = d.tuples;
+    for (let r = 0; r < T.n; r++) {
+      if (T.created[r] > snap || T.deleted[r] <= snap) continue;
+      if (T.et[r] === t) seen[T.eid[r]] = 1;
+      if (T.st[r] === t) seen[T.sid[r]] = 1;
     }
-    for (const [id, bySubjectRel] of d.bySubject.get(type) ?? []) {
-      if (!ids.has(id) && anyVisible(bySubjectRel, 3, snap)) ids.add(id);
+    const A = d.attributes;
+    for (let r = 0; r < A.n; r++) {
+      if (A.et[r] === t && A.created[r] <= snap && A.deleted[r] > snap) seen[A.eid[r]] = 1;
     }
-    for (const [id, byName] of d.attributes.get(type) ?? []) {
-      if (!ids.has(id) && anyVisible(byName, 1, snap)) ids.add(id);
-    }
-    return [...ids].sort();
+    const ids: string[] = [];
+    const s = d.strings.strings;
+    for (let i = 0; i < seen.length; i++) if (seen[i] === 1) ids.push(s[i]);
+    return ids.sort();
   }
 
   // filtered, paged reads
@@ -335,9 +450,13 @@ export class MemoryStore implements Store {
     pageSize: number,
     cursor?: string,
   ): Promise<Page<Tuple>> {
-    const rows = this.tenants.get(tenantId)?.tupleRows ?? [];
-    return pageRows(rows, Math.min(snap, LIVE - 1), cursor, pageLimit(pageSize), (r) =>
-      tupleMatches(filter, r.tuple) ? r.tuple : undefined,
+    const d = this.tenants.get(tenantId);
+    const nf = d && numberTupleFilter(d.strings, filter);
+    if (!d || !nf) return emptyPage(cursor);
+    const T = d.tuples;
+    const s = d.strings.strings;
+    return pageRows(T, Math.min(snap, LIVE - 1), cursor, pageLimit(pageSize), (r) =>
+      tupleRowMatches(T, r, nf) ? makeTuple(T, s, r) : undefined,
     );
   }
 
@@ -348,27 +467,38 @@ export class MemoryStore implements Store {
     pageSize: number,
     cursor?: string,
   ): Promise<Page<Attribute>> {
-    const rows = this.tenants.get(tenantId)?.attributeRows ?? [];
-    return pageRows(rows, Math.min(snap, LIVE - 1), cursor, pageLimit(pageSize), (r) =>
-      attributeMatches(filter, r.attribute) ? r.attribute : undefined,
+    const d = this.tenants.get(tenantId);
+    const nf = d && numberAttributeFilter(d.strings, filter);
+    if (!d || !nf) return emptyPage(cursor);
+    const A = d.attributes;
+    const s = d.strings.strings;
+    return pageRows(A, Math.min(snap, LIVE - 1), cursor, pageLimit(pageSize), (r) =>
+      attributeRowMatches(A, r, nf) ? makeAttribute(A, s, r) : undefined,
     );
   }
 
   async changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {
-    const log = this.tenants.get(tenantId)?.txLog ?? [];
+    const d = this.tenants.get(tenantId);
+    if (!d) return [];
+    const log = d.txLog;
+    const s = d.strings.strings;
+    const T = d.tuples;
+    const A = d.attributes;
     const out: ChangeSet[] = [];
     for (let i = firstTxAfter(log, after); i < log.length && out.length < limit; i++) {
       const e = log[i];
       const changes: DataChange[] = [];
-      // row order, as the SQL drivers report them
-      e.deletedTuples.sort(byRowId);
-      e.deletedAttributes.sort(byRowId);
-      for (const r of e.deletedTuples) changes.push({ operation: "OPERATION_DELETE", tuple: r.tuple });
-      for (const r of e.deletedAttributes)
-        changes.push({ operation: "OPERATION_DELETE", attribute: r.attribute });
-      for (const r of e.createdTuples) changes.push({ operation: "OPERATION_CREATE", tuple: r.tuple });
-      for (const r of e.createdAttributes)
-        changes.push({ operation: "OPERATION_CREATE", attribute: r.attribute });
+      for (const id of e.deletedTuples ?? [])
+        changes.push({ operation: "OPERATION_DELETE", tuple: makeTuple(T, s, lowerBound(T.id, T.n, id)) });
+      for (const id of e.deletedAttributes ?? []) {
+        const attribute = makeAttribute(A, s, lowerBound(A.id, A.n, id));
+        changes.push({ operation: "OPERATION_DELETE", attribute });
+      }
+      // the rows created by e.tx: rows are appended in tx order
+      for (let r = lowerBound(T.created, T.n, e.tx); r < T.n && T.created[r] === e.tx; r++)
+        changes.push({ operation: "OPERATION_CREATE", tuple: makeTuple(T, s, r) });
+      for (let r = lowerBound(A.created, A.n, e.tx); r < A.n && A.created[r] === e.tx; r++)
+        changes.push({ operation: "OPERATION_CREATE", attribute: makeAttribute(A, s, r) });
       if (changes.length > 0) out.push({ snap: e.tx, changes });
     }
     return out;
@@ -391,13 +521,23 @@ export class MemoryStore implements Store {
   }
 
   async gc(olderThan: Date): Promise<number> {
+    const cutoff = olderThan.getTime();
     let horizon = this.horizon;
     for (const d of this.tenants.values()) {
-      for (const e of d.txLog) if (e.createdAt < olderThan && e.tx > horizon) horizon = e.tx;
+      for (const e of d.txLog) if (e.at < cutoff && e.tx > horizon) horizon = e.tx;
     }
-    this.horizon = horizon;
+    return this.collectUpTo(horizon);
+  }
+
+  /**
+   * gc by snap (replica use: mirror another store's horizon): rows deleted at or before `horizon` and the change
+   * feed up to it are dropped, and snaps before it expire. The horizon never moves back. Returns how many rows
+   * were removed.
+   */
+  collectUpTo(horizon: Snap): number {
+    if (horizon > this.horizon) this.horizon = horizon;
     let removed = 0;
-    for (const d of this.tenants.values()) removed += d.collect(horizon);
+    for (const d of this.tenants.values()) removed += d.collect(this.horizon);
     return removed;
   }
 

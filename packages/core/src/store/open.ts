@@ -12,6 +12,7 @@ import pg from "pg";
 import { LibsqlStore } from "./libsql.ts";
 import { MemoryStore } from "./memory.ts";
 import { PostgresStore } from "./postgres.ts";
+import { type ReplicaOptions, ReplicaStore } from "./replica.ts";
 import type { QueryObserver } from "./sql/executor.ts";
 import { PG_MIGRATIONS_URL, SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
 import { SqliteStore, sqlitePath } from "./sqlite.ts";
@@ -24,6 +25,8 @@ export interface OpenStoreOptions {
   onQuery?: QueryObserver;
   /** libSQL auth token (remote URLs). */
   authToken?: string;
+  /** Put an in-memory replica in front of a SQL store (see store/replica.ts); ignored for `memory:`. */
+  replica?: ReplicaOptions;
 }
 
 export type StoreDriver = Store["kind"];
@@ -36,6 +39,18 @@ export function driverFor(url: string): StoreDriver {
 }
 
 export async function openStore(url: string = DEFAULT_DATABASE, opts: OpenStoreOptions = {}): Promise<Store> {
+  const driver = driverFor(url);
+  if (driver === "memory" || opts.replica === undefined) return openDriver(url, opts);
+  const inner = await openDriver(url, opts);
+  try {
+    return await ReplicaStore.open(inner, opts.replica);
+  } catch (e) {
+    await inner.close();
+    throw e;
+  }
+}
+
+async function openDriver(url: string, opts: OpenStoreOptions): Promise<Store> {
   switch (driverFor(url)) {
     case "memory":
       return new MemoryStore();

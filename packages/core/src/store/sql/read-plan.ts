@@ -1,7 +1,7 @@
 /** The read statements: each engine read batch is ONE statement joining the bound query rows to the table. */
 import type { AttributeFilter, TupleFilter } from "../../model.ts";
 import type { AttributeQuery, ChangeSet, DataChange, SubjectTupleQuery, TupleQuery } from "../store.ts";
-import type { Dialect } from "./dialect.ts";
+import type { Dialect, Fragment } from "./dialect.ts";
 import type { Row, Statement } from "./executor.ts";
 import {
   attributeFilterSql,
@@ -110,6 +110,35 @@ export function listObjectIdsStatement(d: Dialect, tenantId: string, snap: numbe
   );
 }
 
+/**
+ * A page of rows visible at `snap` with id > `afterId`, in id order. Written as two ordered, limited halves (rows
+ * still live, rows deleted after `snap`) so that each half walks the (tenant_id, deleted_tx) index in id order
+ * and only 2 x `limit` rows are ever sorted: `deleted_tx IS NULL OR deleted_tx > ?` in one WHERE makes SQLite
+ * sort every remaining row of the tenant for each page (quadratic over a paged full read).
+ */
+function pagedVisible(
+  table: string,
+  select: string,
+  tenantId: string,
+  snap: number,
+  where: Fragment,
+  afterId: number,
+  limit: number,
+): Statement {
+  const half = (deleted: string, deletedParams: unknown[]) => ({
+    sql: `SELECT * FROM (SELECT t.id, ${select} FROM ${table} t
+      WHERE t.tenant_id = ? AND ${deleted} AND t.id > ? AND +t.created_tx <= ?${where.sql}
+      ORDER BY t.id LIMIT ?) h`,
+    params: [tenantId, ...deletedParams, afterId, snap, ...where.params, limit],
+  });
+  const live = half("t.deleted_tx IS NULL", []);
+  const gone = half("t.deleted_tx > ?", [snap]);
+  return {
+    sql: `SELECT * FROM (${live.sql} UNION ALL ${gone.sql}) u ORDER BY id LIMIT ?`,
+    params: [...live.params, ...gone.params, limit],
+  };
+}
+
 export function readTuplesStatement(
   d: Dialect,
   tenantId: string,
@@ -118,13 +147,8 @@ export function readTuplesStatement(
   afterId: number,
   limit: number,
 ): Statement {
-  const vis = visibleAt("t", snap);
   const where = tupleFilterSql(d, "t", filter);
-  return {
-    sql: `SELECT t.id, ${TUPLE_SELECT} FROM tuples t WHERE t.tenant_id = ? AND t.id > ? AND ${vis.sql}${where.sql}
-      ORDER BY t.id LIMIT ?`,
-    params: [tenantId, afterId, ...vis.params, ...where.params, limit],
-  };
+  return pagedVisible("tuples", TUPLE_SELECT, tenantId, snap, where, afterId, limit);
 }
 
 export function readAttributesStatement(
@@ -135,13 +159,8 @@ export function readAttributesStatement(
   afterId: number,
   limit: number,
 ): Statement {
-  const vis = visibleAt("t", snap);
   const where = attributeFilterSql(d, "t", filter);
-  return {
-    sql: `SELECT t.id, ${ATTRIBUTE_SELECT} FROM attributes t WHERE t.tenant_id = ? AND t.id > ? AND ${vis.sql}${where.sql}
-      ORDER BY t.id LIMIT ?`,
-    params: [tenantId, afterId, ...vis.params, ...where.params, limit],
-  };
+  return pagedVisible("attributes", ATTRIBUTE_SELECT, tenantId, snap, where, afterId, limit);
 }
 
 /**

@@ -172,6 +172,14 @@ export abstract class SqlStore implements Store {
     );
   }
 
+  /** The GC horizon: reads at snaps below it are expired (the replica caches it instead of asking per read). */
+  gcHorizon(): MaybePromise<Snap> {
+    return then(
+      this.exec.all("gc_horizon", "SELECT value FROM pemba_meta WHERE key = 'gc_horizon'", []),
+      (rows) => Number(rows[0].value),
+    );
+  }
+
   assertSnapReadable(_tenantId: string, snap: Snap): MaybePromise<void> {
     return then(
       this.exec.all("gc_horizon", "SELECT value FROM pemba_meta WHERE key = 'gc_horizon'", []),

@@ -1,0 +1,553 @@
+/**
+ * ReplicaStore: an in-memory replica (a MemoryStore) in front of a SQL store, so that engine reads (checks,
+ * lookups, expand) never touch SQL in the steady state.
+ *
+ * - Load: every tenant is loaded at open from its live rows at the store head `h` (paged readTuples/readAttributes
+ *   at `h`, each page applied as a change set at a snap <= `h`). Replaying the change feed from 0 would not do: after
+ *   a GC the feed skips every transaction at or before the GC horizon, so rows created before the horizon and
+ *   still live would be missing. The memory copy is exact for snaps >= `floor` (= `h`); reads at older snaps go
+ *   to the inner store (rare: a snap token older than the replica).
+ * - Catch-up: the tenant's change feed after its caught-up snap, applied with `MemoryStore.applyChangeSet`.
+ *   Transaction ids are assigned in commit order by every SQL driver (the id counter row is updated first in
+ *   each write transaction and stays locked until commit), so a feed read that sees snap `x` has every change
+ *   `<= x`: the tenant is then caught up to max(head read before the feed, last applied snap).
+ * - Writes of this process: inner.write, then a catch-up to the write's snap before returning (read-your-writes).
+ * - Writes of other processes: a periodic refresh (`refreshMs`) polls the inner head (one cheap statement) and
+ *   catches every tenant up when it moved; it also notices tenants created/deleted elsewhere and the GC horizon.
+ * - A read at a snap newer than the tenant's caught-up snap (a snap token from another instance) catches up first
+ *   (asynchronously) and never answers from a stale copy.
+ * - GC: the inner store collects; the replica caches the horizon (expired snaps are refused without SQL) and
+ *   collects the memory copy up to at most the same horizon.
+ * - Size guard: when the initial load passes `maxRows` rows, the load is abandoned and `open` returns the inner
+ *   store itself (reads go to SQL), with a log line saying so.
+ */
+import { PembaError } from "../errors.ts";
+import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
+import { MemoryStore } from "./memory.ts";
+import type {
+  AttributeQuery,
+  ChangeSet,
+  DataBundle,
+  DataChange,
+  MaybePromise,
+  Page,
+  SchemaRecord,
+  Snap,
+  Store,
+  SubjectTupleQuery,
+  Tenant,
+  TupleQuery,
+  WriteRequest,
+} from "./store.ts";
+
+/** The pino-compatible subset the replica logs through. */
+export interface ReplicaLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface ReplicaOptions {
+  /** How often the inner head is polled for writes of other processes, in ms (default 1000; 0 = never). */
+  refreshMs?: number;
+  /** Above this many rows (tuples + attributes) at open, run without the replica (default 5,000,000). */
+  maxRows?: number;
+  /** Rows per page of the initial load (default 10,000). */
+  loadPageSize?: number;
+  /** Change sets per feed read (default 1,000). */
+  feedBatch?: number;
+  logger?: ReplicaLogger;
+}
+
+export const DEFAULT_REPLICA_REFRESH_MS = 1000;
+export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
+
+/** What the replica needs from its inner store beyond `Store`: the GC horizon (SqlStore has it). */
+interface HorizonSource {
+  gcHorizon(): MaybePromise<Snap>;
+}
+
+const hasHorizon = (s: Store): s is Store & HorizonSource =>
+  typeof (s as Partial<HorizonSource>).gcHorizon === "function";
+
+interface TenantState {
+  id: string;
+  /** The tenant's created_at (ms): a different value on refresh = deleted and re-created elsewhere. */
+  createdAt: number;
+  /** The memory copy is exact for snaps >= floor. */
+  floor: Snap;
+  /** Every change of the tenant with snap <= caughtUp is applied. */
+  caughtUp: Snap;
+  /** The last snap applied to the memory copy (>= caughtUp only while a catch-up runs). */
+  applied: Snap;
+  /** The catch-up in flight, if any (one at a time per tenant). */
+  busy?: Promise<void>;
+}
+
+class TooLarge extends Error {}
+
+const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+
+export interface ReplicaStats {
+  tenants: number;
+  /** Rows loaded at open plus rows created since, minus rows deleted since (approximate live count). */
+  rows: number;
+  loadMs: number;
+}
+
+export class ReplicaStore implements Store {
+  readonly kind: Store["kind"];
+  readonly inner: Store;
+  private readonly memory = new MemoryStore();
+  private readonly states = new Map<string, TenantState>();
+  private readonly loading = new Map<string, Promise<TenantState | undefined>>();
+  private readonly refreshMs: number;
+  private readonly maxRows: number;
+  private readonly pageSize: number;
+  private readonly feedBatch: number;
+  private readonly logger?: ReplicaLogger;
+  /** The inner store reports its GC horizon, so expired snaps are known without asking it per read. */
+  private readonly horizonKnown: boolean;
+  /** The inner GC horizon as last seen; snaps below it are expired. */
+  private horizon = 0;
+  /** (snap, Date.now() before applying) of every change set applied, in apply order: for mirroring GC. */
+  private applyLog: { snap: Snap; at: number }[] = [];
+  private rows = 0;
+  private loadMs = 0;
+  private guarding = true;
+  private warnedSize = false;
+  private timer?: NodeJS.Timeout;
+  private refreshing?: Promise<void>;
+  private closed = false;
+
+  private constructor(inner: Store, opts: ReplicaOptions) {
+    this.inner = inner;
+    this.kind = inner.kind;
+    this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
+    this.maxRows = opts.maxRows ?? DEFAULT_REPLICA_MAX_ROWS;
+    this.pageSize = opts.loadPageSize ?? 10_000;
+    this.feedBatch = opts.feedBatch ?? 1000;
+    this.logger = opts.logger;
+    this.horizonKnown = hasHorizon(inner);
+  }
+
+  /**
+   * Loads every tenant of `inner` into memory and starts the refresh timer. Returns the inner store itself
+   * (no replica) when it holds more than `maxRows` rows.
+   */
+  static async open(inner: Store, opts: ReplicaOptions = {}): Promise<Store> {
+    const replica = new ReplicaStore(inner, opts);
+    const started = performance.now();
+    try {
+      await replica.syncHorizon();
+      let cursor: string | undefined;
+      do {
+        const page = await inner.listTenants(100, cursor);
+        for (const t of page.items) await replica.ensure(t.id, t);
+        cursor = page.cursor || undefined;
+      } while (cursor);
+    } catch (e) {
+      if (!(e instanceof TooLarge)) throw e;
+      opts.logger?.warn(
+        { store: inner.kind, maxRows: replica.maxRows },
+        `replica disabled: the database holds more than ${replica.maxRows} rows (--replica-max-rows); reads go to SQL`,
+      );
+      return inner;
+    }
+    replica.guarding = false;
+    replica.loadMs = performance.now() - started;
+    opts.logger?.info(
+      { store: inner.kind, tenants: replica.states.size, rows: replica.rows, ms: Math.round(replica.loadMs) },
+      `replica loaded ${replica.rows} rows of ${replica.states.size} tenant(s) in ${Math.round(replica.loadMs)} ms`,
+    );
+    if (replica.refreshMs > 0) {
+      replica.timer = setInterval(() => void replica.refresh(), replica.refreshMs);
+      replica.timer.unref();
+    }
+    return replica;
+  }
+
+  stats(): ReplicaStats {
+    return { tenants: this.states.size, rows: this.rows, loadMs: this.loadMs };
+  }
+
+  // ---- loading and catching up ----
+
+  /** The tenant's state, loading it on first use; undefined when the inner store has no such tenant. */
+  private ensure(id: string, known?: Tenant): MaybePromise<TenantState | undefined> {
+    const st = this.states.get(id);
+    if (st !== undefined) return st;
+    let pending = this.loading.get(id);
+    if (pending === undefined) {
+      pending = this.load(id, known).finally(() => this.loading.delete(id));
+      this.loading.set(id, pending);
+    }
+    return pending;
+  }
+
+  private countRows(n: number): void {
+    this.rows += n;
+    if (this.rows <= this.maxRows) return;
+    if (this.guarding) throw new TooLarge();
+    if (!this.warnedSize) {
+      this.warnedSize = true;
+      this.logger?.warn(
+        { rows: this.rows, maxRows: this.maxRows },
+        "replica holds more rows than --replica-max-rows (it grew after start); memory use grows with it",
+      );
+    }
+  }
+
+  /**
+   * Loads the tenant's live rows at the current head `h`. Each page is applied as its own change set (so the load
+   * never holds more than one page of garbage): pages take snaps 1, 2, ... below `h` and the last one (or all the
+   * rest, when `h` is small) takes `h`. Reads below `floor` = `h` never reach memory, so only "created <= h"
+   * matters for those rows.
+   */
+  private async load(id: string, known?: Tenant): Promise<TenantState | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const tenant = known ?? (await this.inner.getTenant(id));
+      if (tenant === undefined) return undefined;
+      const head = await this.inner.headSnap(id);
+      await this.memory.deleteTenant(id);
+      let pending: DataChange[] = [];
+      let nextSnap = 1;
+      let count = 0;
+      const take = (changes: DataChange[]) => {
+        this.countRows(changes.length);
+        count += changes.length;
+        pending = pending.length === 0 ? changes : pending.concat(changes);
+        if (nextSnap < head) {
+          this.apply(id, { snap: nextSnap++, changes: pending });
+          pending = [];
+        }
+      };
+      let cursor: string | undefined;
+      do {
+        const page = await this.inner.readTuples(id, head, {}, this.pageSize, cursor);
+        take(page.items.map((tuple): DataChange => ({ operation: "OPERATION_CREATE", tuple })));
+        cursor = page.cursor || undefined;
+      } while (cursor);
+      do {
+        const page = await this.inner.readAttributes(id, head, {}, this.pageSize, cursor);
+        take(page.items.map((attribute): DataChange => ({ operation: "OPERATION_CREATE", attribute })));
+        cursor = page.cursor || undefined;
+      } while (cursor);
+      if (pending.length > 0) this.apply(id, { snap: head, changes: pending });
+      // a GC past `head` during the paged reads may have removed rows visible at `head`: read again
+      const horizon = await this.readHorizon();
+      if (horizon > head && attempt < 5) {
+        this.rows -= count;
+        known = undefined;
+        continue;
+      }
+      const st: TenantState = {
+        id,
+        createdAt: tenant.createdAt.getTime(),
+        floor: head,
+        caughtUp: head,
+        applied: head,
+      };
+      this.states.set(id, st);
+      return st;
+    }
+  }
+
+  private apply(id: string, set: ChangeSet): void {
+    this.applyLog.push({ snap: set.snap, at: Date.now() });
+    this.memory.applyChangeSet(id, set);
+  }
+
+  /** Brings the tenant up to at least `target` (or the inner head when no trusted target is given). */
+  private async catchUp(st: TenantState, target: Snap | undefined, trusted: boolean): Promise<void> {
+    while (st.busy !== undefined) await st.busy.catch(() => {});
+    if (this.states.get(st.id) !== st) return; // dropped or reloaded meanwhile
+    if (target !== undefined && st.caughtUp >= target) return;
+    const run = this.pull(st, trusted ? target : undefined);
+    st.busy = run;
+    try {
+      await run;
+    } finally {
+      if (st.busy === run) st.busy = undefined;
+    }
+  }
+
+  private async pull(st: TenantState, trustedHead: Snap | undefined): Promise<void> {
+    const head = trustedHead ?? (await this.inner.headSnap(st.id));
+    const from = Math.max(st.caughtUp, st.applied);
+    let after = from;
+    let created = 0;
+    for (;;) {
+      const sets = await this.inner.changes(st.id, after, this.feedBatch);
+      if (this.states.get(st.id) !== st) return;
+      for (const set of sets) {
+        this.apply(st.id, set);
+        st.applied = set.snap;
+        after = set.snap;
+        for (const c of set.changes) created += c.operation === "OPERATION_CREATE" ? 1 : -1;
+      }
+      if (sets.length < this.feedBatch) break;
+    }
+    this.countRows(created);
+    // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
+    // changes may have been skipped, so reload the tenant from scratch
+    if ((await this.readHorizon()) > from) {
+      this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
+      await this.reload(st);
+      return;
+    }
+    st.caughtUp = Math.max(st.caughtUp, head, after);
+  }
+
+  private async reload(st: TenantState): Promise<void> {
+    this.drop(st.id);
+    await this.ensure(st.id);
+  }
+
+  private drop(id: string): void {
+    if (!this.states.delete(id)) return;
+    void this.memory.deleteTenant(id);
+  }
+
+  /** Reads the inner GC horizon; mirrors a GC into the memory copy when it moved. */
+  private async readHorizon(): Promise<Snap> {
+    if (!hasHorizon(this.inner)) return this.horizon;
+    const h = await this.inner.gcHorizon();
+    if (h > this.horizon) {
+      this.horizon = h;
+      await this.mirrorGc(h);
+    }
+    return h;
+  }
+
+  private async syncHorizon(): Promise<void> {
+    await this.readHorizon();
+  }
+
+  /**
+   * MemoryStore.gc(olderThan) collects up to the newest transaction it APPLIED before `olderThan`. Passing the
+   * time the first change set above `h` was applied makes that horizon at most `h` (never more than the inner
+   * store's, so every snap the inner store still serves stays exact in memory).
+   */
+  private async mirrorGc(h: Snap): Promise<void> {
+    const first = this.applyLog.find((e) => e.snap > h);
+    this.applyLog = this.applyLog.filter((e) => e.snap > h);
+    await this.memory.gc(new Date(first === undefined ? Date.now() + 1 : first.at));
+  }
+
+  /** One refresh round: tenants created/deleted elsewhere, the inner head, the GC horizon. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.refreshOnce().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async refreshOnce(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const seen = new Map<string, Tenant>();
+      let cursor: string | undefined;
+      do {
+        const page = await this.inner.listTenants(1000, cursor);
+        for (const t of page.items) seen.set(t.id, t);
+        cursor = page.cursor || undefined;
+      } while (cursor);
+      for (const [id, st] of this.states) {
+        const t = seen.get(id);
+        if (t === undefined || t.createdAt.getTime() !== st.createdAt) this.drop(id);
+      }
+      const head = await this.inner.headSnap("");
+      await this.readHorizon();
+      for (const t of seen.values()) {
+        const st = await this.ensure(t.id, t);
+        if (st !== undefined && st.caughtUp < head) await this.catchUp(st, head, true);
+      }
+    } catch (e) {
+      this.logger?.warn({ err: e }, "replica refresh failed; retrying at the next interval");
+    }
+  }
+
+  // ---- reads answered from memory ----
+
+  private async slow<T>(
+    tenantId: string,
+    snap: Snap,
+    fromMemory: () => T,
+    fromInner: () => MaybePromise<T>,
+  ): Promise<T> {
+    for (;;) {
+      const st = await this.ensure(tenantId);
+      if (st === undefined || snap < st.floor) return await fromInner();
+      if (snap > st.caughtUp) await this.catchUp(st, snap, false);
+      if (this.states.get(tenantId) === st) return fromMemory();
+    }
+  }
+
+  headSnap(tenantId: string): MaybePromise<Snap> {
+    const st = this.states.get(tenantId);
+    if (st !== undefined) return st.caughtUp;
+    return (async () => {
+      const loaded = await this.ensure(tenantId);
+      return loaded !== undefined ? loaded.caughtUp : await this.inner.headSnap(tenantId);
+    })();
+  }
+
+  assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
+    if (snap < this.horizon) throw expired();
+    const st = this.states.get(tenantId);
+    if (st !== undefined && snap >= st.floor && this.horizonKnown) return;
+    return this.inner.assertSnapReadable(tenantId, snap);
+  }
+
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
+    const st = this.states.get(tenantId);
+    if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
+      return this.memory.queryTuples(tenantId, snap, queries);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.queryTuples(tenantId, snap, queries),
+      () => this.inner.queryTuples(tenantId, snap, queries),
+    );
+  }
+
+  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
+    const st = this.states.get(tenantId);
+    if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
+      return this.memory.querySubjectTuples(tenantId, snap, queries);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.querySubjectTuples(tenantId, snap, queries),
+      () => this.inner.querySubjectTuples(tenantId, snap, queries),
+    );
+  }
+
+  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
+    const st = this.states.get(tenantId);
+    if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
+      return this.memory.queryAttributes(tenantId, snap, queries);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.queryAttributes(tenantId, snap, queries),
+      () => this.inner.queryAttributes(tenantId, snap, queries),
+    );
+  }
+
+  listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
+    const st = this.states.get(tenantId);
+    if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
+      return this.memory.listObjectIds(tenantId, snap, type);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.listObjectIds(tenantId, snap, type),
+      () => this.inner.listObjectIds(tenantId, snap, type),
+    );
+  }
+
+  // ---- writes ----
+
+  async write(tenantId: string, req: WriteRequest): Promise<Snap> {
+    const snap = await this.inner.write(tenantId, req);
+    try {
+      const st = await this.ensure(tenantId);
+      if (st !== undefined) await this.catchUp(st, snap, true);
+    } catch (e) {
+      // the write is committed; reads at its snap catch up on their own
+      this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write failed");
+    }
+    return snap;
+  }
+
+  async gc(olderThan: Date): Promise<number> {
+    const removed = await this.inner.gc(olderThan);
+    await this.syncHorizon();
+    return removed;
+  }
+
+  // ---- tenants ----
+
+  async createTenant(id: string, name: string): Promise<Tenant> {
+    const tenant = await this.inner.createTenant(id, name);
+    this.drop(id);
+    await this.ensure(id, tenant);
+    return tenant;
+  }
+
+  async deleteTenant(id: string): Promise<Tenant | undefined> {
+    const deleted = await this.inner.deleteTenant(id);
+    this.drop(id);
+    return deleted;
+  }
+
+  getTenant(id: string): Promise<Tenant | undefined> {
+    return this.inner.getTenant(id);
+  }
+
+  listTenants(pageSize: number, cursor?: string): Promise<Page<Tenant>> {
+    return this.inner.listTenants(pageSize, cursor);
+  }
+
+  // ---- delegated: schemas, paged reads (their cursors are the inner store's), the feed, bundles ----
+
+  writeSchema(tenantId: string, version: string, schema: string): Promise<void> {
+    return this.inner.writeSchema(tenantId, version, schema);
+  }
+
+  readSchema(tenantId: string, version: string): Promise<SchemaRecord | undefined> {
+    return this.inner.readSchema(tenantId, version);
+  }
+
+  headSchema(tenantId: string): Promise<SchemaRecord | undefined> {
+    return this.inner.headSchema(tenantId);
+  }
+
+  listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
+    return this.inner.listSchemas(tenantId, pageSize, cursor);
+  }
+
+  readTuples(
+    tenantId: string,
+    snap: Snap,
+    filter: TupleFilter,
+    pageSize: number,
+    cursor?: string,
+  ): Promise<Page<Tuple>> {
+    return this.inner.readTuples(tenantId, snap, filter, pageSize, cursor);
+  }
+
+  readAttributes(
+    tenantId: string,
+    snap: Snap,
+    filter: AttributeFilter,
+    pageSize: number,
+    cursor?: string,
+  ): Promise<Page<Attribute>> {
+    return this.inner.readAttributes(tenantId, snap, filter, pageSize, cursor);
+  }
+
+  changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {
+    return this.inner.changes(tenantId, after, limit);
+  }
+
+  writeBundles(tenantId: string, bundles: DataBundle[]): Promise<void> {
+    return this.inner.writeBundles(tenantId, bundles);
+  }
+
+  readBundle(tenantId: string, name: string): Promise<DataBundle | undefined> {
+    return this.inner.readBundle(tenantId, name);
+  }
+
+  deleteBundle(tenantId: string, name: string): Promise<boolean> {
+    return this.inner.deleteBundle(tenantId, name);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.refreshing;
+    await this.inner.close();
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Bundles the `pemba` CLI (src/cli.ts and everything it imports from @pemba/core) into one JavaScript file,
+ * dist/pemba.mjs, so the server starts without Node's TypeScript stripping (which keeps ~60 MB of WebAssembly
+ * memory resident for the life of the process) and parses one file instead of ~150.
+ *
+ *   node packages/node-server/scripts/build.mjs [--quiet]
+ *
+ * Native or worker-thread packages stay external (better-sqlite3, pg, @libsql/client, pino, prom-client,
+ * @hono/node-server: dependencies of this package, so they resolve from dist/). Skips the build when dist/pemba.mjs
+ * is newer than every source file of node-server and core.
+ */
+import { readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pkgDir = path.resolve(here, "..");
+const coreDir = path.resolve(pkgDir, "../core");
+const outfile = path.join(pkgDir, "dist/pemba.mjs");
+const quiet = process.argv.includes("--quiet");
+
+const EXTERNAL = ["better-sqlite3", "pg", "@libsql/client", "pino", "prom-client", "@hono/node-server"];
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "node_modules" || entry.name === "dist" || entry.name.startsWith(".")) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
+    else if (/\.(ts|mjs|json|sql)$/.test(entry.name)) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+function builtAt() {
+  try {
+    return statSync(outfile).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+const sources = Math.max(
+  newestSource(path.join(pkgDir, "src")),
+  newestSource(path.join(coreDir, "src")),
+  newestSource(path.join(coreDir, "drizzle")),
+  statSync(path.join(pkgDir, "package.json")).mtimeMs,
+  statSync(fileURLToPath(import.meta.url)).mtimeMs,
+);
+if (builtAt() > sources) {
+  if (!quiet) console.log(`pemba build: ${path.relative(process.cwd(), outfile)} is up to date`);
+  process.exit(0);
+}
+
+const started = performance.now();
+// The migrations folder is found relative to the module's own URL; in the bundle that URL is dist/pemba.mjs.
+const migrationsFromBundle = {
+  name: "migrations-location",
+  setup(b) {
+    b.onLoad({ filter: /store[\\/]sql[\\/]migrations-location\.ts$/ }, () => ({
+      loader: "ts",
+      contents: [
+        'export const SQLITE_MIGRATIONS_URL = new URL("../../core/drizzle/sqlite", import.meta.url);',
+        'export const PG_MIGRATIONS_URL = new URL("../../core/drizzle/pg", import.meta.url);',
+      ].join("\n"),
+    }));
+  },
+};
+await build({
+  entryPoints: [path.join(pkgDir, "src/cli.ts")],
+  outfile,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node22",
+  external: EXTERNAL,
+  plugins: [migrationsFromBundle],
+  // CommonJS dependencies bundled into ESM call require() for Node built-ins.
+  banner: {
+    js: "import { createRequire as __pembaRequire } from 'node:module'; const require = __pembaRequire(import.meta.url);",
+  },
+  legalComments: "none",
+  logLevel: "warning",
+});
+if (!quiet) {
+  const kb = Math.round(statSync(outfile).size / 1024);
+  console.log(
+    `pemba build: ${path.relative(process.cwd(), outfile)} (${kb} KB) in ${Math.round(performance.now() - started)} ms`,
+  );
+}

@@ -1,0 +1,87 @@
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createBatchedLogger } from "../src/logger.ts";
+
+describe("the batched stdout logger", () => {
+  let dir: string;
+  let file: string;
+  let fd: number;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "pemba-logger-"));
+    file = join(dir, "out.log");
+    fd = openSync(file, "w");
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const written = () => readFileSync(file, "utf8");
+
+  it("request() writes the same bytes as pino's logger.info for the access line", () => {
+    vi.spyOn(Date, "now").mockReturnValue(1795434874877);
+    const log = createBatchedLogger("info", fd);
+    const route = "/v1/tenants/:tenant_id/permissions/check";
+    log.request("POST", route, 200, 0.194);
+    log.logger.info({ method: "POST", route, status: 200, ms: 0.194 }, "request");
+    log.request("POST", route, 204, 12);
+    log.logger.info({ method: "POST", route, status: 204, ms: 12 }, "request");
+    log.close();
+    const lines = written().split("\n");
+    expect(lines).toEqual([
+      `{"level":30,"time":1795434874877,"service":"pemba","method":"POST","route":"${route}","status":200,"ms":0.194,"msg":"request"}`,
+      `{"level":30,"time":1795434874877,"service":"pemba","method":"POST","route":"${route}","status":200,"ms":0.194,"msg":"request"}`,
+      `{"level":30,"time":1795434874877,"service":"pemba","method":"POST","route":"${route}","status":204,"ms":12,"msg":"request"}`,
+      `{"level":30,"time":1795434874877,"service":"pemba","method":"POST","route":"${route}","status":204,"ms":12,"msg":"request"}`,
+      "",
+    ]);
+  });
+
+  it("request() follows the logger's level", () => {
+    const log = createBatchedLogger("warn", fd);
+    log.request("POST", "/x", 200, 1);
+    log.logger.warn({ status: 404 }, "request failed");
+    log.logger.level = "info";
+    log.request("POST", "/y", 200, 2);
+    log.close();
+    const entries = written()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(entries.map((e) => [e.level, e.msg, e.route])).toEqual([
+      [40, "request failed", undefined],
+      [30, "request", "/y"],
+    ]);
+  });
+
+  it("writes a batch after 50 ms, or at once from 4 KiB pending, in logging order", () => {
+    vi.useFakeTimers();
+    const log = createBatchedLogger("info", fd);
+    log.logger.info("first");
+    log.request("POST", "/r", 200, 1);
+    expect(written()).toBe("");
+    vi.advanceTimersByTime(49);
+    expect(written()).toBe("");
+    vi.advanceTimersByTime(1);
+    expect(
+      written()
+        .split("\n")
+        .map((l) => (l === "" ? "" : JSON.parse(l).msg)),
+    ).toEqual(["first", "request", ""]);
+    const before = written().length;
+    const big = "x".repeat(5000);
+    log.logger.info({ big }, "big");
+    expect(written().length).toBeGreaterThan(before + 5000);
+    log.close();
+  });
+
+  it("lines logged after close() are written at once", () => {
+    const log = createBatchedLogger("info", fd);
+    log.close();
+    log.logger.info("late");
+    expect(JSON.parse(written()).msg).toBe("late");
+  });
+});
