@@ -110,7 +110,6 @@ export class ReplicaStore implements Store {
   /** The inner GC horizon as last seen; snaps below it are expired. */
   private horizon = 0;
   /** (snap, Date.now() before applying) of every change set applied, in apply order: for mirroring GC. */
-  private applyLog: { snap: Snap; at: number }[] = [];
   private rows = 0;
   private loadMs = 0;
   private guarding = true;
@@ -253,7 +252,6 @@ export class ReplicaStore implements Store {
   }
 
   private apply(id: string, set: ChangeSet): void {
-    this.applyLog.push({ snap: set.snap, at: Date.now() });
     this.memory.applyChangeSet(id, set);
   }
 
@@ -323,15 +321,9 @@ export class ReplicaStore implements Store {
     await this.readHorizon();
   }
 
-  /**
-   * MemoryStore.gc(olderThan) collects up to the newest transaction it APPLIED before `olderThan`. Passing the
-   * time the first change set above `h` was applied makes that horizon at most `h` (never more than the inner
-   * store's, so every snap the inner store still serves stays exact in memory).
-   */
+  /** Mirrors the inner store's GC horizon `h` exactly (by snap, so no clock is involved). */
   private async mirrorGc(h: Snap): Promise<void> {
-    const first = this.applyLog.find((e) => e.snap > h);
-    this.applyLog = this.applyLog.filter((e) => e.snap > h);
-    await this.memory.gc(new Date(first === undefined ? Date.now() + 1 : first.at));
+    this.memory.collectUpTo(h);
   }
 
   /** One refresh round: tenants created/deleted elsewhere, the inner head, the GC horizon. */
