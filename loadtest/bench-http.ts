@@ -5,8 +5,9 @@
  *
  *   node --experimental-strip-types loadtest/bench-http.ts [--postgres | --memory] [--rate 2000] [--duration 60]
  *        [--start-rate 500] [--step-factor 1.25] [--step-duration 15] [--max-rate 20000] [--log-level info]
- *        [--skip-bare] [--cpu-prof-dir <dir>]   (the latter writes pemba's V8 CPU profile; read it with
- *        loadtest/profile-summary.ts)
+ *        [--skip-bare] [--cpu-prof-dir <dir>] [--node-flags="<flags for pemba's node>"]
+ *   --cpu-prof-dir writes pemba's V8 CPU profile (read it with loadtest/profile-summary.ts); --node-flags passes
+ *   e.g. "--perf-basic-prof" for `perf record -p <pid>`.
  *
  * --memory serves from the memory store (`--database memory:`), which isolates the HTTP layer's cost (parsing,
  * validation, auth, logging, metrics, serialization) from SQL; the seed data is the same.
@@ -21,7 +22,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startDatabase } from "./lib/database.ts";
 import { type K6Run, metric, runK6 } from "./lib/k6.ts";
-import { cpuSeconds, postgresCpuSeconds, rssMegabytes, sampleRss } from "./lib/proc.ts";
+import { cpuSeconds, postgresCpu, postgresCpuBetween, rssMegabytes, sampleRss } from "./lib/proc.ts";
 import { seed, spotCheck, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
 import { type ServerProcess, startBareServer, startPemba } from "./lib/servers.ts";
 
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     "log-level": { type: "string", default: "info" },
     "skip-bare": { type: "boolean" },
     "cpu-prof-dir": { type: "string" },
+    "node-flags": { type: "string", default: "" },
   },
 });
 if (values.postgres && values.memory) throw new Error("--postgres and --memory exclude each other");
@@ -96,13 +98,16 @@ async function measureCost(
   log(`warm-up: ${RATE}/s for 5 s`);
   await load(server.url, schemaVersion, RATE, 5);
   const cpuBefore = cpuSeconds(server.pid);
-  const pgBefore = pgPort === undefined ? 0 : postgresCpuSeconds(pgPort);
+  const pgBefore = pgPort === undefined ? undefined : postgresCpu(pgPort);
   const rss = sampleRss(server.pid);
   log(`fixed load: ${RATE}/s for ${DURATION} s`);
   const result = await load(server.url, schemaVersion, RATE, DURATION);
   const rssUnderLoadMb = rss.stop();
   const cpu = cpuSeconds(server.pid) - cpuBefore;
-  const pg = pgPort === undefined ? undefined : postgresCpuSeconds(pgPort) - pgBefore;
+  const pg =
+    pgPort === undefined || pgBefore === undefined
+      ? undefined
+      : postgresCpuBetween(pgBefore, postgresCpu(pgPort));
   log(`  ${describe(result)}`);
   const perRequest = (seconds: number) => (1e6 * seconds) / Math.max(1, result.answered);
   return {
@@ -160,7 +165,10 @@ const profileDir = values["cpu-prof-dir"];
 const server = await startPemba(
   database.url,
   ["--log-level", values["log-level"]!],
-  profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+  [
+    ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+    ...values["node-flags"]!.split(" ").filter((flag) => flag !== ""),
+  ],
 );
 try {
   log(`pemba serve at ${server.url} (pid ${server.pid}, log level ${values["log-level"]})`);

@@ -69,11 +69,10 @@ export function descendants(root: number): ProcStat[] {
 }
 
 /**
- * CPU seconds of the PostgreSQL server listening on `port`: the postmaster (found by its `-p <port>` argument;
- * pg_ctl daemonizes it, so it is not our descendant) and its backends. Backends that exit in between are not
- * counted, so callers keep connections open (a pooled server does) across a measurement.
+ * CPU seconds per process of the PostgreSQL server listening on `port`: the postmaster (found by its `-p <port>`
+ * argument; pg_ctl daemonizes it, so it is not our descendant) and its backends, keyed by pid.
  */
-export function postgresCpuSeconds(port: number): number {
+export function postgresCpu(port: number): Map<number, number> {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     let args: string[];
@@ -86,9 +85,23 @@ export function postgresCpuSeconds(port: number): number {
     const p = args.indexOf("-p");
     if (p < 0 || args[p + 1] !== String(port)) continue;
     const postmaster = Number(name);
-    return descendants(postmaster).reduce((sum, child) => sum + child.cpuSeconds, cpuSeconds(postmaster));
+    const cpu = new Map([[postmaster, cpuSeconds(postmaster)]]);
+    for (const child of descendants(postmaster)) cpu.set(child.pid, child.cpuSeconds);
+    return cpu;
   }
   throw new Error(`no PostgreSQL postmaster with -p ${port} found in /proc`);
+}
+
+/**
+ * PostgreSQL CPU seconds used between two `postgresCpu` samples: for every process alive at the second sample, its
+ * CPU minus what it had at the first (all of it for a backend started in between). A backend that exited in
+ * between is left out (its CPU since the first sample cannot be read any more; an idle pooled connection closing
+ * is the usual case), so the figure is a floor when connections come and go during the window.
+ */
+export function postgresCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0);
+  return sum;
 }
 
 /** Samples RSS of `pid` every `everyMs` until stopped; returns the maximum seen. */
