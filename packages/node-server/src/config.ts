@@ -10,6 +10,7 @@ export const DEFAULT_PORT = 3476;
 export const DEFAULT_GC_WINDOW = "24h";
 export const DEFAULT_REPLICA_REFRESH = "1s";
 export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
+export const DEFAULT_COMPACT_AFTER_WRITES_MB = 32;
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -43,6 +44,8 @@ export interface ServeConfig {
   replicaRefreshMs: number;
   /** Above this many rows (tuples + attributes) at startup, run without the replica. */
   replicaMaxRows: number;
+  /** MB of write-request bodies after which the heap is compacted once the writes pause; 0 = never. */
+  compactAfterWritesMb: number;
 }
 
 /** Flag name -> environment variable; the single source for parsing and for `--help`. */
@@ -99,6 +102,11 @@ export const SERVE_OPTIONS = {
     arg: "<n>",
     help: `run without the replica when the database holds more rows than this at startup (default ${DEFAULT_REPLICA_MAX_ROWS})`,
   },
+  "compact-after-writes": {
+    env: "PEMBA_COMPACT_AFTER_WRITES",
+    arg: "<MB>",
+    help: `after this many MB of write requests, return the heap's free memory to the system once writes pause for 250 ms; 0 = never (default ${DEFAULT_COMPACT_AFTER_WRITES_MB})`,
+  },
   "log-level": {
     env: "PEMBA_LOG_LEVEL",
     arg: "<level>",
@@ -144,6 +152,10 @@ export function resolveServeConfig(
     replicaMaxRows: parseCount(
       "--replica-max-rows",
       get("replica-max-rows") ?? String(DEFAULT_REPLICA_MAX_ROWS),
+    ),
+    compactAfterWritesMb: parseCount(
+      "--compact-after-writes",
+      get("compact-after-writes") ?? String(DEFAULT_COMPACT_AFTER_WRITES_MB),
     ),
   };
 }

@@ -13,6 +13,7 @@ import type { Store } from "@pemba/core/store/store";
 import type { Logger } from "pino";
 import {
   assertSafeBind,
+  DEFAULT_COMPACT_AFTER_WRITES_MB,
   DEFAULT_DATABASE,
   DEFAULT_GC_WINDOW,
   DEFAULT_HOST,
@@ -22,6 +23,7 @@ import {
   parseDuration,
   type ServeConfig,
 } from "./config.ts";
+import { createHeapCompactor } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createBatchedLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
@@ -47,6 +49,10 @@ export interface RunningServer {
 /** Longest a graceful close waits for in-flight requests before cutting connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const GC_INTERVAL_MAX_MS = 10 * 60_000;
+/** Writes must pause this long before the heap is compacted after a bulk load (see heap.ts). */
+const COMPACT_IDLE_MS = 250;
+/** Requests whose (declared) body size counts towards a compaction: data, relationship, schema and bundle writes. */
+const WRITE_PATH = /\/(write|partial-write|delete|run-bundle)(\?|$)/;
 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const config: ServeConfig = {
@@ -61,6 +67,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     replica: options.replica ?? true,
     replicaRefreshMs: options.replicaRefreshMs ?? parseDuration(DEFAULT_REPLICA_REFRESH),
     replicaMaxRows: options.replicaMaxRows ?? DEFAULT_REPLICA_MAX_ROWS,
+    compactAfterWritesMb: options.compactAfterWritesMb ?? DEFAULT_COMPACT_AFTER_WRITES_MB,
   };
   assertSafeBind(config);
   const ownLogger = options.logger === undefined ? createBatchedLogger(config.logLevel) : undefined;
@@ -77,6 +84,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     replica: config.replica
       ? { refreshMs: config.replicaRefreshMs, maxRows: config.replicaMaxRows, logger }
       : undefined,
+  });
+
+  const compactor = createHeapCompactor({
+    minBytes: config.compactAfterWritesMb * 1048576,
+    idleMs: COMPACT_IDLE_MS,
+    log: (fields, message) => logger.info(fields, message),
   });
 
   let server: Server;
@@ -111,7 +124,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           ? logAnswered(status, round(performance.now() - started))
           : logCheckFailed(logger, status, body, performance.now() - started),
       );
-      if (!answered) listener(req, res);
+      if (answered) return;
+      if (req.method === "POST" && WRITE_PATH.test(req.url ?? "")) {
+        compactor.noteWrite(Number(req.headers["content-length"]));
+      }
+      listener(req, res);
     });
     await listen(server, config.port, config.host);
   } catch (error) {
@@ -132,6 +149,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const close = () => {
     closing ??= (async () => {
       if (gcTimer) clearInterval(gcTimer);
+      compactor.close();
       await closeGracefully(server);
       await store.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");

@@ -24,6 +24,7 @@ describe("serve configuration", () => {
       replica: true,
       replicaRefreshMs: 1000,
       replicaMaxRows: 5_000_000,
+      compactAfterWritesMb: 32,
     });
   });
 
@@ -45,6 +46,17 @@ describe("serve configuration", () => {
     );
     expect(() => resolveServeConfig({ "replica-max-rows": "-5" }, {})).toThrow(
       new ConfigError('invalid --replica-max-rows "-5"; expected a whole number'),
+    );
+  });
+
+  it("heap compaction threshold from flag or environment; 0 disables", () => {
+    expect(resolveServeConfig({}, { PEMBA_COMPACT_AFTER_WRITES: "0" }).compactAfterWritesMb).toBe(0);
+    expect(
+      resolveServeConfig({ "compact-after-writes": "128" }, { PEMBA_COMPACT_AFTER_WRITES: "0" })
+        .compactAfterWritesMb,
+    ).toBe(128);
+    expect(() => resolveServeConfig({ "compact-after-writes": "1.5" }, {})).toThrow(
+      new ConfigError('invalid --compact-after-writes "1.5"; expected a whole number'),
     );
   });
 

@@ -100,7 +100,35 @@ export function pow2(n: number): number {
 }
 
 export function emptySlots(size: number): Int32Array {
-  return new Int32Array(size).fill(NONE);
+  return new Int32Array(allocateBuffer(size * 4), 0, size).fill(NONE);
+}
+
+/** Buffers from this size up are mapped by the engine rather than taken from malloc (see allocateBuffer). */
+const MAPPED_BYTES = 1 << 20;
+const WASM_PAGE = 65536;
+/** The global WebAssembly namespace, where the runtime has one (core is typed without DOM/wasm libs). */
+const wasm = (
+  globalThis as {
+    WebAssembly?: { Memory: new (d: { initial: number; maximum: number }) => { buffer: ArrayBuffer } };
+  }
+).WebAssembly;
+
+/**
+ * A zeroed buffer of at least `bytes` bytes. Large ones are the memory of a WebAssembly.Memory: V8 maps those
+ * with mmap and unmaps them when they are collected, so the columns a growing table leaves behind go back to
+ * the system. ArrayBuffers come from malloc, whose heap keeps the freed columns (tens of MB after a bulk load)
+ * resident as fragments. Falls back to an ArrayBuffer where WebAssembly is not available.
+ */
+export function allocateBuffer(bytes: number): ArrayBuffer {
+  if (bytes >= MAPPED_BYTES && wasm !== undefined) {
+    const pages = Math.ceil(bytes / WASM_PAGE);
+    try {
+      return new wasm.Memory({ initial: pages, maximum: pages }).buffer;
+    } catch {
+      // address space or engine limits: malloc instead
+    }
+  }
+  return new ArrayBuffer(bytes);
 }
 
 /**
@@ -115,7 +143,7 @@ export class ColumnBlock {
   private readonly n: number;
 
   constructor(cap: number, bytesPerRow: number, n: number) {
-    this.buffer = new ArrayBuffer(cap * bytesPerRow);
+    this.buffer = allocateBuffer(cap * bytesPerRow);
     this.cap = cap;
     this.n = n;
   }

@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createHeapCompactor, type HeapCompactor } from "../src/heap.ts";
+
+const MB = 1048576;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("heap compaction after bulk writes", () => {
+  let compactor: HeapCompactor | undefined;
+  afterEach(() => compactor?.close());
+
+  function start(minBytes: number, idleMs: number) {
+    const logged: { fields: Record<string, number>; message: string }[] = [];
+    compactor = createHeapCompactor({
+      minBytes,
+      idleMs,
+      log: (fields, message) => logged.push({ fields: fields as Record<string, number>, message }),
+    });
+    return { compactor, logged };
+  }
+
+  it("runs once the writes pause, and returns the garbage of the load to the system", async () => {
+    const { compactor, logged } = start(4 * MB, 50);
+    // a bulk load's leftovers: ~60 MB of promoted garbage
+    let garbage: unknown[] | undefined = Array.from({ length: 600 }, (_, i) =>
+      Array.from({ length: 2000 }, (_, j) => ({ i, j, s: `id-${i}-${j}` })),
+    );
+    compactor.noteWrite(3 * MB);
+    await sleep(100);
+    expect(logged).toEqual([]); // below the threshold
+    compactor.noteWrite(2 * MB);
+    await sleep(20);
+    compactor.noteWrite(1); // the load goes on: the pause starts again
+    await sleep(30);
+    expect(logged).toEqual([]);
+    garbage = undefined;
+    await sleep(100);
+    expect(garbage).toBeUndefined();
+    expect(logged).toHaveLength(1);
+    const { fields, message } = logged[0]!;
+    expect(message).toBe("heap compacted after bulk writes");
+    expect(fields.writeMB).toBe(5);
+    expect(fields.ms).toBeGreaterThanOrEqual(0);
+    expect(fields.rssAfterMB).toBeLessThan(fields.rssBeforeMB!);
+    await sleep(100);
+    expect(logged).toHaveLength(1); // once per load
+  });
+
+  it("a load without pauses is compacted every twice the threshold", async () => {
+    const { compactor, logged } = start(MB, 10_000);
+    compactor.noteWrite(MB);
+    await sleep(20);
+    expect(logged).toEqual([]);
+    compactor.noteWrite(MB);
+    await sleep(20);
+    expect(logged.map((l) => l.fields.writeMB)).toEqual([2]);
+  });
+
+  it("0 disables it; bodies of unknown size do not count", async () => {
+    const off = start(0, 1);
+    off.compactor.noteWrite(100 * MB);
+    off.compactor.close();
+    const on = start(MB, 1);
+    on.compactor.noteWrite(Number.NaN);
+    on.compactor.noteWrite(Number(undefined));
+    await sleep(30);
+    expect(off.logged).toEqual([]);
+    expect(on.logged).toEqual([]);
+  });
+});
