@@ -11,6 +11,8 @@ export const DEFAULT_GC_WINDOW = "24h";
 export const DEFAULT_REPLICA_REFRESH = "1s";
 export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
 export const DEFAULT_COMPACT_AFTER_WRITES_MB = 32;
+/** Writes must pause this long before the heap is compacted after a bulk load (see heap.ts). */
+export const COMPACT_IDLE_MS = 250;
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -105,7 +107,7 @@ export const SERVE_OPTIONS = {
   "compact-after-writes": {
     env: "PEMBA_COMPACT_AFTER_WRITES",
     arg: "<MB>",
-    help: `after this many MB of write requests, return the heap's free memory to the system once writes pause for 250 ms; 0 = never (default ${DEFAULT_COMPACT_AFTER_WRITES_MB})`,
+    help: `after this many MB of write requests, return the heap's free memory to the system once writes pause for ${COMPACT_IDLE_MS} ms; 0 = never (default ${DEFAULT_COMPACT_AFTER_WRITES_MB})`,
   },
   "log-level": {
     env: "PEMBA_LOG_LEVEL",

@@ -65,16 +65,10 @@ export function createHeapCompactor(options: HeapCompactorOptions): HeapCompacto
       if (options.minBytes <= 0 || !(bytes > 0)) return;
       pending += bytes;
       if (pending < options.minBytes) return;
-      if (pending >= 2 * options.minBytes) {
-        // a load without pauses: compact now (after this request's handler has run)
-        if (timer !== undefined) clearTimeout(timer);
-        timer = setTimeout(compact, 0);
-        timer.unref();
-        return;
-      }
-      // re-armed by every write: fires once the writes have stopped for idleMs
+      // Re-armed by every write, so it fires once the writes have stopped for idleMs; a load without pauses is
+      // compacted right after this request's handler has run.
       if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(compact, options.idleMs);
+      timer = setTimeout(compact, pending >= 2 * options.minBytes ? 0 : options.idleMs);
       timer.unref();
     },
     close() {

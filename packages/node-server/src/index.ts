@@ -13,6 +13,7 @@ import type { Store } from "@pemba/core/store/store";
 import type { Logger } from "pino";
 import {
   assertSafeBind,
+  COMPACT_IDLE_MS,
   DEFAULT_COMPACT_AFTER_WRITES_MB,
   DEFAULT_DATABASE,
   DEFAULT_GC_WINDOW,
@@ -49,8 +50,6 @@ export interface RunningServer {
 /** Longest a graceful close waits for in-flight requests before cutting connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const GC_INTERVAL_MAX_MS = 10 * 60_000;
-/** Writes must pause this long before the heap is compacted after a bulk load (see heap.ts). */
-const COMPACT_IDLE_MS = 250;
 /** Requests whose (declared) body size counts towards a compaction: data, relationship, schema and bundle writes. */
 const WRITE_PATH = /\/(write|partial-write|delete|run-bundle)(\?|$)/;
 
