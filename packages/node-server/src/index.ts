@@ -75,7 +75,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const logAnswered =
     ownLogger === undefined
       ? (status: number, ms: number) =>
-          logger.info({ method: "POST", route: CHECK_ROUTE, status, ms }, "request")
+          logger.info({ method: "POST", route: CHECK_ROUTE, status, ms: round(ms) }, "request")
       : (status: number, ms: number) => ownLogger.request("POST", CHECK_ROUTE, status, ms);
   const metrics = createServerMetrics();
   const store = await openStore(config.database, {
@@ -120,7 +120,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       const started = performance.now();
       const answered = app.handleNodeCheck(req, res, (status, body) =>
         status < 400
-          ? logAnswered(status, round(performance.now() - started))
+          ? logAnswered(status, performance.now() - started)
           : logCheckFailed(logger, status, body, performance.now() - started),
       );
       if (answered) return;

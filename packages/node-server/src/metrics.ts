@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics served at GET /metrics. One registry per server (tests start several in one process).
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { type CounterSeries, type HistogramSeries, LocalCounter, LocalHistogram } from "./local-metrics.ts";
 
 /** What the core HTTP app reports once per request (its `observe` hook). */
 export interface RequestObservation {
@@ -23,58 +24,56 @@ export interface ServerMetrics {
 export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "pemba_" });
-  const requests = new Counter({
-    name: "pemba_http_requests_total",
-    help: "HTTP requests answered, by route and status",
-    labelNames: ["route", "status"],
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: "pemba_http_request_duration_seconds",
-    help: "HTTP request latency in seconds, by route and status",
-    labelNames: ["route", "status"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const decisions = new Counter({
-    name: "pemba_check_decisions_total",
-    help: "Permission check decisions, by decision (allowed/denied)",
-    labelNames: ["decision"],
-    registers: [registry],
-  });
-  const queries = new Histogram({
-    name: "pemba_sql_query_duration_seconds",
-    help: "Time spent per SQL statement, by statement kind",
-    labelNames: ["kind"],
-    buckets: SQL_BUCKETS,
-    registers: [registry],
-  });
-  // Label lookups (prom-client hashes the label object on every call) are done once per label set: the hot path
-  // keeps the child counter/histogram of each (route, status), decision and statement kind.
-  type CounterChild = ReturnType<typeof requests.labels>;
-  type HistogramChild = ReturnType<typeof latency.labels>;
-  const byRouteStatus = new Map<string, { count: CounterChild; time: HistogramChild }>();
-  const byDecision = new Map<string, CounterChild>();
-  const byKind = new Map<string, ReturnType<typeof queries.labels>>();
+  const requests = new LocalCounter(
+    "pemba_http_requests_total",
+    "HTTP requests answered, by route and status",
+    registry,
+  );
+  const latency = new LocalHistogram(
+    "pemba_http_request_duration_seconds",
+    "HTTP request latency in seconds, by route and status",
+    LATENCY_BUCKETS,
+    registry,
+  );
+  const decisions = new LocalCounter(
+    "pemba_check_decisions_total",
+    "Permission check decisions, by decision (allowed/denied)",
+    registry,
+  );
+  const queries = new LocalHistogram(
+    "pemba_sql_query_duration_seconds",
+    "Time spent per SQL statement, by statement kind",
+    SQL_BUCKETS,
+    registry,
+  );
+  // The series of each (route, status), decision and statement kind, looked up once.
+  type RouteSeries = { count: CounterSeries; time: HistogramSeries };
+  const byRoute = new Map<string, Map<number, RouteSeries>>();
+  const byDecision = new Map<string, CounterSeries>();
+  const byKind = new Map<string, HistogramSeries>();
   return {
     registry,
     observeRequest({ route, status, seconds, decision }) {
-      const key = `${status} ${route}`;
-      let children = byRouteStatus.get(key);
-      if (children === undefined) {
-        const labels = { route, status: String(status) };
-        children = { count: requests.labels(labels), time: latency.labels(labels) };
-        byRouteStatus.set(key, children);
+      let byStatus = byRoute.get(route);
+      if (byStatus === undefined) {
+        byStatus = new Map();
+        byRoute.set(route, byStatus);
       }
-      children.count.inc();
-      children.time.observe(seconds);
+      let series = byStatus.get(status);
+      if (series === undefined) {
+        const labels = { route, status: String(status) };
+        series = { count: requests.labels(labels), time: latency.labels(labels) };
+        byStatus.set(status, series);
+      }
+      series.count.value++;
+      series.time.observe(seconds);
       if (decision !== undefined) {
         let counter = byDecision.get(decision);
         if (counter === undefined) {
           counter = decisions.labels({ decision: normalizeDecision(decision) });
           byDecision.set(decision, counter);
         }
-        counter.inc();
+        counter.value++;
       }
     },
     observeQuery(kind, seconds) {

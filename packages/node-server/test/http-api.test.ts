@@ -5,10 +5,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAdaptorServer, getRequestListener } from "@hono/node-server";
+import { rawHeader } from "@pemba/core/http/check-fast-fetch";
 import { createApp } from "@pemba/core/http/index";
 import { PembaService } from "@pemba/core/service/index";
 import { MemoryStore } from "@pemba/core/store/memory";
@@ -281,5 +282,55 @@ describe("app.handleNodeCheck: checks answered straight on node:http", () => {
       headers: { authorization: "Bearer admin" },
     });
     expect(wrongMethod.status).toBe(501);
+  });
+});
+
+describe("rawHeader: one header from node:http's rawHeaders", () => {
+  it("gives what IncomingMessage.headers gives: case-insensitive, repeats dropped or joined", async () => {
+    const names = ["origin", "authorization", "content-length", "content-type", "x-custom", "missing"];
+    const server = createServer((req, res) => {
+      const ours = Object.fromEntries(names.map((n) => [n, rawHeader(req.rawHeaders, n) ?? null]));
+      const node = Object.fromEntries(names.map((n) => [n, req.headers[n] ?? null]));
+      req.resume();
+      res.end(JSON.stringify({ ours, node }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    const request = [
+      "POST / HTTP/1.1",
+      "Host: x",
+      "Origin: https://a.example",
+      "AUTHORIZATION: Bearer first",
+      "origin: https://b.example",
+      "authorization: Bearer second",
+      "Content-Type: application/json",
+      "content-type: text/plain",
+      "X-Custom: 1",
+      "x-CUSTOM: 2",
+      "Content-Length: 2",
+      "Connection: close",
+      "",
+      "{}",
+    ].join("\r\n");
+    const reply = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      const socket = connect(port, "127.0.0.1", () => socket.write(request));
+      socket.on("data", (d) => {
+        text += d.toString();
+      });
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    server.close();
+    const { ours, node } = JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4));
+    expect(node).toEqual({
+      origin: "https://a.example, https://b.example",
+      authorization: "Bearer first",
+      "content-length": "2",
+      "content-type": "application/json",
+      "x-custom": "1, 2",
+      missing: null,
+    });
+    expect(ours).toEqual(node);
   });
 });

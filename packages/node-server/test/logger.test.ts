@@ -2,7 +2,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createBatchedLogger } from "../src/logger.ts";
+import { createBatchedLogger, msText, timeText } from "../src/logger.ts";
 
 describe("the batched stdout logger", () => {
   let dir: string;
@@ -38,6 +38,34 @@ describe("the batched stdout logger", () => {
       `{"level":30,"time":1795434874877,"service":"pemba","method":"POST","route":"${route}","status":204,"ms":12,"msg":"request"}`,
       "",
     ]);
+  });
+
+  it("request() rounds ms to microseconds, printed as String() prints the rounded number", () => {
+    vi.spyOn(Date, "now").mockReturnValue(1795434874877);
+    const log = createBatchedLogger("info", fd);
+    log.request("POST", "/r", 200, 0.1234567);
+    log.request("POST", "/r", 200, 2.0004999);
+    log.close();
+    expect(written()).toContain('"ms":0.123,"msg"');
+    expect(written()).toContain('"ms":2,"msg"');
+  });
+
+  it("formats times and durations exactly as String() does", () => {
+    for (const now of [
+      0, 7, 999_999, 1_000_000, 1_000_007, 1795434000000, 1795434000009, 1795434874877, 1795435000000,
+    ]) {
+      expect(timeText(now)).toBe(String(now));
+    }
+    for (const now of [1795435000000, 1795434999999, 1795434000050]) expect(timeText(now)).toBe(String(now));
+    const durations = [
+      0, 0.0004, 0.0005, 0.001, 0.01, 0.1, 0.194, 0.25, 1, 12, 12.3, 12.03, 12.003, 99.999, 123456.789,
+    ];
+    let seed = 1;
+    for (let i = 0; i < 20_000; i++) {
+      seed = (Math.imul(seed, 48271) >>> 0) % 2147483647;
+      durations.push((seed / 2147483647) * 10 ** (i % 7));
+    }
+    for (const ms of durations) expect(msText(ms)).toBe(String(Math.round(ms * 1000) / 1000));
   });
 
   it("request() follows the logger's level", () => {

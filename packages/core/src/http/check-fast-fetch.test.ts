@@ -79,7 +79,7 @@ describe("app.handleNodeCheck on (req, res) objects", () => {
       const req = {
         method: "POST",
         url: "/v1/tenants/t1/permissions/check",
-        headers,
+        rawHeaders: Object.entries(headers).flat(),
         // biome-ignore lint/suspicious/noExplicitAny: as IncomingMessage.on
         on(event: string, listener: (arg?: any) => void) {
           listeners.set(event, listener);

@@ -16,9 +16,9 @@ import { assertTenantAllowed, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { errorResponseParts, JSON_HEADERS } from "./error-response.ts";
 import type { Limits } from "./limits.ts";
-import { parseJsonBody, requestTooLarge } from "./request-body.ts";
+import { requestTooLarge } from "./request-body.ts";
 import { type Observe, validateTenantId } from "./route.ts";
-import { checkFromBody, checkResponseText } from "./routes/permission.ts";
+import { checkFromText, checkResponseText } from "./routes/permission.ts";
 
 export const CHECK_ROUTE = "/v1/tenants/:tenant_id/permissions/check";
 const PREFIX = "/v1/tenants/";
@@ -54,11 +54,42 @@ const nodeHeader = (headers: NodeHeaders, name: string): string | undefined => {
   return Array.isArray(v) ? v.join(", ") : v;
 };
 
+/** Does the raw header name `raw` equal the lower-case `name` (letters and "-"), ignoring case? */
+function sameHeaderName(raw: string, name: string): boolean {
+  if (raw.length !== name.length) return false;
+  for (let i = 0; i < name.length; i++) {
+    // lower-cases ASCII letters; "-" has the bit set already, and no other token character maps onto these
+    if ((raw.charCodeAt(i) | 0x20) !== name.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/** Headers node:http keeps only the first of (IncomingMessage.headers drops repeats); others are joined. */
+const SINGLE_HEADERS = new Set(["authorization", "content-length", "content-type", "host", "user-agent"]);
+
+/**
+ * One header from node:http's rawHeaders ([name, value, ...]) with IncomingMessage.headers' value for it, without
+ * building that object (the `headers` getter builds it from rawHeaders on first use, for every header).
+ * `name` must be lower case, letters and "-" only.
+ */
+export function rawHeader(raw: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!sameHeaderName(raw[i]!, name)) continue;
+    if (value === undefined) {
+      value = raw[i + 1]!;
+      if (SINGLE_HEADERS.has(name)) return value;
+    } else value += `, ${raw[i + 1]}`;
+  }
+  return value;
+}
+
 /** The parts of node:http's IncomingMessage / ServerResponse the Node check path uses (no node imports here). */
 export interface NodeRequestLike {
   method?: string;
   url?: string;
-  headers: NodeHeaders;
+  /** [name, value, ...] as received */
+  rawHeaders: string[];
   on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
   on(event: "end", listener: () => void): unknown;
   on(event: "error", listener: (error: unknown) => void): unknown;
@@ -186,7 +217,7 @@ export function createFastCheck(deps: FastCheckDeps) {
     const allowed = (outcome: CheckOutcome) => send(200, checkResponseText(outcome), outcome.can, true);
     const check = (text: string) => {
       try {
-        const outcome = checkFromBody(service, limits, tenantId, parseJsonBody(text, maxBytes));
+        const outcome = checkFromText(service, limits, tenantId, text);
         if (isThenable(outcome)) outcome.then(allowed, fail);
         else allowed(outcome);
       } catch (e) {
@@ -252,9 +283,9 @@ export function createFastCheck(deps: FastCheckDeps) {
     if (req.method !== "POST" || req.url === undefined) return false;
     const tenantId = checkPathTenant(req.url);
     if (tenantId === undefined) return false;
-    const headers = req.headers;
+    const raw = req.rawHeaders;
     answer(
-      (name) => nodeHeader(headers, name),
+      (name) => rawHeader(raw, name),
       readNodeBody(req),
       tenantId,
       true,

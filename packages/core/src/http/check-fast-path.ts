@@ -23,7 +23,9 @@ export function parseCheckFast(body: Record<string, unknown>): FastCheckRequest 
   const permission = body.permission;
   if (!isObject(m) || !isObject(e) || !isObject(s)) return undefined;
   const depth = m.depth;
-  if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 3) return undefined;
+  // depth is an int32 in Permify's API
+  if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 3 || depth > 2147483647)
+    return undefined;
   const schemaVersion = m.schema_version ?? "";
   const snapToken = m.snap_token ?? "";
   if (typeof schemaVersion !== "string" || typeof snapToken !== "string") return undefined;

@@ -7,9 +7,14 @@ export const requestTooLarge = () =>
   new PembaError("ERROR_CODE_REQUEST_TOO_LARGE", undefined, { grpcCode: 8 });
 
 export async function readJsonBody(c: Context, maxBytes: number): Promise<Record<string, unknown>> {
+  return parseJsonBody(await readBodyText(c, maxBytes), maxBytes);
+}
+
+/** The body text, refused early when its declared size is over the limit (the text itself is checked by the parser). */
+export function readBodyText(c: Context, maxBytes: number): Promise<string> {
   const declared = c.req.header("content-length");
   if (declared !== undefined && Number(declared) > maxBytes) throw requestTooLarge();
-  return parseJsonBody(await c.req.text(), maxBytes);
+  return c.req.text();
 }
 
 export function parseJsonBody(text: string, maxBytes: number): Record<string, unknown> {

@@ -172,7 +172,11 @@ export class RouteTable {
   }
 }
 
+/** The last tenant id that passed (most requests name the same tenant as the one before). */
+let lastValidTenantId: string | undefined;
+
 export function validateTenantId(message: string, tenantId: string): void {
+  if (tenantId === lastValidTenantId) return;
   if (tenantId.length > 128) {
     throw new PembaError(
       "ERROR_CODE_VALIDATION",
@@ -189,4 +193,5 @@ export function validateTenantId(message: string, tenantId: string): void {
       { grpcCode: 3 },
     );
   }
+  lastValidTenantId = tenantId;
 }

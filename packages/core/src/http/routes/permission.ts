@@ -5,11 +5,12 @@ import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
 import type { PembaService, PermissionMetadata } from "../../service/index.ts";
 import type { MaybePromise } from "../../store/store.ts";
+import { scanCheckBody } from "../check-body-scanner.ts";
 import { parseCheckFast } from "../check-fast-path.ts";
 import { contextFromWire, expandToWire } from "../convert.ts";
 import { JSON_HEADERS, NDJSON_HEADERS } from "../error-response.ts";
 import type { Limits } from "../limits.ts";
-import { readJsonBody } from "../request-body.ts";
+import { parseJsonBody, readBodyText, readJsonBody } from "../request-body.ts";
 import type { WireContext } from "../wire/common.ts";
 import {
   PermissionBulkCheckResponseSchema,
@@ -61,6 +62,21 @@ export function checkFromBody(
   );
 }
 
+/**
+ * A check body's text -> the decision: the scanner for the common body (no JSON.parse), the parsed-body path for
+ * anything else. Within a third of the byte limit a text cannot be over it, so only longer texts are measured.
+ */
+export function checkFromText(
+  service: PembaService,
+  limits: Limits,
+  tenantId: string,
+  text: string,
+): MaybePromise<CheckOutcome> {
+  const scanned = text.length <= limits.maxBodyBytes / 3 ? scanCheckBody(text) : undefined;
+  if (scanned !== undefined) return service.check(tenantId, scanned.meta, scanned.query);
+  return checkFromBody(service, limits, tenantId, parseJsonBody(text, limits.maxBodyBytes));
+}
+
 export const checkResponseText = (outcome: CheckOutcome): string =>
   `{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`;
 
@@ -83,11 +99,11 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       response: PermissionCheckResponseSchema,
     },
     async (c, tenantId) => {
-      const outcome = await checkFromBody(
+      const outcome = await checkFromText(
         service,
         limits,
         tenantId,
-        await readJsonBody(c, limits.maxBodyBytes),
+        await readBodyText(c, limits.maxBodyBytes),
       );
       c.set("decision", outcome.can);
       return checkResponse(outcome);
