@@ -5,15 +5,16 @@
  *
  *   node --experimental-strip-types loadtest/bench-http.ts [--postgres | --memory] [--rate 2000] [--duration 60]
  *        [--start-rate 500] [--step-factor 1.25] [--step-duration 15] [--max-rate 20000] [--log-level info]
- *        [--skip-bare] [--cpu-prof-dir <dir>] [--node-flags="<flags for pemba's node>"]
+ *        [--rounds 3] [--skip-bare] [--cpu-prof-dir <dir>] [--node-flags="<flags for pemba's node>"]
  *   --cpu-prof-dir writes pemba's V8 CPU profile (read it with loadtest/profile-summary.ts); --node-flags passes
  *   e.g. "--perf-basic-prof" for `perf record -p <pid>`.
  *
  * --memory serves from the memory store (`--database memory:`), which isolates the HTTP layer's cost (parsing,
  * validation, auth, logging, metrics, serialization) from SQL; the seed data is the same.
  *
- * Measures (a) server CPU (user+system from /proc/<pid>/stat) per answered request at a fixed rate; (b) the highest
- * rate held with p99 <= 10 ms and < 1% dropped iterations, stepping the rate up; (c) server RSS after seeding and
+ * Measures (a) server CPU (user+system from /proc/<pid>/stat) per answered request at a fixed rate, in --rounds
+ * windows alternating between the bare server and pemba (medians reported, and each round's ratio); (b) the highest
+ * rate held with p99 <= 10 ms and < 1% dropped iterations, stepping the rate up (each step on both servers); (c) server RSS after seeding and
  * under load; (d) seeding time; with --postgres also PostgreSQL's own CPU per check.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     "step-duration": { type: "string", default: "15" },
     "max-rate": { type: "string", default: "20000" },
     "log-level": { type: "string", default: "info" },
+    rounds: { type: "string", default: "3" },
     "skip-bare": { type: "boolean" },
     "cpu-prof-dir": { type: "string" },
     "node-flags": { type: "string", default: "" },
@@ -45,6 +47,7 @@ const { values } = parseArgs({
 if (values.postgres && values.memory) throw new Error("--postgres and --memory exclude each other");
 const RATE = Number(values.rate);
 const DURATION = Number(values.duration);
+const ROUNDS = Number(values.rounds);
 const P99_LIMIT_MS = 10;
 const DROP_LIMIT = 0.01;
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
@@ -89,18 +92,15 @@ interface CostResult {
   load: LoadResult;
 }
 
-/** (a) and (c): CPU per answered request and peak RSS at the fixed rate, after a short warm-up. */
-async function measureCost(
+/** One fixed-rate window: CPU per answered request (+ PostgreSQL's) and peak RSS. */
+async function costWindow(
   server: ServerProcess,
   schemaVersion: string,
   pgPort?: number,
 ): Promise<CostResult> {
-  log(`warm-up: ${RATE}/s for 5 s`);
-  await load(server.url, schemaVersion, RATE, 5);
   const cpuBefore = cpuSeconds(server.pid);
   const pgBefore = pgPort === undefined ? undefined : postgresCpu(pgPort);
   const rss = sampleRss(server.pid);
-  log(`fixed load: ${RATE}/s for ${DURATION} s`);
   const result = await load(server.url, schemaVersion, RATE, DURATION);
   const rssUnderLoadMb = rss.stop();
   const cpu = cpuSeconds(server.pid) - cpuBefore;
@@ -108,7 +108,6 @@ async function measureCost(
     pgPort === undefined || pgBefore === undefined
       ? undefined
       : postgresCpuBetween(pgBefore, postgresCpu(pgPort));
-  log(`  ${describe(result)}`);
   const perRequest = (seconds: number) => (1e6 * seconds) / Math.max(1, result.answered);
   return {
     cpuPerRequestUs: perRequest(cpu),
@@ -118,21 +117,13 @@ async function measureCost(
   };
 }
 
-/** (b): step the rate up until p99 > 10 ms, >= 1% dropped, or a failed check; the last passing rate. */
-async function highestRate(server: ServerProcess, schemaVersion: string): Promise<number> {
-  let rate = Number(values["start-rate"]);
-  let best = 0;
-  while (rate <= Number(values["max-rate"])) {
-    const r = await load(server.url, schemaVersion, rate, Number(values["step-duration"]));
-    const dropped = r.dropped / (r.answered + r.dropped || 1);
-    const ok = r.p99 <= P99_LIMIT_MS && dropped < DROP_LIMIT && r.failed === 0;
-    log(`  step ${describe(r)} -> ${ok ? "held" : "not held"}`);
-    if (!ok) break;
-    best = rate;
-    rate = Math.round(rate * Number(values["step-factor"]));
-  }
-  return best;
+/** A load step passes with p99 <= 10 ms, < 1% dropped iterations and no failed check. */
+function held(r: LoadResult): boolean {
+  const dropped = r.dropped / (r.answered + r.dropped || 1);
+  return r.p99 <= P99_LIMIT_MS && dropped < DROP_LIMIT && r.failed === 0;
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const report: string[] = [];
 log(
@@ -140,22 +131,10 @@ log(
     .map((l) => l.toFixed(2))
     .join(" ")} (${cpus().length} CPUs)`,
 );
-let bare: { cost: CostResult; best: number } | undefined;
-if (!values["skip-bare"]) {
-  const server = await startBareServer();
-  try {
-    log(`bare node:http server at ${server.url} (pid ${server.pid})`);
-    const cost = await measureCost(server, "");
-    log("stepping the rate up (bare) ...");
-    bare = { cost, best: await highestRate(server, "") };
-    report.push(
-      `bare node:http: CPU/request ${cost.cpuPerRequestUs.toFixed(1)} us; highest rate held ${bare.best}/s; RSS under load ${cost.rssUnderLoadMb.toFixed(0)} MB`,
-    );
-  } finally {
-    await server.stop();
-  }
-}
-
+// Both servers run side by side for the whole benchmark (each idle while the other is loaded), and their windows
+// alternate: on a shared machine the speed drifts by 10-30% over minutes, and alternating exposes both servers to
+// the same drift instead of measuring one of them minutes after the other.
+const bare = values["skip-bare"] ? undefined : await startBareServer();
 const dir = mkdtempSync(join(tmpdir(), "pemba-bench-"));
 const database = values.memory
   ? { url: "memory:", label: "memory store (memory:)", stop: async () => {} }
@@ -171,6 +150,7 @@ const server = await startPemba(
   ],
 );
 try {
+  if (bare) log(`bare node:http server at ${bare.url} (pid ${bare.pid})`);
   log(`pemba serve at ${server.url} (pid ${server.pid}, log level ${values["log-level"]})`);
   const schemaVersion = await writeSeedSchema(server.url);
   log("seeding (Permify's writer: 600,000 tuples + 200,000 attributes) ...");
@@ -179,27 +159,84 @@ try {
   log(`seeded in ${seeded.seconds.toFixed(1)} s; RSS after seeding ${rssAfterSeed.toFixed(0)} MB`);
   log(`spot checks: ${await spotCheck(server.url, schemaVersion)} decisions as expected`);
   const pgPort = values.postgres ? Number(new URL(database.url).port) : undefined;
-  const cost = await measureCost(server, schemaVersion, pgPort);
-  log("stepping the rate up (pemba) ...");
-  const best = await highestRate(server, schemaVersion);
+
+  // (a) + (c): warm-up, then ROUNDS alternating fixed-rate windows
+  log(`warm-up: ${RATE}/s for 5 s each`);
+  if (bare) await load(bare.url, "", RATE, 5);
+  await load(server.url, schemaVersion, RATE, 5);
+  const bareCosts: CostResult[] = [];
+  const costs: CostResult[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    if (bare) {
+      const b = await costWindow(bare, "");
+      bareCosts.push(b);
+      log(`round ${round} bare: CPU/request ${b.cpuPerRequestUs.toFixed(1)} us; ${describe(b.load)}`);
+    }
+    const c = await costWindow(server, schemaVersion, pgPort);
+    costs.push(c);
+    const pg = c.pgCpuPerRequestUs === undefined ? "" : ` + PostgreSQL ${c.pgCpuPerRequestUs.toFixed(1)} us`;
+    const ratio = bare
+      ? ` = ${((c.cpuPerRequestUs + (c.pgCpuPerRequestUs ?? 0)) / bareCosts.at(-1)!.cpuPerRequestUs).toFixed(2)}x`
+      : "";
+    log(
+      `round ${round} pemba: CPU/check ${c.cpuPerRequestUs.toFixed(1)} us${pg}${ratio}; ${describe(c.load)}`,
+    );
+  }
+
+  // (b): step the rate up, each step on the bare server then on pemba, until both stop holding
+  log("stepping the rate up (bare and pemba alternating) ...");
+  let bareBest = bare ? 0 : Number.NaN;
+  let best = 0;
+  let bareHolding = bare !== undefined;
+  let holding = true;
+  for (let rate = Number(values["start-rate"]); rate <= Number(values["max-rate"]); ) {
+    if (bareHolding && bare) {
+      const r = await load(bare.url, "", rate, Number(values["step-duration"]));
+      bareHolding = held(r);
+      if (bareHolding) bareBest = rate;
+      log(`  bare  ${describe(r)} -> ${bareHolding ? "held" : "not held"}`);
+    }
+    if (holding) {
+      const r = await load(server.url, schemaVersion, rate, Number(values["step-duration"]));
+      holding = held(r);
+      if (holding) best = rate;
+      log(`  pemba ${describe(r)} -> ${holding ? "held" : "not held"}`);
+    }
+    if (!bareHolding && !holding) break;
+    rate = Math.round(rate * Number(values["step-factor"]));
+  }
+
+  const cpu = median(costs.map((c) => c.cpuPerRequestUs));
+  const pgCpu = pgPort === undefined ? undefined : median(costs.map((c) => c.pgCpuPerRequestUs ?? 0));
+  const rssUnderLoad = Math.max(...costs.map((c) => c.rssUnderLoadMb));
+  const perRound = (xs: CostResult[]) => xs.map((c) => c.cpuPerRequestUs.toFixed(1)).join(", ");
+  if (bare) {
+    report.push(
+      `bare node:http: CPU/request ${median(bareCosts.map((c) => c.cpuPerRequestUs)).toFixed(1)} us (median of ${perRound(bareCosts)}); highest rate held ${bareBest}/s; RSS under load ${Math.max(...bareCosts.map((c) => c.rssUnderLoadMb)).toFixed(0)} MB`,
+    );
+  }
   const kind = values.postgres ? "PostgreSQL" : values.memory ? "memory" : "SQLite";
   report.push(
-    `pemba (${kind}): CPU/check ${cost.cpuPerRequestUs.toFixed(1)} us` +
-      (cost.pgCpuPerRequestUs === undefined ? "" : ` + PostgreSQL ${cost.pgCpuPerRequestUs.toFixed(1)} us`) +
-      `; highest rate held ${best}/s; RSS after seeding ${rssAfterSeed.toFixed(0)} MB, under load ${cost.rssUnderLoadMb.toFixed(0)} MB; seeding ${seeded.seconds.toFixed(1)} s`,
+    `pemba (${kind}): CPU/check ${cpu.toFixed(1)} us (median of ${perRound(costs)})` +
+      (pgCpu === undefined ? "" : ` + PostgreSQL ${pgCpu.toFixed(1)} us`) +
+      `; highest rate held ${best}/s; RSS after seeding ${rssAfterSeed.toFixed(0)} MB, under load ${rssUnderLoad.toFixed(0)} MB; seeding ${seeded.seconds.toFixed(1)} s`,
   );
   if (bare) {
-    const total = cost.cpuPerRequestUs + (cost.pgCpuPerRequestUs ?? 0);
     const cpuTarget = values.postgres ? 3 : 1.5;
     const rateTarget = values.postgres ? 0.5 : 0.8;
+    const ratios = costs.map(
+      (c, i) => (c.cpuPerRequestUs + (c.pgCpuPerRequestUs ?? 0)) / bareCosts[i]!.cpuPerRequestUs,
+    );
     report.push(
-      `ratios: CPU/check ${(total / bare.cost.cpuPerRequestUs).toFixed(2)}x bare (target <= ${cpuTarget}x); ` +
-        `throughput ${((100 * best) / Math.max(1, bare.best)).toFixed(0)}% of bare (target >= ${100 * rateTarget}%)` +
+      `ratios: CPU/check ${((cpu + (pgCpu ?? 0)) / median(bareCosts.map((c) => c.cpuPerRequestUs))).toFixed(2)}x bare ` +
+        `(per round ${ratios.map((r) => r.toFixed(2)).join(", ")}; target <= ${cpuTarget}x); ` +
+        `throughput ${((100 * best) / Math.max(1, bareBest)).toFixed(0)}% of bare (target >= ${100 * rateTarget}%)` +
         (values.postgres ? "" : `; RSS target <= 300 MB`),
     );
   }
 } finally {
   await server.stop();
+  await bare?.stop();
   await database.stop();
   rmSync(dir, { recursive: true, force: true });
 }
