@@ -12,6 +12,11 @@ export const NONE = -1;
  */
 export const LIVE = 0x3fffffff;
 
+/** Strings an Interner remembers from its last lookups. */
+const RECENT = 4;
+/** Names kept in an Interner's small cache (a schema's types, relations and attributes fit many times over). */
+const MAX_CACHED_NAMES = 256;
+
 /**
  * One tenant's strings (types, relations, attribute names, ids) as small integers. "" is always 0. Strings are
  * only dropped when the tenant's tables are compacted by gc (`rebuild`).
@@ -19,6 +24,11 @@ export const LIVE = 0x3fffffff;
 export class Interner {
   ids = new Map<string, number>([["", 0]]);
   strings: string[] = [""];
+  /**
+   * Numbers of names (types, relations, attribute names) read by queries: a few dozen entries that stay in cache,
+   * in front of `ids` (hundreds of thousands of entries, where every lookup misses the CPU cache).
+   */
+  #names = new Map<string, number>();
 
   intern(s: string): number {
     let n = this.ids.get(s);
@@ -30,10 +40,35 @@ export class Interner {
     return n;
   }
 
+  /**
+   * The last strings found by `lookup`: a check reads the same few ids several times (an owner's `self`,
+   * `follower` and `blocked` relations), and each lookup in `ids` costs a few cache misses.
+   */
+  #recent: string[] = ["", "", "", ""];
+  #recentNumbers: number[] = [0, 0, 0, 0];
+  #recentNext = 0;
+
   /** The number of `s`, or NONE when it was never interned (then no row can hold it). */
   lookup(s: string): number {
+    const recent = this.#recent;
+    for (let i = 0; i < RECENT; i++) if (recent[i] === s) return this.#recentNumbers[i];
     const n = this.ids.get(s);
-    return n === undefined ? NONE : n;
+    if (n === undefined) return NONE; // not remembered: it may be interned later
+    const at = this.#recentNext;
+    recent[at] = s;
+    this.#recentNumbers[at] = n;
+    this.#recentNext = (at + 1) % RECENT;
+    return n;
+  }
+
+  /** As `lookup`, for names: the same numbers, through the small cache (a number never changes until `rebuild`). */
+  lookupName(s: string): number {
+    const cached = this.#names.get(s);
+    if (cached !== undefined) return cached;
+    const n = this.ids.get(s);
+    if (n === undefined) return NONE; // not cached: it may be interned later
+    if (this.#names.size < MAX_CACHED_NAMES) this.#names.set(s, n);
+    return n;
   }
 
   /**
@@ -54,6 +89,9 @@ export class Interner {
     }
     this.strings = strings;
     this.ids = ids;
+    this.#names.clear();
+    this.#recent.fill("");
+    this.#recentNumbers.fill(0);
     return remap;
   }
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { type Attribute, type AttributeValue, attributeKey, type Tuple, tupleKey } from "../model.ts";
 import { MemoryStore } from "./memory.ts";
+import { Interner, NONE } from "./memory-index.ts";
 import type { TenantData } from "./memory-tenant.ts";
 import type { ChangeSet } from "./store.ts";
 import { attr, keys, tuple } from "./testing/fixtures.ts";
@@ -413,5 +414,44 @@ describe("MemoryStore interning", () => {
     expect(replica.querySubjectTuples("r", 50, subjectsOf(["0"]))).toHaveLength(Math.ceil(5000 / 7) - 4);
     expect(replica.querySubjectTuples("r", 10, subjectsOf(["0"]))).toHaveLength(Math.ceil(1000 / 7));
     expect(await replica.changes("r", 0, 100)).toEqual(sets);
+  });
+});
+
+describe("Interner.lookup's recent strings", () => {
+  it("remembers found strings only, and forgets them at a rebuild", () => {
+    const strings = new Interner();
+    expect(strings.lookup("u1")).toBe(NONE);
+    const ids = ["u1", "u2", "u3", "u4", "u5", "u6"].map((s) => strings.intern(s));
+    for (let round = 0; round < 3; round++) {
+      ["u1", "u2", "u3", "u4", "u5", "u6", "u2", "u2"].forEach((s) => {
+        expect(strings.lookup(s)).toBe(ids[Number(s.slice(1)) - 1]);
+      });
+    }
+    expect(strings.lookup(String.fromCharCode(117, 51))).toBe(ids[2]); // equal content, another string object
+    const used = new Uint8Array(strings.strings.length);
+    used[ids[5]!] = 1; // keep only u6
+    strings.rebuild(used);
+    expect(strings.lookup("u2")).toBe(NONE);
+    expect(strings.lookup("u6")).toBe(1);
+    expect(strings.lookup("")).toBe(0);
+  });
+});
+
+describe("Interner.lookupName (the small name cache)", () => {
+  it("gives lookup's numbers, sees names interned later, and follows a rebuild", () => {
+    const strings = new Interner();
+    expect(strings.lookupName("document")).toBe(NONE);
+    const doc = strings.intern("document");
+    const owner = strings.intern("owner");
+    expect(strings.lookupName("document")).toBe(doc);
+    expect(strings.lookupName("document")).toBe(doc); // from the cache
+    expect(strings.lookupName("owner")).toBe(strings.lookup("owner"));
+    // keep only "owner": its number changes, "document" is gone
+    const used = new Uint8Array(strings.strings.length);
+    used[owner] = 1;
+    strings.rebuild(used);
+    expect(strings.lookupName("document")).toBe(NONE);
+    expect(strings.lookupName("owner")).toBe(strings.lookup("owner"));
+    expect(strings.lookupName("owner")).not.toBe(owner);
   });
 });

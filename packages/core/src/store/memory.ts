@@ -302,13 +302,13 @@ export class MemoryStore implements Store {
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
-      const et = strings.lookup(q.entityType);
+      const et = strings.lookupName(q.entityType);
       if (et === NONE) continue;
       for (let i = 0; i < q.entityIds.length; i++) {
         const eid = strings.lookup(q.entityIds[i]);
         if (eid === NONE) continue;
         for (let k = 0; k < q.relations.length; k++) {
-          const rel = strings.lookup(q.relations[k]);
+          const rel = strings.lookupName(q.relations[k]);
           if (rel === NONE) continue;
           const tail = T.entityTail(et, eid, rel);
           if (tail === NONE) continue;
@@ -343,16 +343,16 @@ export class MemoryStore implements Store {
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
-      const et = strings.lookup(q.entityType);
-      const st = strings.lookup(q.subjectType);
-      const srel = strings.lookup(q.subjectRelation);
+      const et = strings.lookupName(q.entityType);
+      const st = strings.lookupName(q.subjectType);
+      const srel = strings.lookupName(q.subjectRelation);
       if (et === NONE || st === NONE || srel === NONE) continue;
       for (let i = 0; i < q.subjectIds.length; i++) {
         const sid = strings.lookup(q.subjectIds[i]);
         if (sid === NONE) continue;
         let subject: Tuple["subject"] | undefined;
         for (let k = 0; k < q.relations.length; k++) {
-          const rel = strings.lookup(q.relations[k]);
+          const rel = strings.lookupName(q.relations[k]);
           if (rel === NONE) continue;
           const tail = T.subjectTail(st, sid, srel, et, rel);
           if (tail === NONE) continue;
@@ -381,7 +381,7 @@ export class MemoryStore implements Store {
     const { created, deleted, nextA, nextT, values } = A;
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
-      const et = strings.lookup(q.entityType);
+      const et = strings.lookupName(q.entityType);
       if (et === NONE) continue;
       if (q.entityIds) {
         for (let i = 0; i < q.entityIds.length; i++) {
@@ -389,7 +389,7 @@ export class MemoryStore implements Store {
           if (eid === NONE) continue;
           let entity: Attribute["entity"] | undefined;
           for (let k = 0; k < q.attributes.length; k++) {
-            const name = strings.lookup(q.attributes[k]);
+            const name = strings.lookupName(q.attributes[k]);
             if (name === NONE) continue;
             // newest first: at most one row of an attribute is visible at a snap
             for (let r = A.newest(et, eid, name); r !== NONE; r = nextA[r]) {
@@ -403,7 +403,7 @@ export class MemoryStore implements Store {
         }
       } else {
         for (let k = 0; k < q.attributes.length; k++) {
-          const name = strings.lookup(q.attributes[k]);
+          const name = strings.lookupName(q.attributes[k]);
           if (name === NONE) continue;
           const tail = A.typeTail(et, name);
           if (tail === NONE) continue;
