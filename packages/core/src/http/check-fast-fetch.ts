@@ -92,7 +92,6 @@ export interface NodeRequestLike {
   rawHeaders: string[];
   on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
   on(event: "end", listener: () => void): unknown;
-  on(event: "error", listener: (error: unknown) => void): unknown;
 }
 
 export interface NodeResponseLike {
@@ -142,7 +141,7 @@ const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** node:http's request body as text: one decode for the usual single chunk, a streaming decode otherwise. */
 function readNodeBody(req: NodeRequestLike): ReadBody {
-  return (done, fail) => {
+  return (done) => {
     let first: Uint8Array | undefined;
     let decoder: InstanceType<typeof TextDecoder> | undefined;
     let text = "";
@@ -162,7 +161,8 @@ function readNodeBody(req: NodeRequestLike): ReadBody {
       if (decoder !== undefined) done(text + decoder.decode());
       else done(first === undefined ? "" : utf8.decode(first));
     });
-    req.on("error", fail);
+    // No "error" listener: an aborted request (the only error of an IncomingMessage) is not emitted without one,
+    // and there is nobody left to answer.
   };
 }
 
@@ -197,18 +197,25 @@ export function createFastCheck(deps: FastCheckDeps) {
               ? { "content-type": JSON_HEADERS["content-type"] }
               : JSON_HEADERS;
         if (contentLength) headers["content-length"] = String(ascii ? body.length : utf8Length(body));
-        if (observe !== undefined) {
-          observe({ route: CHECK_ROUTE, status, seconds: (performance.now() - start) / 1000, decision });
-        }
       } catch {
-        // A failing hook: answer like any unexpected error rather than leave the request open.
+        // A failing CORS policy: answer like any unexpected error rather than leave the request open.
         status = 500;
         body = INTERNAL_ERROR;
+        decision = undefined;
         headers = contentLength
           ? { ...JSON_HEADERS, "content-length": String(body.length) }
           : { ...JSON_HEADERS };
       }
+      const seconds = observe === undefined ? 0 : (performance.now() - start) / 1000;
       finish(status, body, headers);
+      // The hook runs after the answer is handed over (bookkeeping does not delay the response).
+      if (observe !== undefined) {
+        try {
+          observe({ route: CHECK_ROUTE, status, seconds, decision });
+        } catch {
+          // a failing metrics hook cannot change an answer already sent
+        }
+      }
     };
     const fail = (e: unknown) => {
       const parts = errorResponseParts(e);
