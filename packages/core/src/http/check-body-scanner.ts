@@ -19,29 +19,25 @@ const MAX_SKIP_NESTING = 16;
 
 let src = "";
 let pos = 0;
-let end = 0;
 
-// field slots of one scan: string fields as [start, stop) in src, -1 when absent; -2 = JSON null
+// The string fields of one scan, as [start, stop) in src: start -1 when absent, -2 (and stop -2) for JSON null.
+const VERSION = 0;
+const SNAP = 1;
+const ENTITY_TYPE = 2;
+const ENTITY_ID = 3;
+const PERMISSION = 4;
+const SUBJECT_TYPE = 5;
+const SUBJECT_ID = 6;
+const RELATION = 7;
+const starts = new Int32Array(8);
+const stops = new Int32Array(8);
+/** Field numbers beside the string fields: metadata.depth, and a key the scanner skips. */
+const DEPTH = 8;
+const UNKNOWN = 9;
+let depth = Number.NaN;
 let metaSeen = false;
 let entitySeen = false;
 let subjectSeen = false;
-let versionStart = -1;
-let versionStop = -1;
-let snapStart = -1;
-let snapStop = -1;
-let depth = Number.NaN;
-let entityTypeStart = -1;
-let entityTypeStop = -1;
-let entityIdStart = -1;
-let entityIdStop = -1;
-let permissionStart = -1;
-let permissionStop = -1;
-let subjectTypeStart = -1;
-let subjectTypeStop = -1;
-let subjectIdStart = -1;
-let subjectIdStop = -1;
-let relationStart = -1;
-let relationStop = -1;
 /** Start of the last string read by `string()`; its stop is `pos - 1`. */
 let strStart = 0;
 
@@ -64,7 +60,7 @@ const L_BRACE = 123;
 const R_BRACE = 125;
 
 function ws(): void {
-  while (pos < end) {
+  while (pos < src.length) {
     const c = src.charCodeAt(pos);
     if (c === SPACE || c === LF || c === CR || c === TAB) pos++;
     else return;
@@ -75,7 +71,7 @@ function ws(): void {
 function string(): boolean {
   if (src.charCodeAt(pos) !== QUOTE) return false;
   strStart = ++pos;
-  while (pos < end) {
+  while (pos < src.length) {
     const c = src.charCodeAt(pos++);
     if (c === QUOTE) return true;
     if (c === BACKSLASH || c < 0x20) return false;
@@ -108,7 +104,7 @@ function number(): number {
 }
 
 function literal(word: string): boolean {
-  if (!src.startsWith(word, pos) || pos + word.length > end) return false;
+  if (!src.startsWith(word, pos)) return false;
   pos += word.length;
   return true;
 }
@@ -150,10 +146,18 @@ function skipValue(nesting: number): boolean {
 /** Is the key just read (strStart .. pos-1) `name`? */
 const keyIs = (name: string) => pos - 1 - strStart === name.length && src.startsWith(name, strStart);
 
-/** A string field's value: a string without escapes (slots set by the caller from strStart/pos) or null (-2). */
-function stringOrNull(): number {
-  if (src.charCodeAt(pos) === 110) return literal("null") ? -2 : -1;
-  return string() ? strStart : -1;
+/** Reads the value of string field `field` (a string without escapes, or null); false when not one or repeated. */
+function stringField(field: number): boolean {
+  if (starts[field] !== -1) return false;
+  if (src.charCodeAt(pos) === 110) {
+    if (!literal("null")) return false;
+    starts[field] = stops[field] = -2;
+    return true;
+  }
+  if (!string()) return false;
+  starts[field] = strStart;
+  stops[field] = pos - 1;
+  return true;
 }
 
 const TOP_METADATA = 0;
@@ -179,63 +183,26 @@ function object(kind: number): boolean {
   }
   for (;;) {
     if (!string()) return false;
-    let field = 0; // 1..3: the known field of this object kind; 0: unknown (skipped)
+    let field = UNKNOWN;
     if (kind === OBJ_METADATA) {
-      if (keyIs("schema_version")) field = 1;
-      else if (keyIs("snap_token")) field = 2;
-      else if (keyIs("depth")) field = 3;
-    } else if (keyIs("type")) field = 1;
-    else if (keyIs("id")) field = 2;
-    else if (kind === OBJ_SUBJECT && keyIs("relation")) field = 3;
+      if (keyIs("schema_version")) field = VERSION;
+      else if (keyIs("snap_token")) field = SNAP;
+      else if (keyIs("depth")) field = DEPTH;
+    } else if (keyIs("type")) field = kind === OBJ_ENTITY ? ENTITY_TYPE : SUBJECT_TYPE;
+    else if (keyIs("id")) field = kind === OBJ_ENTITY ? ENTITY_ID : SUBJECT_ID;
+    else if (kind === OBJ_SUBJECT && keyIs("relation")) field = RELATION;
     ws();
     if (src.charCodeAt(pos++) !== COLON) return false;
     ws();
-    if (field === 0) {
+    if (field === UNKNOWN) {
       if (!skipValue(0)) return false;
-    } else if (kind === OBJ_METADATA && field === 3) {
+    } else if (field === DEPTH) {
       if (!Number.isNaN(depth)) return false;
       const c = src.charCodeAt(pos);
       if (c !== MINUS && !digit(c)) return false;
       depth = number();
       if (Number.isNaN(depth)) return false;
-    } else {
-      const start = stringOrNull();
-      if (start === -1) return false;
-      const stop = start === -2 ? -2 : pos - 1;
-      if (kind === OBJ_METADATA) {
-        if (field === 1) {
-          if (versionStart !== -1) return false;
-          versionStart = start;
-          versionStop = stop;
-        } else {
-          if (snapStart !== -1) return false;
-          snapStart = start;
-          snapStop = stop;
-        }
-      } else if (kind === OBJ_ENTITY) {
-        if (field === 1) {
-          if (entityTypeStart !== -1) return false;
-          entityTypeStart = start;
-          entityTypeStop = stop;
-        } else {
-          if (entityIdStart !== -1) return false;
-          entityIdStart = start;
-          entityIdStop = stop;
-        }
-      } else if (field === 1) {
-        if (subjectTypeStart !== -1) return false;
-        subjectTypeStart = start;
-        subjectTypeStop = stop;
-      } else if (field === 2) {
-        if (subjectIdStart !== -1) return false;
-        subjectIdStart = start;
-        subjectIdStop = stop;
-      } else {
-        if (relationStart !== -1) return false;
-        relationStart = start;
-        relationStop = stop;
-      }
-    }
+    } else if (!stringField(field)) return false;
     ws();
     const next = src.charCodeAt(pos++);
     if (next === R_BRACE) return true;
@@ -282,17 +249,14 @@ function isId(start: number, stop: number): boolean {
 function reset(text: string): void {
   src = text;
   pos = 0;
-  end = text.length;
-  metaSeen = entitySeen = subjectSeen = false;
-  versionStart = versionStop = snapStart = snapStop = -1;
-  entityTypeStart = entityTypeStop = entityIdStart = entityIdStop = -1;
-  permissionStart = permissionStop = -1;
-  subjectTypeStart = subjectTypeStop = subjectIdStart = subjectIdStop = relationStart = relationStop = -1;
+  starts.fill(-1);
+  stops.fill(-1);
   depth = Number.NaN;
+  metaSeen = entitySeen = subjectSeen = false;
 }
 
 /** The top-level object; false for anything the scanner leaves to the general path. */
-function body(): boolean {
+function topLevel(): boolean {
   ws();
   if (src.charCodeAt(pos++) !== L_BRACE) return false;
   ws();
@@ -326,9 +290,8 @@ function body(): boolean {
       if (subjectSeen || !object(OBJ_SUBJECT)) return false;
       subjectSeen = true;
     } else if (field === TOP_PERMISSION) {
-      if (permissionStart !== -1 || !string()) return false;
-      permissionStart = strStart;
-      permissionStop = pos - 1;
+      // a name: null (or any non-string) goes to the general path
+      if (src.charCodeAt(pos) !== QUOTE || !stringField(PERMISSION)) return false;
     } else if (field === TOP_CONTEXT) {
       // only a null context: anything else is evaluated with contextual data (the general path)
       if (contextSeen || !literal("null")) return false;
@@ -349,44 +312,43 @@ function body(): boolean {
     ws();
   }
   ws();
-  return pos === end;
+  return pos === src.length;
 }
 
-/** A string slot's value: "" for absent or null. */
-const slot = (start: number, stop: number) => (start < 0 ? "" : src.slice(start, stop));
+/** A string field's text: "" for absent or null. */
+const text = (field: number) => (starts[field] < 0 ? "" : src.slice(starts[field], stops[field]));
+/** Is string field `field` present (not null) and a name / an id? */
+const nameField = (field: number) => starts[field] >= 0 && isName(starts[field], stops[field]);
+const idField = (field: number) => starts[field] >= 0 && isId(starts[field], stops[field]);
 
 /**
  * The check request of a body text, or undefined when the general path (JSON.parse, then zod) must read it.
- * `text` must already be within the body size limit.
  */
-export function scanCheckBody(text: string): FastCheckRequest | undefined {
-  reset(text);
-  const result = body() && metaSeen && entitySeen && subjectSeen ? request() : undefined;
+export function scanCheckBody(body: string): FastCheckRequest | undefined {
+  reset(body);
+  const result = topLevel() && metaSeen && entitySeen && subjectSeen ? request() : undefined;
   src = ""; // no reference to the body text stays behind
   return result;
 }
 
 function request(): FastCheckRequest | undefined {
   if (!Number.isInteger(depth) || depth < 3 || depth > INT32_MAX) return undefined;
-  if (entityTypeStart < 0 || !isName(entityTypeStart, entityTypeStop)) return undefined;
-  if (entityIdStart < 0 || !isId(entityIdStart, entityIdStop)) return undefined;
-  if (permissionStart < 0 || !isName(permissionStart, permissionStop)) return undefined;
-  if (subjectTypeStart < 0 || !isName(subjectTypeStart, subjectTypeStop)) return undefined;
-  if (subjectIdStart < 0 || !isId(subjectIdStart, subjectIdStop)) return undefined;
-  if (relationStop > relationStart && !isName(relationStart, relationStop)) return undefined;
+  if (
+    !nameField(ENTITY_TYPE) ||
+    !idField(ENTITY_ID) ||
+    !nameField(PERMISSION) ||
+    !nameField(SUBJECT_TYPE) ||
+    !idField(SUBJECT_ID)
+  )
+    return undefined;
+  // the relation may be absent, null or "" (no relation)
+  if (stops[RELATION] > starts[RELATION] && !isName(starts[RELATION], stops[RELATION])) return undefined;
   return {
-    meta: { schemaVersion: slot(versionStart, versionStop), snapToken: slot(snapStart, snapStop), depth },
+    meta: { schemaVersion: text(VERSION), snapToken: text(SNAP), depth },
     query: {
-      entity: {
-        type: src.slice(entityTypeStart, entityTypeStop),
-        id: src.slice(entityIdStart, entityIdStop),
-      },
-      permission: src.slice(permissionStart, permissionStop),
-      subject: {
-        type: src.slice(subjectTypeStart, subjectTypeStop),
-        id: src.slice(subjectIdStart, subjectIdStop),
-        relation: slot(relationStart, relationStop),
-      },
+      entity: { type: text(ENTITY_TYPE), id: text(ENTITY_ID) },
+      permission: text(PERMISSION),
+      subject: { type: text(SUBJECT_TYPE), id: text(SUBJECT_ID), relation: text(RELATION) },
     },
   };
 }

@@ -18,8 +18,18 @@ export function readBodyText(c: Context, maxBytes: number): Promise<string> {
 }
 
 export function parseJsonBody(text: string, maxBytes: number): Record<string, unknown> {
-  // Length in UTF-16 units is a lower bound of the byte length; count bytes only when it could matter.
+  assertBodyWithinLimit(text, maxBytes);
+  return parseJsonText(text);
+}
+
+/** Refuses a body text of more than `maxBytes` UTF-8 bytes. */
+export function assertBodyWithinLimit(text: string, maxBytes: number): void {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: count bytes only when the length allows more than the limit.
   if (text.length > maxBytes / 3 && new TextEncoder().encode(text).length > maxBytes) throw requestTooLarge();
+}
+
+/** A body text (already within the size limit) as a JSON object; an empty body or null is `{}`. */
+export function parseJsonText(text: string): Record<string, unknown> {
   if (text === "") return {};
   let body: unknown;
   try {

@@ -10,7 +10,7 @@ import { parseCheckFast } from "../check-fast-path.ts";
 import { contextFromWire, expandToWire } from "../convert.ts";
 import { JSON_HEADERS, NDJSON_HEADERS } from "../error-response.ts";
 import type { Limits } from "../limits.ts";
-import { parseJsonBody, readBodyText, readJsonBody } from "../request-body.ts";
+import { assertBodyWithinLimit, parseJsonText, readBodyText, readJsonBody } from "../request-body.ts";
 import type { WireContext } from "../wire/common.ts";
 import {
   PermissionBulkCheckResponseSchema,
@@ -62,19 +62,17 @@ export function checkFromBody(
   );
 }
 
-/**
- * A check body's text -> the decision: the scanner for the common body (no JSON.parse), the parsed-body path for
- * anything else. Within a third of the byte limit a text cannot be over it, so only longer texts are measured.
- */
+/** A check body's text -> the decision: the scanner for the common body (no JSON.parse), the parsed-body path for anything else. */
 export function checkFromText(
   service: PembaService,
   limits: Limits,
   tenantId: string,
   text: string,
 ): MaybePromise<CheckOutcome> {
-  const scanned = text.length <= limits.maxBodyBytes / 3 ? scanCheckBody(text) : undefined;
+  assertBodyWithinLimit(text, limits.maxBodyBytes);
+  const scanned = scanCheckBody(text);
   if (scanned !== undefined) return service.check(tenantId, scanned.meta, scanned.query);
-  return checkFromBody(service, limits, tenantId, parseJsonBody(text, limits.maxBodyBytes));
+  return checkFromBody(service, limits, tenantId, parseJsonText(text));
 }
 
 export const checkResponseText = (outcome: CheckOutcome): string =>
