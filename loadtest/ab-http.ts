@@ -1,15 +1,16 @@
 /**
  * A/B of two source trees' `pemba serve` on the memory store in one session: both seeded, then fixed-rate windows
- * alternating A, B, A, B ... (so background load hits both alike), CPU per answered request for each window.
+ * alternating A, B, A, B ... (so background load hits both alike), CPU per answered request and RSS for each window.
  *   node --experimental-strip-types loadtest/ab-http.ts <repoA> <repoB> [--rate 2000] [--duration 20] [--rounds 3]
  *        [--bare] [--no-seed]   (also alternate the bare node:http server; skip the seed data)
- * A repo may be given as <dir>:<log level>.
+ * A repo may be given as <dir>:<log level> or <dir>:<log level>:<node flag>,<node flag> (e.g.
+ * `.:info:--max-semi-space-size=2` to compare V8 settings on one tree).
  */
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { metric, runK6 } from "./lib/k6.ts";
-import { cpuSeconds } from "./lib/proc.ts";
+import { cpuSeconds, rssMegabytes } from "./lib/proc.ts";
 import { seed, spotCheck, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
 import { freePort, type ServerProcess, startBareServer } from "./lib/servers.ts";
 
@@ -28,13 +29,14 @@ const RATE = Number(values.rate);
 const DURATION = Number(values.duration);
 
 async function startFrom(spec: string): Promise<ServerProcess> {
-  const [repo, level = values["log-level"]!] = spec.split(":");
+  const [repo, level = values["log-level"]!, flags = ""] = spec.split(":");
   const port = await freePort();
   const child = spawn(
     process.execPath,
     [
       "--experimental-strip-types",
       "--no-warnings",
+      ...flags.split(",").filter((f) => f !== ""),
       "packages/node-server/src/cli.ts",
       "serve",
       "--database",
@@ -84,6 +86,7 @@ async function window(server: ServerProcess, version: string, seconds: number) {
     answered,
     p99: metric(run.summary, "http_req_duration", "p(99)"),
     failed: metric(run.summary, "checks", "fails"),
+    rss: rssMegabytes(server.pid),
   };
 }
 
@@ -109,7 +112,7 @@ try {
     for (const s of servers) {
       const r = await window(s.server, s.version, DURATION);
       console.log(
-        `round ${round + 1} ${s.name}: ${r.us.toFixed(1)} us/request (${r.answered} answered, ${r.failed} failed, p99 ${r.p99.toFixed(2)} ms)`,
+        `round ${round + 1} ${s.name}: ${r.us.toFixed(1)} us/request (${r.answered} answered, ${r.failed} failed, p99 ${r.p99.toFixed(2)} ms, RSS ${r.rss.toFixed(0)} MB)`,
       );
       results.set(s.name, [...(results.get(s.name) ?? []), r.us]);
     }
