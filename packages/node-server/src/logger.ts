@@ -24,8 +24,8 @@ export interface BatchedLogger {
   logger: Logger;
   /**
    * Logs `{ method, route, status, ms }` with message "request" at info, as `logger.info` would (a no-op when
-   * info is disabled), with `ms` rounded to microseconds. `route` and `method` must be plain strings without characters
-   * JSON escapes.
+   * info is disabled), with `ms` rounded to microseconds. `route` and `method` must be plain strings without
+   * characters JSON escapes.
    */
   request(method: string, route: string, status: number, ms: number): void;
   /** Writes every pending line now. */

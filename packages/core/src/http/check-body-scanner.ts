@@ -10,10 +10,8 @@
  *
  * The scanner keeps its cursor in module variables: it runs synchronously and never re-enters.
  */
-import type { FastCheckRequest } from "./check-fast-path.ts";
+import { type FastCheckRequest, isCheckDepth } from "./check-fast-path.ts";
 
-/** Largest int32 (Permify's depth is an int32). */
-const INT32_MAX = 2147483647;
 /** Nesting accepted inside skipped values (unknown fields); deeper goes to the general path. */
 const MAX_SKIP_NESTING = 16;
 
@@ -332,7 +330,7 @@ export function scanCheckBody(body: string): FastCheckRequest | undefined {
 }
 
 function request(): FastCheckRequest | undefined {
-  if (!Number.isInteger(depth) || depth < 3 || depth > INT32_MAX) return undefined;
+  if (!isCheckDepth(depth)) return undefined;
   if (
     !nameField(ENTITY_TYPE) ||
     !idField(ENTITY_ID) ||

@@ -16,7 +16,7 @@ import { assertTenantAllowed, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { errorResponseParts, JSON_HEADERS } from "./error-response.ts";
 import type { Limits } from "./limits.ts";
-import { requestTooLarge } from "./request-body.ts";
+import { assertDeclaredWithinLimit } from "./request-body.ts";
 import { type Observe, validateTenantId } from "./route.ts";
 import { checkFromText, checkResponseText } from "./routes/permission.ts";
 
@@ -235,8 +235,7 @@ export function createFastCheck(deps: FastCheckDeps) {
       try {
         validateTenantId("PermissionCheckRequest", tenantId);
         assertTenantAllowed(principal, tenantId);
-        const declared = header("content-length");
-        if (declared !== undefined && Number(declared) > maxBytes) throw requestTooLarge();
+        assertDeclaredWithinLimit(header("content-length"), maxBytes);
       } catch (e) {
         fail(e);
         return;

@@ -16,6 +16,10 @@ const isName = (v: unknown): v is string => typeof v === "string" && v.length <=
 const isId = (v: unknown): v is string => typeof v === "string" && v.length <= 128 && idRegex.test(v);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
 
+/** A valid check depth: an int32 (Permify's type) of at least 3. */
+export const isCheckDepth = (depth: unknown): depth is number =>
+  typeof depth === "number" && Number.isInteger(depth) && depth >= 3 && depth <= 2147483647;
+
 export function parseCheckFast(body: Record<string, unknown>): FastCheckRequest | undefined {
   const m = body.metadata;
   const e = body.entity;
@@ -23,9 +27,7 @@ export function parseCheckFast(body: Record<string, unknown>): FastCheckRequest 
   const permission = body.permission;
   if (!isObject(m) || !isObject(e) || !isObject(s)) return undefined;
   const depth = m.depth;
-  // depth is an int32 in Permify's API
-  if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 3 || depth > 2147483647)
-    return undefined;
+  if (!isCheckDepth(depth)) return undefined;
   const schemaVersion = m.schema_version ?? "";
   const snapToken = m.snap_token ?? "";
   if (typeof schemaVersion !== "string" || typeof snapToken !== "string") return undefined;

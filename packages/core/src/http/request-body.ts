@@ -12,9 +12,13 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<Record
 
 /** The body text, refused early when its declared size is over the limit (the text itself is checked by the parser). */
 export function readBodyText(c: Context, maxBytes: number): Promise<string> {
-  const declared = c.req.header("content-length");
-  if (declared !== undefined && Number(declared) > maxBytes) throw requestTooLarge();
+  assertDeclaredWithinLimit(c.req.header("content-length"), maxBytes);
   return c.req.text();
+}
+
+/** Refuses a request whose Content-Length header declares more than `maxBytes`, before its body is read. */
+export function assertDeclaredWithinLimit(declared: string | undefined, maxBytes: number): void {
+  if (declared !== undefined && Number(declared) > maxBytes) throw requestTooLarge();
 }
 
 export function parseJsonBody(text: string, maxBytes: number): Record<string, unknown> {
