@@ -15,8 +15,8 @@
  * Measures (a) server CPU (user+system from /proc/<pid>/stat) per answered request at a fixed rate, in --rounds
  * windows alternating between the bare server and pemba (medians reported, and each round's ratio); (b) the highest
  * rate held with p99 <= 10 ms and < 1% dropped iterations, stepping the rate up (each step on both servers, a missed
- * step run once more); (c) server RSS after seeding and
- * under load; (d) seeding time; with --postgres also PostgreSQL's own CPU per check.
+ * step run once more); (c) server RSS after seeding and under load; (d) seeding time; with --postgres also
+ * PostgreSQL's own CPU per check.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
