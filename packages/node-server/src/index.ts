@@ -115,15 +115,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       };
       return answer instanceof Promise ? answer.then(done) : done(answer);
     });
+    const checkAnswered = (status: number, body: string, ms: number) =>
+      status < 400 ? logAnswered(status, ms) : logCheckFailed(logger, status, body, ms);
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
     server = createServer((req, res) => {
-      const started = performance.now();
-      const answered = app.handleNodeCheck(req, res, (status, body) =>
-        status < 400
-          ? logAnswered(status, performance.now() - started)
-          : logCheckFailed(logger, status, body, performance.now() - started),
-      );
-      if (answered) return;
+      if (app.handleNodeCheck(req, res, checkAnswered)) return;
       if (req.method === "POST" && WRITE_PATH.test(req.url ?? "")) {
         compactor.noteWrite(Number(req.headers["content-length"]));
       }

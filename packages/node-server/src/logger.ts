@@ -6,15 +6,19 @@
  * `process.exit` and uncaught errors; only SIGKILL can lose the last 50 ms). One write(2) per request line was a
  * large share of a check's CPU under load; the lines, their order and their content are unchanged.
  *
- * `request()` writes the access line of a successful request without pino's generic serializer (the same bytes
- * pino writes for `logger.info({ method, route, status, ms }, "request")`; a test compares them).
+ * Pending lines are kept as UTF-8 bytes in one buffer (no string concatenation to flatten and encode per batch).
+ * `request()` writes the access line of a successful request straight into it as bytes, without pino's generic
+ * serializer: the same bytes pino writes for `logger.info({ method, route, status, ms }, "request")` (a test
+ * compares them).
  */
 import { writeSync } from "node:fs";
 import { type DestinationStream, type Logger, pino } from "pino";
 import type { LogLevel } from "./config.ts";
 
-/** Pending characters before a write; below sonic-boom's 16 KiB write size. */
-const BATCH_CHARS = 4096;
+/** Pending bytes before a write; below sonic-boom's 16 KiB write size. */
+const BATCH_BYTES = 4096;
+/** Room for pending lines: a batch plus the longest line written into the buffer (longer ones go out at once). */
+const BUFFER_BYTES = 4 * BATCH_BYTES;
 /** Longest a logged line waits for its write. */
 const FLUSH_MS = 50;
 /** pino's numeric value of `info`. */
@@ -24,7 +28,7 @@ export interface BatchedLogger {
   logger: Logger;
   /**
    * Logs `{ method, route, status, ms }` with message "request" at info, as `logger.info` would (a no-op when
-   * info is disabled), with `ms` rounded to microseconds. `route` and `method` must be plain strings without
+   * info is disabled), with `ms` rounded to microseconds. `route` and `method` must be plain ASCII strings without
    * characters JSON escapes.
    */
   request(method: string, route: string, status: number, ms: number): void;
@@ -44,13 +48,12 @@ const flushAll = () => {
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 const sleep = (ms: number) => Atomics.wait(sleepCell, 0, 0, ms);
 
-/** Writes all of `text` to `fd`: one write(2) as a rule, retrying partial writes and EAGAIN (a full pipe). */
-export function writeFully(fd: number, text: string): void {
-  const bytes = Buffer.from(text, "utf8");
+/** Writes `length` bytes of `bytes` to `fd`: one write(2) as a rule, retrying partial writes and EAGAIN (a full pipe). */
+export function writeFully(fd: number, bytes: Uint8Array, length = bytes.length): void {
   let offset = 0;
-  while (offset < bytes.length) {
+  while (offset < length) {
     try {
-      offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      offset += writeSync(fd, bytes, offset, length - offset);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
       sleep(1);
@@ -58,53 +61,62 @@ export function writeFully(fd: number, text: string): void {
   }
 }
 
-/** The digits of an epoch-milliseconds time, as String(ms) (the leading digits converted once per 1,000 s). */
-let timeBase = 0;
-let timeHead = "";
-export function timeText(now: number): string {
-  let rest = now - timeBase;
-  if (timeHead === "" || rest < 0 || rest >= 1_000_000) {
-    if (!Number.isSafeInteger(now) || now < 1_000_000) return String(now);
-    timeBase = now - (now % 1_000_000);
-    timeHead = String(timeBase / 1_000_000);
-    rest = now - timeBase;
+/** Writes the decimal digits of a non-negative safe integer at `at`, as String(n); returns the end. */
+export function writeDigits(buf: Uint8Array, at: number, n: number): number {
+  if (n >= 1e9) {
+    // two int32-sized halves instead of floating-point division by 10 throughout
+    const high = Math.floor(n / 1e9);
+    at = writeDigits(buf, at, high);
+    let low = n - high * 1e9;
+    for (let i = at + 8; i >= at; i--) {
+      buf[i] = 48 + (low % 10);
+      low = (low / 10) | 0;
+    }
+    return at + 9;
   }
-  const digits =
-    rest < 10
-      ? "00000"
-      : rest < 100
-        ? "0000"
-        : rest < 1000
-          ? "000"
-          : rest < 10_000
-            ? "00"
-            : rest < 100_000
-              ? "0"
-              : "";
-  return timeHead + digits + rest;
+  let digits = 1;
+  for (let rest = n; rest >= 10; rest = (rest / 10) | 0) digits++;
+  for (let i = at + digits - 1; i >= at; i--) {
+    buf[i] = 48 + (n % 10);
+    n = (n / 10) | 0;
+  }
+  return at + digits;
 }
 
 /**
- * A duration in ms rounded to microseconds, printed as String(Math.round(ms * 1000) / 1000) prints it (integer
- * arithmetic instead of a double-to-text conversion).
+ * Writes a duration in ms rounded to microseconds as String(Math.round(ms * 1000) / 1000) prints it (integer
+ * arithmetic instead of a double-to-text conversion); returns the end.
  */
-export function msText(ms: number): string {
+export function writeMs(buf: Buffer, at: number, ms: number): number {
   const us = Math.round(ms * 1000);
-  if (!(us >= 0 && us < 1e15)) return String(us / 1000);
+  if (!(us >= 0 && us < 1e15)) return at + buf.write(String(us / 1000), at, "latin1");
   const whole = Math.floor(us / 1000);
-  const frac = us - whole * 1000;
-  if (frac === 0) return String(whole);
-  const digits =
-    frac % 10 !== 0
-      ? (frac < 10 ? "00" : frac < 100 ? "0" : "") + frac
-      : frac % 100 !== 0
-        ? (frac < 100 ? "0" : "") + frac / 10
-        : String(frac / 100);
-  return `${whole}.${digits}`;
+  let frac = us - whole * 1000;
+  at = writeDigits(buf, at, whole);
+  if (frac === 0) return at;
+  buf[at++] = 46; // "."
+  let digits = 3;
+  while (frac % 10 === 0) {
+    frac /= 10;
+    digits--;
+  }
+  for (let i = at + digits - 1; i >= at; i--) {
+    buf[i] = 48 + (frac % 10);
+    frac = (frac / 10) | 0;
+  }
+  return at + digits;
 }
 
+const ascii = (text: string): Uint8Array => Buffer.from(text, "latin1");
+const LINE_START = ascii('{"level":30,"time":');
+const LINE_END = ascii(',"msg":"request"}\n');
+const MS_FIELD = ascii(',"ms":');
+/** The longest status, ms and time digits of an access line (with room to spare). */
+const NUMBERS_ROOM = 64;
+
 export function createBatchedLogger(level: LogLevel, fd = 1): BatchedLogger {
-  let pending = "";
+  const buf = Buffer.allocUnsafe(BUFFER_BYTES);
+  let used = 0;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const flush = () => {
@@ -112,35 +124,77 @@ export function createBatchedLogger(level: LogLevel, fd = 1): BatchedLogger {
       clearTimeout(timer);
       timer = undefined;
     }
-    if (pending === "") return;
-    const text = pending;
-    pending = "";
+    if (used === 0) return;
+    const length = used;
+    used = 0;
     try {
-      writeFully(fd, text);
+      writeFully(fd, buf, length);
     } catch {
       // Closed or broken stdout: nothing to do about it here.
     }
   };
-  const write = (line: string) => {
-    pending += line;
-    if (closed || pending.length >= BATCH_CHARS) flush();
+  /** After a line was added: write now or arm the timer. */
+  const added = () => {
+    if (closed || used >= BATCH_BYTES) flush();
     else if (timer === undefined) {
       // Armed by the first line after a write, so an idle server does not wake up for its logs.
       timer = setTimeout(flush, FLUSH_MS);
       timer.unref();
     }
   };
+  const write = (line: string) => {
+    // at most 3 bytes per UTF-16 unit
+    if (used + line.length * 3 > BUFFER_BYTES) {
+      flush();
+      if (line.length * 3 > BUFFER_BYTES) {
+        try {
+          writeFully(fd, Buffer.from(line, "utf8"));
+        } catch {
+          // as in flush
+        }
+        return;
+      }
+    }
+    used += buf.write(line, used, "utf8");
+    added();
+  };
   const stream: DestinationStream = { write };
   const logger = pino({ level, base: { service: "pemba" } }, stream);
   if (atExit.size === 0) process.on("exit", flushAll);
   atExit.add(flush);
+
+  // The bytes between the time and the status of the last (method, route) logged: the same few pairs repeat.
+  const middles = new Map<string, Uint8Array>();
+  let lastMethod = "";
+  let lastRoute = "";
+  let middle = ascii("");
   return {
     logger,
     request(method, route, status, ms) {
       if (logger.levelVal > INFO) return;
-      write(
-        `{"level":30,"time":${timeText(Date.now())},"service":"pemba","method":"${method}","route":"${route}","status":${status},"ms":${msText(ms)},"msg":"request"}\n`,
-      );
+      if (method !== lastMethod || route !== lastRoute) {
+        const key = `${method} ${route}`;
+        let bytes = middles.get(key);
+        if (bytes === undefined) {
+          bytes = ascii(`,"service":"pemba","method":"${method}","route":"${route}","status":`);
+          middles.set(key, bytes);
+        }
+        lastMethod = method;
+        lastRoute = route;
+        middle = bytes;
+      }
+      const room = LINE_START.length + middle.length + MS_FIELD.length + LINE_END.length + NUMBERS_ROOM;
+      if (used + room > BUFFER_BYTES) flush();
+      let at = used;
+      buf.set(LINE_START, at);
+      at = writeDigits(buf, at + LINE_START.length, Date.now());
+      buf.set(middle, at);
+      at = writeDigits(buf, at + middle.length, status);
+      buf.set(MS_FIELD, at);
+      at = writeMs(buf, at + MS_FIELD.length, ms);
+      buf.set(LINE_END, at);
+      used = at + LINE_END.length;
+      added();
     },
     flush,
     close() {

@@ -2,7 +2,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createBatchedLogger, msText, timeText } from "../src/logger.ts";
+import { createBatchedLogger, writeDigits, writeMs } from "../src/logger.ts";
 
 describe("the batched stdout logger", () => {
   let dir: string;
@@ -50,22 +50,82 @@ describe("the batched stdout logger", () => {
     expect(written()).toContain('"ms":2,"msg"');
   });
 
-  it("formats times and durations exactly as String() does", () => {
-    for (const now of [
-      0, 7, 999_999, 1_000_000, 1_000_007, 1795434000000, 1795434000009, 1795434874877, 1795435000000,
+  it("writes integers and durations as the bytes of String()", () => {
+    const buf = Buffer.alloc(64);
+    const digits = (n: number) => buf.toString("latin1", 3, writeDigits(buf, 3, n));
+    const ms = (v: number) => buf.toString("latin1", 5, writeMs(buf, 5, v));
+    for (const n of [
+      0,
+      7,
+      10,
+      99,
+      200,
+      999_999,
+      1_000_000_000,
+      1_000_000_007,
+      999_999_999,
+      1795434000000,
+      1795434000009,
+      1795434874877,
+      1795435000000,
+      Number.MAX_SAFE_INTEGER,
     ]) {
-      expect(timeText(now)).toBe(String(now));
+      expect(digits(n)).toBe(String(n));
     }
-    for (const now of [1795435000000, 1795434999999, 1795434000050]) expect(timeText(now)).toBe(String(now));
     const durations = [
-      0, 0.0004, 0.0005, 0.001, 0.01, 0.1, 0.194, 0.25, 1, 12, 12.3, 12.03, 12.003, 99.999, 123456.789,
+      0,
+      0.0004,
+      0.0005,
+      0.001,
+      0.01,
+      0.1,
+      0.194,
+      0.25,
+      1,
+      12,
+      12.3,
+      12.03,
+      12.003,
+      99.999,
+      123456.789,
+      -1,
+      NaN,
+      Infinity,
+      1e13,
+      2e18,
     ];
     let seed = 1;
     for (let i = 0; i < 20_000; i++) {
       seed = (Math.imul(seed, 48271) >>> 0) % 2147483647;
-      durations.push((seed / 2147483647) * 10 ** (i % 7));
+      durations.push((seed / 2147483647) * 10 ** (i % 9));
     }
-    for (const ms of durations) expect(msText(ms)).toBe(String(Math.round(ms * 1000) / 1000));
+    for (const v of durations) expect(ms(v)).toBe(String(Math.round(v * 1000) / 1000));
+  });
+
+  it("keeps other lines in order between access lines, UTF-8 and past the buffer's size", () => {
+    vi.spyOn(Date, "now").mockReturnValue(1795434874877);
+    const log = createBatchedLogger("info", fd);
+    const long = "é".repeat(9000);
+    log.request("POST", "/a", 200, 1.5);
+    log.logger.info({ text: "日本" }, "between");
+    log.request("GET", "/b", 404, 0);
+    log.logger.info({ long }, "long");
+    for (let i = 0; i < 500; i++) log.request("POST", "/a", 200, i);
+    log.close();
+    const entries = written()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(entries.length).toBe(504);
+    expect(entries.slice(0, 4).map((e) => [e.msg, e.route, e.method, e.status, e.ms])).toEqual([
+      ["request", "/a", "POST", 200, 1.5],
+      ["between", undefined, undefined, undefined, undefined],
+      ["request", "/b", "GET", 404, 0],
+      ["long", undefined, undefined, undefined, undefined],
+    ]);
+    expect(entries[1]!.text).toBe("日本");
+    expect(entries[3]!.long).toBe(long);
+    expect(entries.slice(4).map((e) => e.ms)).toEqual(Array.from({ length: 500 }, (_, i) => i));
   });
 
   it("request() follows the logger's level", () => {

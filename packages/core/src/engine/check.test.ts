@@ -120,3 +120,70 @@ describe("errors", () => {
     });
   });
 });
+
+describe("a check reuses the last synchronous check's evaluation", () => {
+  it("answers every check of a mixed sequence as a fresh evaluation does (contexts, errors, stores, fan-out)", async () => {
+    const members = Array.from({ length: 1500 }, (_, i) => `group:big#member@user:m${i}`);
+    const f = await fixture(DRIVE, [
+      ...members,
+      "folder:big#viewer@group:big#member",
+      "group:eng#member@user:1",
+      "folder:root#viewer@group:eng#member",
+      "folder:sub#parent@folder:root",
+      "doc:1#folder@folder:sub",
+      "doc:1#owner@user:9",
+      "doc:2#owner@user:2",
+    ]);
+    const other = await fixture(DRIVE, ["doc:1#owner@user:1"]);
+    const { Evaluation } = await import("./evaluation.ts");
+    const { TRUE, FAILED, PENDING } = await import("../compile/index.ts");
+    type Step = [fixture: typeof f, entity: string, subject: string, opts?: Parameters<typeof f.can>[3]];
+    const context = { tuples: [parseTupleString("doc:3#owner@user:7")] };
+    const steps: Step[] = [
+      [f, "doc:1", "user:1"],
+      [f, "folder:big", "user:m1499"], // > 1024 entries: not kept
+      [f, "doc:1", "user:9"],
+      [f, "doc:3", "user:7", { context }],
+      [f, "doc:3", "user:7"], // the context of the check before is gone
+      [f, "doc:1", "user:1", { depth: 2 }], // DEPTH_NOT_ENOUGH: not kept
+      [other, "doc:1", "user:1"], // another store
+      [f, "doc:1", "user:1"],
+      [f, "doc:2", "user:9"],
+      [f, "folder:big", "user:m7"],
+      [f, "doc:2", "user:2"],
+    ];
+    const fresh = (s: Step): boolean | string => {
+      const [fx, entity, subject, opts] = s;
+      const [type, id] = entity.split(":") as [string, string];
+      const [stype, sid] = subject.split(":") as [string, string];
+      const target = fx.target(opts);
+      const e = new Evaluation(fx.compiled, target, { type: stype, id: sid, relation: "" });
+      let r = e.invoke(type, id, "view", target.depth);
+      for (let pass = 0; r === PENDING && pass < 100; pass++) {
+        e.load();
+        r = e.invoke(type, id, "view", target.depth);
+      }
+      return r === FAILED ? String((e.error as { code?: string }).code) : r === TRUE;
+    };
+    const answers: (boolean | string)[] = [];
+    const expected: (boolean | string)[] = [];
+    for (const s of steps) {
+      expected.push(fresh(s));
+      answers.push(await s[0].can(s[1], "view", s[2], s[3]).catch((e: { code?: string }) => String(e.code)));
+    }
+    expect(answers).toEqual(expected);
+    expect(answers).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+      "ERROR_CODE_DEPTH_NOT_ENOUGH",
+      true,
+      true,
+      false,
+      true,
+      true,
+    ]);
+  });
+});

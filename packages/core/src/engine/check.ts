@@ -14,6 +14,13 @@ function outcome(evaluation: Evaluation, result: WalkResult): CheckOutcome {
 }
 
 /**
+ * The evaluation of the last check that finished synchronously, for the next check to reuse (its arrays, not its
+ * contents: `reset` empties them). Only evaluations below this many entries are kept.
+ */
+let spare: Evaluation | undefined;
+const SPARE_MAX_ENTRIES = 1024;
+
+/**
  * One permission check. Synchronous when the store answers synchronously. Throws PembaError for engine errors
  * (ERROR_CODE_SCHEMA_NOT_FOUND, ERROR_CODE_DEPTH_NOT_ENOUGH, rule evaluation errors).
  */
@@ -22,7 +29,10 @@ export function check(
   target: EvaluationTarget,
   query: CheckQuery,
 ): CheckOutcome | Promise<CheckOutcome> {
-  const evaluation = new Evaluation(compiled, target, query.subject);
+  const reused = spare;
+  spare = undefined;
+  reused?.reset(compiled, target, query.subject);
+  const evaluation = reused ?? new Evaluation(compiled, target, query.subject);
   const { type, id } = query.entity;
   const permission = query.permission;
   const depth = target.depth;
@@ -34,7 +44,10 @@ export function check(
     result = first === undefined ? rest() : first.then(rest);
   }
   if (result instanceof Promise) return result.then((r) => outcome(evaluation, r));
-  return outcome(evaluation, result);
+  const decided = outcome(evaluation, result);
+  // an evaluation that ended with an error or a promise is not reused
+  if (evaluation.entries < SPARE_MAX_ENTRIES) spare = evaluation;
+  return decided;
 }
 
 /**

@@ -44,12 +44,13 @@ const readKey = (type: string, id: string, name: string) => `${type}\u0000${id}\
  * (`depth * 2 + result` of a decided sub-problem; -1 or missing when none).
  */
 export class Evaluation implements Walk {
-  readonly schema: CompiledSchema;
-  readonly store: Store;
-  readonly tenantId: string;
-  readonly snap: number;
-  readonly data: Record<string, unknown>;
-  subject: Subject;
+  // the question (set by the constructor and by `reset`)
+  schema!: CompiledSchema;
+  store!: Store;
+  tenantId!: string;
+  snap!: number;
+  data!: Record<string, unknown>;
+  subject!: Subject;
   /** Invocations in the latest pass (Permify's check_count: not a stable contract). */
   checkCount = 0;
   /** The latest engine error; a FAILED result refers to it. */
@@ -70,16 +71,52 @@ export class Evaluation implements Walk {
   #extraSlots: ReadRef[] | undefined = undefined;
 
   /** Read directly (no batching) when the store has answered synchronously before: nothing to save. */
-  #direct: boolean;
+  #direct = false;
   #rules: Map<string, WalkResult> | undefined = undefined;
-  #pendingTuples: number[] = [];
-  #pendingAttributes: number[] = [];
-  readonly #contextTuples: Map<string, Tuple[]> | undefined = undefined;
-  readonly #contextAttributes: Map<string, Attribute> | undefined = undefined;
+  readonly #pendingTuples: number[] = [];
+  readonly #pendingAttributes: number[] = [];
+  #contextTuples: Map<string, Tuple[]> | undefined = undefined;
+  #contextAttributes: Map<string, Attribute> | undefined = undefined;
   /** Store calls made (for tests and tuning). */
   storeCalls = 0;
 
   constructor(schema: CompiledSchema, target: EvaluationTarget, subject: Subject) {
+    this.#question(schema, target, subject);
+  }
+
+  /** Entries in the table (distinct (slot, id) pairs asked about). */
+  get entries(): number {
+    return this.#slots.length;
+  }
+
+  /**
+   * Makes this a fresh evaluation of another question, as `new Evaluation(...)` would, keeping the tables'
+   * arrays: a check that finished synchronously hands its evaluation to the next one (see `check`).
+   */
+  reset(schema: CompiledSchema, target: EvaluationTarget, subject: Subject): void {
+    this.checkCount = 0;
+    this.error = undefined;
+    this.#slots.length = 0;
+    this.#ids.length = 0;
+    this.#reads.length = 0;
+    if (this.#memoBySubject === undefined) this.#memo.length = 0;
+    else this.#memo = [];
+    this.#bySlot = undefined;
+    this.#memoBySubject = undefined;
+    this.#path.length = 0;
+    this.#cut = Number.POSITIVE_INFINITY;
+    this.#extraRefs = undefined;
+    this.#extraSlots = undefined;
+    this.#rules = undefined;
+    this.#pendingTuples.length = 0;
+    this.#pendingAttributes.length = 0;
+    this.#contextTuples = undefined;
+    this.#contextAttributes = undefined;
+    this.storeCalls = 0;
+    this.#question(schema, target, subject);
+  }
+
+  #question(schema: CompiledSchema, target: EvaluationTarget, subject: Subject): void {
     this.schema = schema;
     this.store = target.store;
     this.tenantId = target.tenantId;
@@ -89,19 +126,20 @@ export class Evaluation implements Walk {
     this.subject = subject;
     this.#direct = synchronousStores.has(this.store);
     if (ctx && ctx.tuples.length > 0) {
-      this.#contextTuples = new Map();
+      const tuples = new Map<string, Tuple[]>();
       for (const t of ctx.tuples) {
         const k = readKey(t.entity.type, t.entity.id, t.relation);
-        const list = this.#contextTuples.get(k);
+        const list = tuples.get(k);
         if (list) {
           if (!list.some((o) => tupleKey(o) === tupleKey(t))) list.push(t);
-        } else this.#contextTuples.set(k, [t]);
+        } else tuples.set(k, [t]);
       }
+      this.#contextTuples = tuples;
     }
     if (ctx && ctx.attributes.length > 0) {
-      this.#contextAttributes = new Map();
-      for (const a of ctx.attributes)
-        this.#contextAttributes.set(readKey(a.entity.type, a.entity.id, a.attribute), a);
+      const attributes = new Map<string, Attribute>();
+      for (const a of ctx.attributes) attributes.set(readKey(a.entity.type, a.entity.id, a.attribute), a);
+      this.#contextAttributes = attributes;
     }
   }
 
@@ -363,12 +401,12 @@ export class Evaluation implements Walk {
 
   /** Loads every queued read: one store call per kind. Undefined when done synchronously. */
   load(): Promise<void> | undefined {
-    const tuples = this.#pendingTuples;
-    const attributes = this.#pendingAttributes;
+    const tuples = this.#pendingTuples.slice();
+    const attributes = this.#pendingAttributes.slice();
     if (tuples.length === 0 && attributes.length === 0)
       throw new PembaError("ERROR_CODE_INTERNAL", "evaluation pending without reads");
-    this.#pendingTuples = [];
-    this.#pendingAttributes = [];
+    this.#pendingTuples.length = 0;
+    this.#pendingAttributes.length = 0;
     let tupleRows: Tuple[] | Promise<Tuple[]> | undefined;
     let attributeRows: Attribute[] | Promise<Attribute[]> | undefined;
     if (tuples.length > 0) {

@@ -44,7 +44,8 @@ export type PembaApp = OpenAPIHono<PembaEnv> & {
    * Node only, optional: answers `POST /v1/tenants/<t>/permissions/check` directly on node:http's (req, res) and
    * returns true; returns false for every other request (hand it to @hono/node-server's listener). Same behaviour
    * as `app.fetch` for checks, without building a Request/Response (the cheapest check on Node), plus a
-   * Content-Length. `answered` (optional) is called with the status and body once the response is handed over.
+   * Content-Length. `answered` (optional) is called with the status, the body and the milliseconds taken once the
+   * response is handed over.
    */
   handleNodeCheck(req: NodeRequestLike, res: NodeResponseLike, answered?: NodeCheckAnswered): boolean;
 };

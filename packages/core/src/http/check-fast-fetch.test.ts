@@ -87,18 +87,21 @@ describe("app.handleNodeCheck on (req, res) objects", () => {
         },
       };
       const res = {
-        writeHead(status: number, h: Record<string, string>) {
+        writeHead(status: number, h: string[]) {
           answer.status = status;
-          answer.headers = h;
+          expect(h.length % 2).toBe(0);
+          for (let i = 0; i < h.length; i += 2) answer.headers[h[i]!] = h[i + 1]!;
         },
         end(body: string) {
           answer.body = body;
           setTimeout(() => resolve(answer), 0);
         },
       };
-      expect(app.handleNodeCheck(req, res, (status, body) => answer.answered.push([status, body]))).toBe(
-        true,
-      );
+      const answered = (status: number, body: string, ms: number) => {
+        expect(ms).toBeGreaterThanOrEqual(0);
+        answer.answered.push([status, body]);
+      };
+      expect(app.handleNodeCheck(req, res, answered)).toBe(true);
       for (const chunk of chunks) listeners.get("data")!(chunk);
       listeners.get("end")!();
     });

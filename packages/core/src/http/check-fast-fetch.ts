@@ -42,18 +42,6 @@ export function checkPathTenant(url: string): string | undefined {
   }
 }
 
-type NodeHeaders = Record<string, string | string[] | undefined>;
-
-function incomingHeaders(env: unknown): NodeHeaders | undefined {
-  const incoming = (env as { incoming?: { headers?: NodeHeaders } } | undefined)?.incoming;
-  return incoming?.headers;
-}
-
-const nodeHeader = (headers: NodeHeaders, name: string): string | undefined => {
-  const v = headers[name];
-  return Array.isArray(v) ? v.join(", ") : v;
-};
-
 /** Does the raw header name `raw` equal the lower-case `name` (letters and "-"), ignoring case? */
 function sameHeaderName(raw: string, name: string): boolean {
   if (raw.length !== name.length) return false;
@@ -95,12 +83,16 @@ export interface NodeRequestLike {
 }
 
 export interface NodeResponseLike {
-  writeHead(status: number, headers: Record<string, string>): unknown;
+  /** `headers` as a flat [name, value, ...] list (node:http takes it without walking an object's keys). */
+  writeHead(status: number, headers: string[]): unknown;
   end(body: string): unknown;
 }
 
-/** Called after a check's response was handed to node:http (for logging). */
-export type NodeCheckAnswered = (status: number, body: string) => void;
+/**
+ * Called after a check's response was handed to node:http (for logging): status, body, and the milliseconds from
+ * the request's headers to the answer.
+ */
+export type NodeCheckAnswered = (status: number, body: string, ms: number) => void;
 
 export interface FastCheckDeps {
   service: PembaService;
@@ -110,10 +102,8 @@ export interface FastCheckDeps {
   observe: Observe | undefined;
 }
 
-type Finish = (status: number, body: string, headers: Record<string, string>) => void;
-type ReadBody = (done: (text: string) => void, fail: (error: unknown) => void) => void;
-
 const INTERNAL_ERROR = '{"code":13,"message":"internal error","details":[]}';
+const CONTENT_TYPE = JSON_HEADERS["content-type"];
 
 const isThenable = <T>(v: T | PromiseLike<T>): v is PromiseLike<T> =>
   typeof (v as { then?: unknown } | null)?.then === "function";
@@ -139,13 +129,165 @@ export function utf8Length(text: string): number {
 /** Decodes a body without a BOM strip (like Node's StringDecoder): a leading BOM stays and fails JSON.parse. */
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** node:http's request body as text: one decode for the usual single chunk, a streaming decode otherwise. */
-function readNodeBody(req: NodeRequestLike): ReadBody {
-  return (done) => {
+/**
+ * One check request in flight. The endpoint's steps are methods, so a request allocates this object (and, on
+ * node:http, the two body listeners) instead of a closure per step. Subclasses are the transports: header lookup,
+ * body reading, handing over the answer. The answer is sent exactly once.
+ * Order as on the routed endpoint: authentication, tenant id, tenant access, declared size, body, check.
+ */
+abstract class CheckExchange {
+  #sent = false;
+  readonly deps: FastCheckDeps;
+  readonly tenantId: string;
+  /** performance.now() when the request's headers were read. */
+  readonly started: number;
+
+  constructor(deps: FastCheckDeps, tenantId: string) {
+    this.deps = deps;
+    this.tenantId = tenantId;
+    this.started = performance.now();
+  }
+
+  abstract header(name: string): string | undefined;
+  /** Reads the body as text, then calls `check(text)` (or `fail(error)`). */
+  abstract readBody(): void;
+  /** `headers` as [name, value, ...]. */
+  abstract finish(status: number, body: string, headers: string[]): void;
+  /** Does `finish` need a content-length header? */
+  abstract readonly contentLength: boolean;
+
+  start(): void {
+    const auth = this.deps.auth;
+    if (auth === undefined) {
+      this.authenticated(UNRESTRICTED);
+      return;
+    }
+    let principal: Principal | Promise<Principal>;
+    try {
+      principal = auth.authenticate(this.header("authorization"));
+    } catch (e) {
+      this.fail(e);
+      return;
+    }
+    if (isThenable(principal))
+      principal.then(
+        (p) => this.authenticated(p),
+        (e: unknown) => this.fail(e),
+      );
+    else this.authenticated(principal);
+  }
+
+  authenticated(principal: Principal): void {
+    try {
+      validateTenantId("PermissionCheckRequest", this.tenantId);
+      assertTenantAllowed(principal, this.tenantId);
+      assertDeclaredWithinLimit(this.header("content-length"), this.deps.limits.maxBodyBytes);
+    } catch (e) {
+      this.fail(e);
+      return;
+    }
+    this.readBody();
+  }
+
+  check(text: string): void {
+    try {
+      const outcome = checkFromText(this.deps.service, this.deps.limits, this.tenantId, text);
+      if (isThenable(outcome))
+        outcome.then(
+          (o) => this.allowed(o),
+          (e: unknown) => this.fail(e),
+        );
+      else this.allowed(outcome);
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  allowed(outcome: CheckOutcome): void {
+    this.send(200, checkResponseText(outcome), outcome.can, true);
+  }
+
+  fail(e: unknown): void {
+    const parts = errorResponseParts(e);
+    this.send(parts.status, JSON.stringify(parts.body), undefined, false);
+  }
+
+  /** `ascii`: the body is known to be ASCII (a decision), so its length is its byte length. */
+  send(status: number, body: string, decision: string | undefined, ascii: boolean): void {
+    if (this.#sent) return;
+    this.#sent = true;
+    let headers: string[];
+    try {
+      const origin = this.header("origin");
+      const length = this.contentLength ? String(ascii ? body.length : utf8Length(body)) : undefined;
+      if (origin === undefined || !this.deps.cors.allows(origin))
+        headers =
+          length === undefined
+            ? ["content-type", CONTENT_TYPE]
+            : ["content-type", CONTENT_TYPE, "content-length", length];
+      else {
+        headers = ["content-type", CONTENT_TYPE];
+        const extra = this.deps.cors.headersFor(origin);
+        for (const name in extra) headers.push(name, extra[name]!);
+        if (length !== undefined) headers.push("content-length", length);
+      }
+    } catch {
+      // A failing CORS policy: answer like any unexpected error rather than leave the request open.
+      status = 500;
+      body = INTERNAL_ERROR;
+      decision = undefined;
+      headers = this.contentLength
+        ? ["content-type", CONTENT_TYPE, "content-length", String(body.length)]
+        : ["content-type", CONTENT_TYPE];
+    }
+    this.finish(status, body, headers);
+    // The hook runs after the answer is handed over (bookkeeping does not delay the response).
+    const observe = this.deps.observe;
+    if (observe !== undefined) {
+      try {
+        observe({
+          route: CHECK_ROUTE,
+          status,
+          seconds: (performance.now() - this.started) / 1000,
+          decision,
+        });
+      } catch {
+        // a failing metrics hook cannot change an answer already sent
+      }
+    }
+  }
+}
+
+/** A check on node:http's (req, res): headers from rawHeaders, the body from the stream, a Content-Length. */
+class NodeCheck extends CheckExchange {
+  readonly req: NodeRequestLike;
+  readonly res: NodeResponseLike;
+  readonly answered: NodeCheckAnswered | undefined;
+  readonly contentLength = true;
+
+  constructor(
+    deps: FastCheckDeps,
+    tenantId: string,
+    req: NodeRequestLike,
+    res: NodeResponseLike,
+    answered: NodeCheckAnswered | undefined,
+  ) {
+    super(deps, tenantId);
+    this.req = req;
+    this.res = res;
+    this.answered = answered;
+  }
+
+  header(name: string): string | undefined {
+    return rawHeader(this.req.rawHeaders, name);
+  }
+
+  /** One decode for the usual single chunk, a streaming decode otherwise. */
+  readBody(): void {
     let first: Uint8Array | undefined;
     let decoder: InstanceType<typeof TextDecoder> | undefined;
     let text = "";
-    req.on("data", (chunk) => {
+    this.req.on("data", (chunk) => {
       if (first === undefined && decoder === undefined) {
         first = chunk;
         return;
@@ -157,127 +299,70 @@ function readNodeBody(req: NodeRequestLike): ReadBody {
       }
       text += decoder.decode(chunk, { stream: true });
     });
-    req.on("end", () => {
-      if (decoder !== undefined) done(text + decoder.decode());
-      else done(first === undefined ? "" : utf8.decode(first));
+    this.req.on("end", () => {
+      if (decoder !== undefined) this.check(text + decoder.decode());
+      else this.check(first === undefined ? "" : utf8.decode(first));
     });
     // No "error" listener: an aborted request (the only error of an IncomingMessage) is not emitted without one,
     // and there is nobody left to answer.
-  };
-}
-
-export function createFastCheck(deps: FastCheckDeps) {
-  const { service, limits, auth, cors, observe } = deps;
-  const maxBytes = limits.maxBodyBytes;
-
-  /**
-   * The whole endpoint on plain values: header lookup + body reader in, status/body/headers out (exactly once).
-   * Order as on the routed endpoint: authentication, tenant id, tenant access, declared size, body, check.
-   */
-  function answer(
-    header: (name: string) => string | undefined,
-    readBody: ReadBody,
-    tenantId: string,
-    contentLength: boolean,
-    finish: Finish,
-  ): void {
-    const start = observe === undefined ? 0 : performance.now();
-    let sent = false;
-    /** `ascii`: the body is known to be ASCII (a decision), so its length is its byte length. */
-    const send = (status: number, body: string, decision: string | undefined, ascii = false) => {
-      if (sent) return;
-      sent = true;
-      let headers: Record<string, string>;
-      try {
-        const origin = header("origin");
-        headers =
-          origin !== undefined && cors.allows(origin)
-            ? { ...JSON_HEADERS, ...cors.headersFor(origin) }
-            : contentLength
-              ? { "content-type": JSON_HEADERS["content-type"] }
-              : JSON_HEADERS;
-        if (contentLength) headers["content-length"] = String(ascii ? body.length : utf8Length(body));
-      } catch {
-        // A failing CORS policy: answer like any unexpected error rather than leave the request open.
-        status = 500;
-        body = INTERNAL_ERROR;
-        decision = undefined;
-        headers = contentLength
-          ? { ...JSON_HEADERS, "content-length": String(body.length) }
-          : { ...JSON_HEADERS };
-      }
-      const seconds = observe === undefined ? 0 : (performance.now() - start) / 1000;
-      finish(status, body, headers);
-      // The hook runs after the answer is handed over (bookkeeping does not delay the response).
-      if (observe !== undefined) {
-        try {
-          observe({ route: CHECK_ROUTE, status, seconds, decision });
-        } catch {
-          // a failing metrics hook cannot change an answer already sent
-        }
-      }
-    };
-    const fail = (e: unknown) => {
-      const parts = errorResponseParts(e);
-      send(parts.status, JSON.stringify(parts.body), undefined);
-    };
-    const allowed = (outcome: CheckOutcome) => send(200, checkResponseText(outcome), outcome.can, true);
-    const check = (text: string) => {
-      try {
-        const outcome = checkFromText(service, limits, tenantId, text);
-        if (isThenable(outcome)) outcome.then(allowed, fail);
-        else allowed(outcome);
-      } catch (e) {
-        fail(e);
-      }
-    };
-    const authenticated = (principal: Principal) => {
-      try {
-        validateTenantId("PermissionCheckRequest", tenantId);
-        assertTenantAllowed(principal, tenantId);
-        assertDeclaredWithinLimit(header("content-length"), maxBytes);
-      } catch (e) {
-        fail(e);
-        return;
-      }
-      readBody(check, fail);
-    };
-    if (auth === undefined) {
-      authenticated(UNRESTRICTED);
-      return;
-    }
-    let principal: Principal | Promise<Principal>;
-    try {
-      principal = auth.authenticate(header("authorization"));
-    } catch (e) {
-      fail(e);
-      return;
-    }
-    if (isThenable(principal)) principal.then(authenticated, fail);
-    else authenticated(principal);
   }
 
-  function fetchCheck(request: Request, env: unknown, tenantId: string): Promise<Response> {
-    const nodeHeaders = incomingHeaders(env);
-    const header =
-      nodeHeaders === undefined
-        ? (name: string) => request.headers.get(name) ?? undefined
-        : (name: string) => nodeHeader(nodeHeaders, name);
-    const readBody: ReadBody = (done, fail) => {
-      request.text().then(done, fail);
-    };
-    return new Promise((resolve) =>
-      answer(header, readBody, tenantId, false, (status, body, headers) =>
-        resolve(new Response(body, { status, headers })),
-      ),
+  finish(status: number, body: string, headers: string[]): void {
+    this.res.writeHead(status, headers);
+    this.res.end(body);
+    this.answered?.(status, body, performance.now() - this.started);
+  }
+}
+
+type NodeHeaders = Record<string, string | string[] | undefined>;
+
+/** A check through `app.fetch`: headers from Node's IncomingMessage when there is one, else from the Request. */
+class FetchCheck extends CheckExchange {
+  readonly request: Request;
+  readonly nodeHeaders: NodeHeaders | undefined;
+  readonly resolve: (response: Response) => void;
+  readonly contentLength = false;
+
+  constructor(
+    deps: FastCheckDeps,
+    tenantId: string,
+    request: Request,
+    env: unknown,
+    resolve: (r: Response) => void,
+  ) {
+    super(deps, tenantId);
+    this.request = request;
+    this.nodeHeaders = (env as { incoming?: { headers?: NodeHeaders } } | undefined)?.incoming?.headers;
+    this.resolve = resolve;
+  }
+
+  header(name: string): string | undefined {
+    if (this.nodeHeaders === undefined) return this.request.headers.get(name) ?? undefined;
+    const v = this.nodeHeaders[name];
+    return Array.isArray(v) ? v.join(", ") : v;
+  }
+
+  readBody(): void {
+    this.request.text().then(
+      (text) => this.check(text),
+      (e: unknown) => this.fail(e),
     );
   }
 
+  finish(status: number, body: string, headers: string[]): void {
+    const record: Record<string, string> = {};
+    for (let i = 0; i < headers.length; i += 2) record[headers[i]!] = headers[i + 1]!;
+    this.resolve(new Response(body, { status, headers: record }));
+  }
+}
+
+export function createFastCheck(deps: FastCheckDeps) {
   /** For `app.fetch`: a response promise for a check request; undefined for anything else. */
   const fetch = (request: Request, env: unknown): Promise<Response> | undefined => {
     if (request.method !== "POST") return undefined;
     const tenantId = checkPathTenant(request.url);
-    return tenantId === undefined ? undefined : fetchCheck(request, env, tenantId);
+    if (tenantId === undefined) return undefined;
+    return new Promise((resolve) => new FetchCheck(deps, tenantId, request, env, resolve).start());
   };
 
   /**
@@ -289,18 +374,7 @@ export function createFastCheck(deps: FastCheckDeps) {
     if (req.method !== "POST" || req.url === undefined) return false;
     const tenantId = checkPathTenant(req.url);
     if (tenantId === undefined) return false;
-    const raw = req.rawHeaders;
-    answer(
-      (name) => rawHeader(raw, name),
-      readNodeBody(req),
-      tenantId,
-      true,
-      (status, body, responseHeaders) => {
-        res.writeHead(status, responseHeaders);
-        res.end(body);
-        answered?.(status, body);
-      },
-    );
+    new NodeCheck(deps, tenantId, req, res, answered).start();
     return true;
   };
 

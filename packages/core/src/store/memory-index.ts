@@ -61,6 +61,19 @@ export class Interner {
     return n;
   }
 
+  /**
+   * Puts `s` (number `n`) among the recent strings without a lookup: the subject id of a single-valued relation
+   * (an owner, a parent), which the next read of a walk looks up.
+   */
+  remember(s: string, n: number): void {
+    const recent = this.#recent;
+    for (let i = 0; i < RECENT; i++) if (recent[i] === s) return;
+    const at = this.#recentNext;
+    recent[at] = s;
+    this.#recentNumbers[at] = n;
+    this.#recentNext = (at + 1) % RECENT;
+  }
+
   /** As `lookup`, for names: the same numbers, through the small cache (a number never changes until `rebuild`). */
   lookupName(s: string): number {
     const cached = this.#names.get(s);

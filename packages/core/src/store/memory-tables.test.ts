@@ -437,6 +437,48 @@ describe("Interner.lookup's recent strings", () => {
   });
 });
 
+describe("Interner.remember", () => {
+  it("puts a string among the recent ones, which lookup then answers without the table", () => {
+    const strings = new Interner();
+    const [a, b] = ["a", "b", "c"].map((s) => strings.intern(s));
+    strings.remember("a", a!);
+    strings.remember("a", a!); // once only: "b" stays among the last four below
+    strings.remember("b", b!);
+    strings.ids = new Map(); // lookups that miss the recent strings now find nothing
+    expect(strings.lookup("a")).toBe(a);
+    expect(strings.lookup("b")).toBe(b);
+    expect(strings.lookup("c")).toBe(NONE);
+  });
+
+  it("is fed the subject of a relation with exactly one visible tuple by queryTuples", async () => {
+    const store = new MemoryStore();
+    const snap = await store.write("t1", {
+      tuples: [
+        tuple("doc:1#owner@user:alice"),
+        tuple("doc:2#viewer@user:bob"),
+        tuple("doc:2#viewer@user:carol"),
+      ],
+    });
+    const d = tenantData(store, "t1");
+    const alice = d.strings.lookup("alice");
+    const bob = d.strings.lookup("bob");
+    const fresh = new Interner();
+    fresh.strings = d.strings.strings;
+    fresh.ids = d.strings.ids;
+    d.strings = fresh; // nothing recent yet
+    expect(
+      keys(store.queryTuples("t1", snap, [{ entityType: "doc", entityIds: ["1"], relations: ["owner"] }])),
+    ).toEqual(["doc:1#owner@user:alice"]);
+    expect(
+      keys(store.queryTuples("t1", snap, [{ entityType: "doc", entityIds: ["2"], relations: ["viewer"] }])),
+    ).toHaveLength(2);
+    fresh.ids = new Map([["doc", d.strings.lookupName("doc")]]);
+    expect(fresh.lookup("alice")).toBe(alice);
+    expect(fresh.lookup("bob")).toBe(NONE); // two viewers: neither remembered
+    expect(bob).not.toBe(NONE);
+  });
+});
+
 describe("Interner.lookupName (the small name cache)", () => {
   it("gives lookup's numbers, sees names interned later, and follows a rebuild", () => {
     const strings = new Interner();

@@ -314,6 +314,8 @@ export class MemoryStore implements Store {
           if (tail === NONE) continue;
           // one entity object for every tuple of the chain
           let entity: Tuple["entity"] | undefined;
+          let visible = 0;
+          let last = NONE;
           let r = tail;
           do {
             r = nextE[r];
@@ -324,8 +326,12 @@ export class MemoryStore implements Store {
                 relation: s[rel],
                 subject: { type: s[T.st[r]], id: s[T.sid[r]], relation: s[T.srel[r]] },
               });
+              visible++;
+              last = r;
             }
           } while (r !== tail);
+          // a single subject (an owner, a parent) is what the walk reads next
+          if (visible === 1) strings.remember(s[T.sid[last]], T.sid[last]);
         }
       }
     }
