@@ -56,7 +56,9 @@ export class Evaluation implements Walk {
   /** The latest engine error; a FAILED result refers to it. */
   error: unknown = undefined;
 
-  // the entry table
+  // the entry table: entries 0 .. #n - 1 (the arrays may be longer: `reset` keeps their capacity, and every
+  // column of an entry is written when the entry is added)
+  #n = 0;
   readonly #slots: number[] = [];
   readonly #ids: string[] = [];
   readonly #reads: unknown[] = [];
@@ -86,7 +88,7 @@ export class Evaluation implements Walk {
 
   /** Entries in the table (distinct (slot, id) pairs asked about). */
   get entries(): number {
-    return this.#slots.length;
+    return this.#n;
   }
 
   /**
@@ -96,11 +98,8 @@ export class Evaluation implements Walk {
   reset(schema: CompiledSchema, target: EvaluationTarget, subject: Subject): void {
     this.checkCount = 0;
     this.error = undefined;
-    this.#slots.length = 0;
-    this.#ids.length = 0;
-    this.#reads.length = 0;
-    if (this.#memoBySubject === undefined) this.#memo.length = 0;
-    else this.#memo = [];
+    this.#n = 0;
+    if (this.#memoBySubject !== undefined) this.#memo = [];
     this.#bySlot = undefined;
     this.#memoBySubject = undefined;
     this.#path.length = 0;
@@ -147,6 +146,8 @@ export class Evaluation implements Walk {
   setSubject(subject: Subject): void {
     const key = subjectKey(subject);
     if (this.#memoBySubject === undefined) {
+      // entries added from now on are not cleared in this memo while another subject's is current
+      this.#memo.length = this.#n;
       this.#memoBySubject = new Map();
       this.#memoBySubject.set(subjectKey(this.subject), this.#memo);
     }
@@ -168,15 +169,13 @@ export class Evaluation implements Walk {
   #entry(slot: number, id: string): number {
     const slots = this.#slots;
     const ids = this.#ids;
+    const n = this.#n;
     const bySlot = this.#bySlot;
     if (bySlot === undefined) {
-      for (let i = 0; i < slots.length; i++) if (slots[i] === slot && ids[i] === id) return i;
-      const e = slots.length;
-      slots.push(slot);
-      ids.push(id);
-      this.#reads.push(undefined);
-      if (e + 1 >= SMALL) this.#index();
-      return e;
+      for (let i = 0; i < n; i++) if (slots[i] === slot && ids[i] === id) return i;
+      this.#add(slot, id);
+      if (n + 1 >= SMALL) this.#index();
+      return n;
     }
     let byId = bySlot[slot];
     if (byId === undefined) {
@@ -185,19 +184,31 @@ export class Evaluation implements Walk {
     }
     const found = byId.get(id);
     if (found !== undefined) return found;
-    const e = slots.length;
-    slots.push(slot);
-    ids.push(id);
-    this.#reads.push(undefined);
-    byId.set(id, e);
-    return e;
+    this.#add(slot, id);
+    byId.set(id, n);
+    return n;
+  }
+
+  /** Appends entry #n (every column, over whatever an earlier question left there). */
+  #add(slot: number, id: string): void {
+    const e = this.#n++;
+    if (e === this.#slots.length) {
+      this.#slots.push(slot);
+      this.#ids.push(id);
+      this.#reads.push(undefined);
+    } else {
+      this.#slots[e] = slot;
+      this.#ids[e] = id;
+      this.#reads[e] = undefined;
+    }
+    this.#memo[e] = -1;
   }
 
   #index(): void {
     const bySlot: (Map<string, number> | undefined)[] = [];
     const slots = this.#slots;
     const ids = this.#ids;
-    for (let i = 0; i < slots.length; i++) {
+    for (let i = 0; i < this.#n; i++) {
       let byId = bySlot[slots[i]];
       if (byId === undefined) {
         byId = new Map();

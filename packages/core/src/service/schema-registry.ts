@@ -32,6 +32,8 @@ export class SchemaRegistry {
   readonly #pending = new Map<string, Promise<ResolvedSchema>>();
   readonly #heads = new Map<string, HeadEntry>();
   readonly #refreshing = new Set<string>();
+  /** The entry found last: checks mostly name one (tenant, version), matched without building the key. */
+  #last: ResolvedSchema | undefined = undefined;
 
   constructor(store: Store, opts: { headTtlMs?: number; maxEntries?: number } = {}) {
     this.#store = store;
@@ -51,7 +53,11 @@ export class SchemaRegistry {
       }
       version = head.version;
     }
-    return this.#compiled.get(`${tenantId}\u0000${version}`);
+    const last = this.#last;
+    if (last !== undefined && last.version === version && last.tenantId === tenantId) return last;
+    const found = this.#compiled.get(`${tenantId}\u0000${version}`);
+    if (found !== undefined) this.#last = found;
+    return found;
   }
 
   /** Re-reads the tenant's head version in the background (one read per tenant at a time). */
@@ -110,6 +116,7 @@ export class SchemaRegistry {
     if (this.#compiled.size >= this.#maxEntries) {
       const oldest = this.#compiled.keys().next().value;
       if (oldest !== undefined) this.#compiled.delete(oldest);
+      this.#last = undefined;
     }
     this.#compiled.set(`${tenantId}\u0000${version}`, resolved);
     return resolved;
@@ -122,6 +129,7 @@ export class SchemaRegistry {
 
   forgetTenant(tenantId: string): void {
     this.#heads.delete(tenantId);
+    this.#last = undefined;
     const prefix = `${tenantId}\u0000`;
     for (const key of this.#compiled.keys()) if (key.startsWith(prefix)) this.#compiled.delete(key);
   }
