@@ -23,6 +23,8 @@ const BUFFER_BYTES = 4 * BATCH_BYTES;
 const FLUSH_MS = 50;
 /** pino's numeric value of `info`. */
 const INFO = 30;
+/** The `service` field of every line (pino's `base`). */
+const SERVICE = "pemba";
 
 export interface BatchedLogger {
   logger: Logger;
@@ -159,12 +161,11 @@ export function createBatchedLogger(level: LogLevel, fd = 1): BatchedLogger {
     added();
   };
   const stream: DestinationStream = { write };
-  const logger = pino({ level, base: { service: "pemba" } }, stream);
+  const logger = pino({ level, base: { service: SERVICE } }, stream);
   if (atExit.size === 0) process.on("exit", flushAll);
   atExit.add(flush);
 
-  // The bytes between the time and the status of the last (method, route) logged: the same few pairs repeat.
-  const middles = new Map<string, Uint8Array>();
+  // The bytes between the time and the status for the last (method, route) logged (the check route, as a rule).
   let lastMethod = "";
   let lastRoute = "";
   let middle = ascii("");
@@ -173,15 +174,9 @@ export function createBatchedLogger(level: LogLevel, fd = 1): BatchedLogger {
     request(method, route, status, ms) {
       if (logger.levelVal > INFO) return;
       if (method !== lastMethod || route !== lastRoute) {
-        const key = `${method} ${route}`;
-        let bytes = middles.get(key);
-        if (bytes === undefined) {
-          bytes = ascii(`,"service":"pemba","method":"${method}","route":"${route}","status":`);
-          middles.set(key, bytes);
-        }
+        middle = ascii(`,"service":"${SERVICE}","method":"${method}","route":"${route}","status":`);
         lastMethod = method;
         lastRoute = route;
-        middle = bytes;
       }
       const room = LINE_START.length + middle.length + MS_FIELD.length + LINE_END.length + NUMBERS_ROOM;
       if (used + room > BUFFER_BYTES) flush();

@@ -44,7 +44,7 @@ const readKey = (type: string, id: string, name: string) => `${type}\u0000${id}\
  * (`depth * 2 + result` of a decided sub-problem; -1 or missing when none).
  */
 export class Evaluation implements Walk {
-  // the question (set by the constructor and by `reset`)
+  // Fields with "!" hold the state of one question: `reset` (also run by the constructor) sets every one of them.
   schema!: CompiledSchema;
   store!: Store;
   tenantId!: string;
@@ -52,38 +52,38 @@ export class Evaluation implements Walk {
   data!: Record<string, unknown>;
   subject!: Subject;
   /** Invocations in the latest pass (Permify's check_count: not a stable contract). */
-  checkCount = 0;
+  checkCount!: number;
   /** The latest engine error; a FAILED result refers to it. */
-  error: unknown = undefined;
+  error!: unknown;
 
   // the entry table: entries 0 .. #n - 1 (the arrays may be longer: `reset` keeps their capacity, and every
   // column of an entry is written when the entry is added)
-  #n = 0;
+  #n!: number;
   readonly #slots: number[] = [];
   readonly #ids: string[] = [];
   readonly #reads: unknown[] = [];
   #memo: number[] = [];
-  #bySlot: (Map<string, number> | undefined)[] | undefined = undefined;
-  #memoBySubject: Map<string, number[]> | undefined = undefined;
+  #bySlot!: (Map<string, number> | undefined)[] | undefined;
+  #memoBySubject!: Map<string, number[]> | undefined;
   /** Entries of the sub-problems on the current walk path (short: a linear scan beats a Map here). */
   readonly #path: number[] = [];
-  #cut = Number.POSITIVE_INFINITY;
+  #cut!: number;
   /** Refs of names the compiled schema does not know (slots after the schema's). */
-  #extraRefs: Map<string, ReadRef> | undefined = undefined;
-  #extraSlots: ReadRef[] | undefined = undefined;
+  #extraRefs!: Map<string, ReadRef> | undefined;
+  #extraSlots!: ReadRef[] | undefined;
 
   /** Read directly (no batching) when the store has answered synchronously before: nothing to save. */
-  #direct = false;
-  #rules: Map<string, WalkResult> | undefined = undefined;
-  readonly #pendingTuples: number[] = [];
-  readonly #pendingAttributes: number[] = [];
-  #contextTuples: Map<string, Tuple[]> | undefined = undefined;
-  #contextAttributes: Map<string, Attribute> | undefined = undefined;
+  #direct!: boolean;
+  #rules!: Map<string, WalkResult> | undefined;
+  #pendingTuples: number[] = [];
+  #pendingAttributes: number[] = [];
+  #contextTuples!: Map<string, Tuple[]> | undefined;
+  #contextAttributes!: Map<string, Attribute> | undefined;
   /** Store calls made (for tests and tuning). */
-  storeCalls = 0;
+  storeCalls!: number;
 
   constructor(schema: CompiledSchema, target: EvaluationTarget, subject: Subject) {
-    this.#question(schema, target, subject);
+    this.reset(schema, target, subject);
   }
 
   /** Entries in the table (distinct (slot, id) pairs asked about). */
@@ -92,8 +92,8 @@ export class Evaluation implements Walk {
   }
 
   /**
-   * Makes this a fresh evaluation of another question, as `new Evaluation(...)` would, keeping the tables'
-   * arrays: a check that finished synchronously hands its evaluation to the next one (see `check`).
+   * Starts the evaluation of a question. On a used evaluation this empties it, keeping the tables' arrays: a check
+   * that finished synchronously hands its evaluation to the next one (see `check`).
    */
   reset(schema: CompiledSchema, target: EvaluationTarget, subject: Subject): void {
     this.checkCount = 0;
@@ -112,10 +112,6 @@ export class Evaluation implements Walk {
     this.#contextTuples = undefined;
     this.#contextAttributes = undefined;
     this.storeCalls = 0;
-    this.#question(schema, target, subject);
-  }
-
-  #question(schema: CompiledSchema, target: EvaluationTarget, subject: Subject): void {
     this.schema = schema;
     this.store = target.store;
     this.tenantId = target.tenantId;
@@ -412,12 +408,12 @@ export class Evaluation implements Walk {
 
   /** Loads every queued read: one store call per kind. Undefined when done synchronously. */
   load(): Promise<void> | undefined {
-    const tuples = this.#pendingTuples.slice();
-    const attributes = this.#pendingAttributes.slice();
+    const tuples = this.#pendingTuples;
+    const attributes = this.#pendingAttributes;
     if (tuples.length === 0 && attributes.length === 0)
       throw new PembaError("ERROR_CODE_INTERNAL", "evaluation pending without reads");
-    this.#pendingTuples.length = 0;
-    this.#pendingAttributes.length = 0;
+    this.#pendingTuples = [];
+    this.#pendingAttributes = [];
     let tupleRows: Tuple[] | Promise<Tuple[]> | undefined;
     let attributeRows: Attribute[] | Promise<Attribute[]> | undefined;
     if (tuples.length > 0) {

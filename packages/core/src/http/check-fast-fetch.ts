@@ -212,33 +212,36 @@ abstract class CheckExchange {
     this.send(parts.status, JSON.stringify(parts.body), undefined, false);
   }
 
+  /**
+   * [name, value, ...]: the content type, the CORS headers when `origin` is allowed, then the content length when
+   * the transport needs one (`ascii`: the body is known to be ASCII, so its length is its byte length).
+   */
+  #headers(body: string, ascii: boolean, origin: string | undefined): string[] {
+    const length = this.contentLength ? String(ascii ? body.length : utf8Length(body)) : undefined;
+    if (origin === undefined || !this.deps.cors.allows(origin))
+      return length === undefined
+        ? ["content-type", CONTENT_TYPE]
+        : ["content-type", CONTENT_TYPE, "content-length", length];
+    const headers = ["content-type", CONTENT_TYPE];
+    const extra = this.deps.cors.headersFor(origin);
+    for (const name in extra) headers.push(name, extra[name]!);
+    if (length !== undefined) headers.push("content-length", length);
+    return headers;
+  }
+
   /** `ascii`: the body is known to be ASCII (a decision), so its length is its byte length. */
   send(status: number, body: string, decision: string | undefined, ascii: boolean): void {
     if (this.#sent) return;
     this.#sent = true;
     let headers: string[];
     try {
-      const origin = this.header("origin");
-      const length = this.contentLength ? String(ascii ? body.length : utf8Length(body)) : undefined;
-      if (origin === undefined || !this.deps.cors.allows(origin))
-        headers =
-          length === undefined
-            ? ["content-type", CONTENT_TYPE]
-            : ["content-type", CONTENT_TYPE, "content-length", length];
-      else {
-        headers = ["content-type", CONTENT_TYPE];
-        const extra = this.deps.cors.headersFor(origin);
-        for (const name in extra) headers.push(name, extra[name]!);
-        if (length !== undefined) headers.push("content-length", length);
-      }
+      headers = this.#headers(body, ascii, this.header("origin"));
     } catch {
       // A failing CORS policy: answer like any unexpected error rather than leave the request open.
       status = 500;
       body = INTERNAL_ERROR;
       decision = undefined;
-      headers = this.contentLength
-        ? ["content-type", CONTENT_TYPE, "content-length", String(body.length)]
-        : ["content-type", CONTENT_TYPE];
+      headers = this.#headers(body, true, undefined);
     }
     this.finish(status, body, headers);
     // The hook runs after the answer is handed over (bookkeeping does not delay the response).

@@ -62,7 +62,10 @@ export function checkFromBody(
   );
 }
 
-/** A check body's text -> the decision: the scanner for the common body (no JSON.parse), the parsed-body path for anything else. */
+/**
+ * A check body's text -> the decision: the scanner for the common body (no JSON.parse), the parsed-body path for
+ * anything else.
+ */
 export function checkFromText(
   service: PembaService,
   limits: Limits,
