@@ -1,9 +1,11 @@
 #!/usr/bin/env -S node --experimental-strip-types --no-warnings
 /** The `pemba` command line: serve, validate, migrate. */
 import { ConfigError } from "./config.ts";
+import { keepTickObjectShape } from "./heap.ts";
 import { HELP_TEXT, pembaVersion } from "./help.ts";
 
 async function main(argv: string[]): Promise<number> {
+  keepTickObjectShape(); // before loading a command's modules, which may run a full collection
   const [command, ...rest] = argv;
   switch (command) {
     case undefined:

@@ -24,7 +24,7 @@ import {
   parseDuration,
   type ServeConfig,
 } from "./config.ts";
-import { createHeapCompactor } from "./heap.ts";
+import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createBatchedLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
@@ -54,6 +54,7 @@ const GC_INTERVAL_MAX_MS = 10 * 60_000;
 const WRITE_PATH = /\/(write|partial-write|delete|run-bundle)(\?|$)/;
 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  keepTickObjectShape();
   const config: ServeConfig = {
     database: options.database ?? DEFAULT_DATABASE,
     host: options.host ?? DEFAULT_HOST,
