@@ -102,13 +102,14 @@ export class Evaluation implements Walk {
     if (this.#memoBySubject !== undefined) this.#memo = [];
     this.#bySlot = undefined;
     this.#memoBySubject = undefined;
-    this.#path.length = 0;
+    // emptied only when not empty: setting an array's length is a runtime call in V8
+    if (this.#path.length !== 0) this.#path.length = 0;
     this.#cut = Number.POSITIVE_INFINITY;
     this.#extraRefs = undefined;
     this.#extraSlots = undefined;
     this.#rules = undefined;
-    this.#pendingTuples.length = 0;
-    this.#pendingAttributes.length = 0;
+    if (this.#pendingTuples.length !== 0) this.#pendingTuples.length = 0;
+    if (this.#pendingAttributes.length !== 0) this.#pendingAttributes.length = 0;
     this.#contextTuples = undefined;
     this.#contextAttributes = undefined;
     this.storeCalls = 0;
