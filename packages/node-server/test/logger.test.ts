@@ -23,6 +23,7 @@ describe("the batched stdout logger", () => {
 
   it("request() writes the same bytes as pino's logger.info for the access line", () => {
     vi.spyOn(Date, "now").mockReturnValue(1795434874877);
+    vi.spyOn(performance, "now").mockReturnValue(1000);
     const log = createBatchedLogger("info", fd);
     const route = "/v1/tenants/:tenant_id/permissions/check";
     log.request("POST", route, 200, 0.194);
@@ -40,8 +41,35 @@ describe("the batched stdout logger", () => {
     ]);
   });
 
+  it("request() stamps the wall clock as Date.now() reads it, and follows a step of the system clock", () => {
+    const times = () =>
+      written()
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { time: number }).time);
+    const log = createBatchedLogger("info", fd);
+    const before = Date.now();
+    log.request("POST", "/r", 200, 1);
+    const after = Date.now();
+    log.flush();
+    const [time] = times();
+    expect(time).toBeGreaterThanOrEqual(before - 1);
+    expect(time).toBeLessThanOrEqual(after);
+    // the system clock is set an hour ahead: the next batch's first line shows it
+    const real = Date.now.bind(Date);
+    vi.spyOn(Date, "now").mockImplementation(() => real() + 3_600_000);
+    const stepped = Date.now();
+    log.request("POST", "/r", 200, 1);
+    const steppedAfter = Date.now();
+    log.close();
+    const last = times()[1]!;
+    expect(last).toBeGreaterThanOrEqual(stepped - 1);
+    expect(last).toBeLessThanOrEqual(steppedAfter);
+  });
+
   it("request() rounds ms to microseconds, printed as String() prints the rounded number", () => {
     vi.spyOn(Date, "now").mockReturnValue(1795434874877);
+    vi.spyOn(performance, "now").mockReturnValue(1000);
     const log = createBatchedLogger("info", fd);
     log.request("POST", "/r", 200, 0.1234567);
     log.request("POST", "/r", 200, 2.0004999);
@@ -104,6 +132,7 @@ describe("the batched stdout logger", () => {
 
   it("keeps other lines in order between access lines, UTF-8 and past the buffer's size", () => {
     vi.spyOn(Date, "now").mockReturnValue(1795434874877);
+    vi.spyOn(performance, "now").mockReturnValue(1000);
     const log = createBatchedLogger("info", fd);
     const long = "é".repeat(9000);
     log.request("POST", "/a", 200, 1.5);
