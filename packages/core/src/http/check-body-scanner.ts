@@ -57,23 +57,34 @@ const R_BRACKET = 93;
 const L_BRACE = 123;
 const R_BRACE = 125;
 
+// The loops below keep the cursor in a local and store it once: a module variable is a memory access per character.
+
 function ws(): void {
-  while (pos < src.length) {
-    const c = src.charCodeAt(pos);
-    if (c === SPACE || c === LF || c === CR || c === TAB) pos++;
-    else return;
+  const s = src;
+  let p = pos;
+  while (p < s.length) {
+    const c = s.charCodeAt(p);
+    if (c === SPACE || c === LF || c === CR || c === TAB) p++;
+    else break;
   }
+  pos = p;
 }
 
 /** A string without escapes at `pos` (after whitespace): sets strStart and moves past the closing quote. */
 function string(): boolean {
-  if (src.charCodeAt(pos) !== QUOTE) return false;
-  strStart = ++pos;
-  while (pos < src.length) {
-    const c = src.charCodeAt(pos++);
-    if (c === QUOTE) return true;
-    if (c === BACKSLASH || c < 0x20) return false;
+  const s = src;
+  let p = pos;
+  if (s.charCodeAt(p) !== QUOTE) return false;
+  strStart = ++p;
+  while (p < s.length) {
+    const c = s.charCodeAt(p++);
+    if (c === QUOTE) {
+      pos = p;
+      return true;
+    }
+    if (c === BACKSLASH || c < 0x20) break;
   }
+  pos = p;
   return false;
 }
 
@@ -153,8 +164,14 @@ function skipValue(nesting: number): boolean {
   return !Number.isNaN(number());
 }
 
-/** Is the key just read (strStart .. pos-1) `name`? */
-const keyIs = (name: string) => pos - 1 - strStart === name.length && src.startsWith(name, strStart);
+/** Is the key just read (strStart .. pos-1) `name`? (A loop: startsWith is a builtin call.) */
+function keyIs(name: string): boolean {
+  if (pos - 1 - strStart !== name.length) return false;
+  const s = src;
+  const at = strStart;
+  for (let i = 0; i < name.length; i++) if (s.charCodeAt(at + i) !== name.charCodeAt(i)) return false;
+  return true;
+}
 
 /** Reads the value of string field `field` (a string without escapes, or null); false when not one or repeated. */
 function stringField(field: number): boolean {
