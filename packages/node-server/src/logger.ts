@@ -63,26 +63,25 @@ export function writeFully(fd: number, bytes: Uint8Array, length = bytes.length)
   }
 }
 
+/** Writes `n` (a non-negative integer below 1e9) as exactly `width` digits, zero-padded, at `at`; returns the end. */
+function writeWidth(buf: Uint8Array, at: number, n: number, width: number): number {
+  for (let i = at + width - 1; i >= at; i--) {
+    buf[i] = 48 + (n % 10);
+    n = (n / 10) | 0;
+  }
+  return at + width;
+}
+
 /** Writes the decimal digits of a non-negative safe integer at `at`, as String(n); returns the end. */
 export function writeDigits(buf: Uint8Array, at: number, n: number): number {
   if (n >= 1e9) {
     // two int32-sized halves instead of floating-point division by 10 throughout
     const high = Math.floor(n / 1e9);
-    at = writeDigits(buf, at, high);
-    let low = n - high * 1e9;
-    for (let i = at + 8; i >= at; i--) {
-      buf[i] = 48 + (low % 10);
-      low = (low / 10) | 0;
-    }
-    return at + 9;
+    return writeWidth(buf, writeDigits(buf, at, high), n - high * 1e9, 9);
   }
   let digits = 1;
   for (let rest = n; rest >= 10; rest = (rest / 10) | 0) digits++;
-  for (let i = at + digits - 1; i >= at; i--) {
-    buf[i] = 48 + (n % 10);
-    n = (n / 10) | 0;
-  }
-  return at + digits;
+  return writeWidth(buf, at, n, digits);
 }
 
 /**
@@ -97,16 +96,13 @@ export function writeMs(buf: Buffer, at: number, ms: number): number {
   at = writeDigits(buf, at, whole);
   if (frac === 0) return at;
   buf[at++] = 46; // "."
+  // the fraction's digits without trailing zeros
   let digits = 3;
   while (frac % 10 === 0) {
     frac /= 10;
     digits--;
   }
-  for (let i = at + digits - 1; i >= at; i--) {
-    buf[i] = 48 + (frac % 10);
-    frac = (frac / 10) | 0;
-  }
-  return at + digits;
+  return writeWidth(buf, at, frac, digits);
 }
 
 /** Copies `bytes` into `buf` at `at`; returns the end. A loop: TypedArray.prototype.set is a builtin call with a
@@ -186,10 +182,12 @@ export function createBatchedLogger(level: LogLevel, fd = 1): BatchedLogger {
   if (atExit.size === 0) process.on("exit", flushAll);
   atExit.add(flush);
 
-  // The bytes between the time and the status for the last (method, route) logged (the check route, as a rule).
+  // The bytes between the time and the status for the last (method, route) logged (the check route, as a rule),
+  // and the room a line with them needs in the buffer.
   let lastMethod = "";
   let lastRoute = "";
   let middle = ascii("");
+  let lineRoom = 0;
   return {
     logger,
     request(method, route, status, ms) {
@@ -198,9 +196,9 @@ export function createBatchedLogger(level: LogLevel, fd = 1): BatchedLogger {
         middle = ascii(`,"service":"${SERVICE}","method":"${method}","route":"${route}","status":`);
         lastMethod = method;
         lastRoute = route;
+        lineRoom = LINE_START.length + middle.length + MS_FIELD.length + LINE_END.length + NUMBERS_ROOM;
       }
-      const room = LINE_START.length + middle.length + MS_FIELD.length + LINE_END.length + NUMBERS_ROOM;
-      if (used + room > BUFFER_BYTES) flush();
+      if (used + lineRoom > BUFFER_BYTES) flush();
       if (timer === undefined) syncClock(); // the first line since the last write
       let at = copyInto(buf, used, LINE_START);
       at = writeDigits(buf, at, wallClock());

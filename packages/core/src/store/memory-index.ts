@@ -54,10 +54,7 @@ export class Interner {
     for (let i = 0; i < RECENT; i++) if (recent[i] === s) return this.#recentNumbers[i];
     const n = this.ids.get(s);
     if (n === undefined) return NONE; // not remembered: it may be interned later
-    const at = this.#recentNext;
-    recent[at] = s;
-    this.#recentNumbers[at] = n;
-    this.#recentNext = (at + 1) % RECENT;
+    this.#putRecent(s, n);
     return n;
   }
 
@@ -68,8 +65,13 @@ export class Interner {
   remember(s: string, n: number): void {
     const recent = this.#recent;
     for (let i = 0; i < RECENT; i++) if (recent[i] === s) return;
+    this.#putRecent(s, n);
+  }
+
+  /** Puts `s` (number `n`) in the oldest of the recent places. */
+  #putRecent(s: string, n: number): void {
     const at = this.#recentNext;
-    recent[at] = s;
+    this.#recent[at] = s;
     this.#recentNumbers[at] = n;
     this.#recentNext = (at + 1) % RECENT;
   }
