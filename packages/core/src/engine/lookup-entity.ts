@@ -5,7 +5,6 @@
  * result agrees with check for every id.
  */
 import type { CompiledSchema } from "../compile/index.ts";
-import { PembaError } from "../errors.ts";
 import type { Tuple } from "../model.ts";
 import type { SubjectTupleQuery } from "../store/store.ts";
 import { Evaluation } from "./evaluation.ts";
@@ -21,10 +20,10 @@ export async function lookupEntity(
   target: EvaluationTarget,
   query: LookupEntityQuery,
 ): Promise<{ entityIds: string[]; continuousToken: string }> {
+  // Permify walks its schema graph backwards from the subject: a type or permission it does not know (or a rule
+  // name, which no entrance leads to) is reached by no path, so the answer is an empty page, not an error.
   const entity = compiled.entities.get(query.entityType);
-  if (!entity) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
-  if (!entity.members.has(query.permission) && !compiled.rules.has(query.permission))
-    throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+  if (!entity?.members.has(query.permission)) return { entityIds: [], continuousToken: "" };
   const graph = reverseGraph(compiled);
   const start = `${query.entityType}#${query.permission}`;
   const closure = dependencyClosure(graph, start);

@@ -224,6 +224,22 @@ describe("HTTP permission endpoints", () => {
     expect(ls.body).toEqual({ subject_ids: ["1", "2"], continuous_token: "" });
   });
 
+  it("lookup-entity for a type without the permission, an unknown type, permission or a rule name: 200, no ids (as Permify)", async () => {
+    const cases = [
+      { entity_type: "user", permission: "view" },
+      { entity_type: "folder", permission: "view" },
+      { entity_type: "document", permission: "nope" },
+      { entity_type: "document", permission: "high_score" },
+    ];
+    for (const c of cases) {
+      const body = { metadata: { depth: 20 }, ...c, subject: user("1") };
+      const le = await s.call(`${P}/lookup-entity`, body);
+      expect(le).toMatchObject({ status: 200, body: { entity_ids: [], continuous_token: "" } });
+      const stream = await s.call(`${P}/lookup-entity-stream`, body);
+      expect(stream).toMatchObject({ status: 200, body: "" });
+    }
+  });
+
   it("lookup-entity-stream errors are wrapped like grpc-gateway stream errors", async () => {
     const r = await s.call(`${P}/lookup-entity-stream`, {
       metadata: { depth: 1 },
