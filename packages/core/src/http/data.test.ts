@@ -142,7 +142,7 @@ describe("HTTP data endpoints", () => {
     expect(after.body).toEqual({ tuples: [], continuous_token: "" });
   });
 
-  it("write errors: entity == subject, attribute type mismatch, empty Any, unknown schema version", async () => {
+  it("write errors: entity == subject, attribute type mismatch, empty Any, unknown entity type (SCHEMA_NOT_FOUND), unknown schema version", async () => {
     const same = await s.call(`${T}/data/write`, {
       metadata: {},
       tuples: [tuple("organization:1", "member", "organization:1#member")],
@@ -164,6 +164,22 @@ describe("HTTP data endpoints", () => {
     });
     expect(empty.status).toBe(404);
     expect(empty.body).toEqual({ code: 5, message: "ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH", details: [] });
+    const notFound = { code: 5, message: "ERROR_CODE_SCHEMA_NOT_FOUND", details: [] };
+    const unknownType = await s.call(`${T}/data/write`, {
+      metadata: {},
+      tuples: [tuple("folder:1", "owner", "user:1")],
+    });
+    expect(unknownType).toMatchObject({ status: 404, body: notFound });
+    const unknownAttributeType = await s.call(`${T}/data/write`, {
+      metadata: {},
+      attributes: [{ entity: { type: "folder", id: "1" }, attribute: "is_public", value: bool(true) }],
+    });
+    expect(unknownAttributeType).toMatchObject({ status: 404, body: notFound });
+    const relationshipsWrite = await s.call(`${T}/relationships/write`, {
+      metadata: {},
+      tuples: [tuple("folder:1", "owner", "user:1")],
+    });
+    expect(relationshipsWrite).toMatchObject({ status: 404, body: notFound });
     const version = await s.call(`${T}/data/write`, {
       metadata: { schema_version: "cn0000000000000000zz" },
       tuples: [tuple("document:1", "owner", "user:1")],
@@ -181,10 +197,34 @@ describe("HTTP data endpoints", () => {
     expect(r.body).toEqual({ code: 3, message: "ERROR_CODE_INVALID_SNAP_TOKEN", details: [] });
   });
 
-  it("deletes: data/delete needs a filter, relationships/delete with an empty filter deletes nothing", async () => {
+  it('deletes: data/delete and relationships/delete with empty filters delete nothing and answer snap token ""', async () => {
+    const countBefore = await s.call(`${T}/data/relationships/read`, {
+      metadata: {},
+      filter: {},
+      page_size: 100,
+    });
+    const attributesBefore = await s.call(`${T}/data/attributes/read`, {
+      metadata: {},
+      filter: {},
+      page_size: 100,
+    });
     const none = await s.call(`${T}/data/delete`, { tuple_filter: {}, attribute_filter: {} });
-    expect(none.status).toBe(400);
-    expect(none.body).toEqual({ code: 3, message: "ERROR_CODE_VALIDATION", details: [] });
+    expect(none).toMatchObject({ status: 200, body: { snap_token: "" } });
+    const emptyFields = await s.call(`${T}/data/delete`, {
+      tuple_filter: {
+        entity: { type: "", ids: [] },
+        relation: "",
+        subject: { type: "", ids: [], relation: "" },
+      },
+      attribute_filter: { entity: { type: "", ids: [] }, attributes: [] },
+    });
+    expect(emptyFields).toMatchObject({ status: 200, body: { snap_token: "" } });
+    expect(
+      (await s.call(`${T}/data/relationships/read`, { metadata: {}, filter: {}, page_size: 100 })).body,
+    ).toEqual(countBefore.body);
+    expect(
+      (await s.call(`${T}/data/attributes/read`, { metadata: {}, filter: {}, page_size: 100 })).body,
+    ).toEqual(attributesBefore.body);
     const missing = await s.call(`${T}/data/delete`, { attribute_filter: {} });
     expect(missing.body).toEqual({
       code: 3,

@@ -45,7 +45,7 @@ describe("validateTuple", () => {
   });
 
   it("rejects unknown entity types, relations and subject types", () => {
-    expect(tuple("folder:1#owner@user:1")).toBe("ERROR_CODE_ENTITY_DEFINITION_NOT_FOUND");
+    expect(tuple("folder:1#owner@user:1")).toBe("ERROR_CODE_SCHEMA_NOT_FOUND");
     expect(tuple("doc:1#editor@user:1")).toBe("ERROR_CODE_RELATION_DEFINITION_NOT_FOUND");
     expect(tuple("doc:1#view@user:1")).toBe("ERROR_CODE_RELATION_DEFINITION_NOT_FOUND");
     expect(tuple("doc:1#owner@group:1")).toBe("ERROR_CODE_SUBJECT_TYPE_NOT_FOUND");
@@ -73,7 +73,7 @@ describe("validateAttribute", () => {
   });
 
   it("rejects unknown entities and attributes, and type mismatches", () => {
-    expect(attribute("folder:1$public|boolean:true")).toBe("ERROR_CODE_ENTITY_DEFINITION_NOT_FOUND");
+    expect(attribute("folder:1$public|boolean:true")).toBe("ERROR_CODE_SCHEMA_NOT_FOUND");
     expect(attribute("doc:1$private|boolean:true")).toBe("ERROR_CODE_ATTRIBUTE_DEFINITION_NOT_FOUND");
     expect(attribute("doc:1$owner|boolean:true")).toBe("ERROR_CODE_ATTRIBUTE_DEFINITION_NOT_FOUND");
     expect(attribute("doc:1$tags|string:a")).toBe("ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH");

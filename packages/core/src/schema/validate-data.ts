@@ -8,7 +8,7 @@ import type { EntityDefinition, SchemaDefinition } from "./ast.ts";
 
 function entityDefinition(schema: SchemaDefinition, type: string): EntityDefinition {
   const def = Object.hasOwn(schema.entities, type) ? schema.entities[type] : undefined;
-  if (def === undefined) throw new PembaError("ERROR_CODE_ENTITY_DEFINITION_NOT_FOUND");
+  if (def === undefined) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
   return def;
 }
 

@@ -209,7 +209,9 @@ export class PembaService {
   ): Promise<string> {
     const deleteTuples = !isEmptyTupleFilter(tupleFilter);
     const deleteAttributes = !isEmptyAttributeFilter(attributeFilter);
-    if (!deleteTuples && !deleteAttributes) throw new PembaError("ERROR_CODE_VALIDATION");
+    // Permify v1.7.3 answers empty filters with 200 `{"snap_token":""}` and deletes nothing (its filter check
+    // error is converted with code OK, as for relationships/delete); never "delete everything".
+    if (!deleteTuples && !deleteAttributes) return "";
     const snap = await this.store.write(tenantId, {
       deleteTupleFilters: deleteTuples ? [tupleFilter] : [],
       deleteAttributeFilters: deleteAttributes ? [attributeFilter] : [],

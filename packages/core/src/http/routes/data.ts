@@ -133,7 +133,8 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       path: `${base}/data/delete`,
       operationId: "data.delete",
       summary: "delete data",
-      description: "Needs a non-empty tuple_filter or attribute_filter (else ERROR_CODE_VALIDATION).",
+      description:
+        'Empty tuple_filter and attribute_filter delete nothing and answer `{"snap_token":""}` (as Permify does).',
       tag: "Data",
       requestMessage: "DataDeleteRequest",
       body: DataDeleteRequestSchema,
