@@ -210,7 +210,7 @@ export function compileSchema(definition: SchemaDefinition): CompiledSchema {
     for (const [ruleName, rule] of rules) {
       if (refs.has(ruleName)) continue;
       const ref = newRef(name, ruleName);
-      ref.evaluate = (walk, id) => walk.callRule(rule, name, id);
+      ref.evaluate = (walk) => walk.callRuleByName(rule);
       refs.set(ruleName, ref);
     }
     entities.set(name, { name, definition: def, members, kinds, refs });

@@ -47,6 +47,8 @@ export interface Walk {
   attribute(ref: ReadRef, id: string): WalkResult;
   /** A rule call with the entity's attributes as arguments (stored first, then contextual, then zero values). */
   callRule(rule: CompiledRule, type: string, id: string): WalkResult;
+  /** A rule checked by its own name (Permify's checkDirectCall without arguments): no parameter is bound. */
+  callRuleByName(rule: CompiledRule): WalkResult;
 }
 
 /** The evaluation of one member (relation, permission, attribute) of one entity. */

@@ -40,6 +40,29 @@ describe("context", () => {
     expect(await f.can("account:3", "view", "user:9", { context: ctxTrue })).toBe(true);
   });
 
+  it("duplicate contextual attributes of one entity attribute: the first is used (Permify)", async () => {
+    const f = await fixture(SCHEMA, ["account:2#owner@user:1"]);
+    const publicFirst = {
+      attributes: [
+        parseAttributeString("account:1$public|boolean:true"),
+        parseAttributeString("account:1$public|boolean:false"),
+      ],
+    };
+    expect(await f.can("account:1", "view", "user:9", { context: publicFirst })).toBe(true);
+    const privateFirst = { attributes: [...publicFirst.attributes].reverse() };
+    expect(await f.can("account:1", "view", "user:9", { context: privateFirst })).toBe(false);
+    const balances = {
+      data: { amount: 50 },
+      attributes: [
+        parseAttributeString("account:2$balance|integer:10"),
+        parseAttributeString("account:2$balance|integer:100"),
+      ],
+    };
+    expect(await f.can("account:2", "withdraw", "user:1", { context: balances })).toBe(false);
+    const reversed = { ...balances, attributes: [...balances.attributes].reverse() };
+    expect(await f.can("account:2", "withdraw", "user:1", { context: reversed })).toBe(true);
+  });
+
   it("rule arguments: stored first, then contextual, then the zero value; data is context.data", async () => {
     const f = await fixture(
       SCHEMA,
@@ -77,9 +100,27 @@ describe("context", () => {
     });
   });
 
-  it("a rule can be checked by name", async () => {
-    const f = await fixture(SCHEMA, [], ["account:1$tags|string[]:vip,gold"]);
-    expect(await f.can("account:1", "is_vip", "user:1")).toBe(true);
-    expect(await f.can("account:2", "is_vip", "user:1")).toBe(false);
+  it("a rule checked by name runs without arguments (Permify): reading a parameter is an error", async () => {
+    const f = await fixture(
+      `${SCHEMA}
+rule large(balance integer) {
+  context.data.amount > 100
+}`,
+      [],
+      ["account:1$tags|string[]:vip,gold", "account:1$balance|integer:4000"],
+    );
+    const noSuchAttribute = (name: string) => ({
+      code: "ERROR_CODE_EXECUTION",
+      grpcCode: 13,
+      message: `failed to evaluate expression: no such attribute(s): ${name}`,
+    });
+    await expect(f.can("account:1", "is_vip", "user:1")).rejects.toMatchObject(noSuchAttribute("tags"));
+    await expect(f.can("account:2", "is_vip", "user:1")).rejects.toMatchObject(noSuchAttribute("tags"));
+    await expect(
+      f.can("account:1", "check_balance", "user:1", { context: { data: { amount: 1 } } }),
+    ).rejects.toMatchObject(noSuchAttribute("balance"));
+    // a body that reads only context.data is evaluated, as in Permify
+    expect(await f.can("account:1", "large", "user:1", { context: { data: { amount: 500 } } })).toBe(true);
+    expect(await f.can("account:1", "large", "user:1", { context: { data: { amount: 5 } } })).toBe(false);
   });
 });

@@ -134,7 +134,11 @@ export class Evaluation implements Walk {
     }
     if (ctx && ctx.attributes.length > 0) {
       const attributes = new Map<string, Attribute>();
-      for (const a of ctx.attributes) attributes.set(readKey(a.entity.type, a.entity.id, a.attribute), a);
+      // Permify reads the first contextual value of an entity's attribute; later duplicates are ignored
+      for (const a of ctx.attributes) {
+        const key = readKey(a.entity.type, a.entity.id, a.attribute);
+        if (!attributes.has(key)) attributes.set(key, a);
+      }
       this.#contextAttributes = attributes;
     }
   }
@@ -399,6 +403,14 @@ export class Evaluation implements Walk {
     }
     this.#rules?.set(cacheKey, result);
     return result;
+  }
+
+  callRuleByName(rule: CompiledRule): WalkResult {
+    try {
+      return rule.evaluateUnbound(this.data) ? TRUE : FALSE;
+    } catch (e) {
+      return this.fail(e);
+    }
   }
 
   /** The ref (type, name) of an entry's slot. */

@@ -104,6 +104,14 @@ describe("HTTP permission endpoints", () => {
     expect(noSchema).toMatchObject({ status: 404, body: notFound });
   });
 
+  it("check of a rule name runs the rule without arguments, as Permify: 500 no such attribute(s)", async () => {
+    const r = await check("document:1", "high_score", "user:1", { context: { data: { min: 5 } } });
+    expect(r).toMatchObject({
+      status: 500,
+      body: { code: 13, message: "failed to evaluate expression: no such attribute(s): score", details: [] },
+    });
+  });
+
   it("check errors: depth exhausted -> 400 ERROR_CODE_DEPTH_NOT_ENOUGH; rule error -> 500 code 13", async () => {
     await s.call("/v1/tenants/t1/data/write", {
       metadata: {},

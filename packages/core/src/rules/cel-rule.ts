@@ -19,6 +19,11 @@ export interface CompiledRule {
   readonly parameters: readonly { name: string; type: AttributeType }[];
   /** Evaluates the body; `args[i]` binds parameter i. Throws PembaError ERROR_CODE_EXECUTION (gRPC 13). */
   evaluate(args: readonly RuleArgument[], data: Record<string, unknown>): boolean;
+  /**
+   * Evaluates the body with no parameter bound: a rule checked by its own name, which Permify runs without
+   * arguments, so reading a parameter fails with cel-go's `no such attribute(s): <name>`.
+   */
+  evaluateUnbound(data: Record<string, unknown>): boolean;
 }
 
 const celTypeOf = (t: AttributeType): CelType => {
@@ -202,18 +207,66 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
     throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
   const run = plan(celEnv({ variables }), parsed) as (ctx: Record<string, unknown>) => unknown;
   const names = rule.parameters.map((p) => p.name);
+  const result = (out: unknown): boolean => {
+    if (typeof out === "boolean") return out;
+    if (isCelError(out)) throw evaluationError(out.message);
+    throw evaluationError(`expected a boolean result, got ${typeof out}`);
+  };
+  // @bufbuild/cel names no variable in its "unresolved attribute" error; cel-go names the first one it reads,
+  // which is the leftmost parameter in the body (operands are evaluated left to right).
+  const firstRead = firstParameterRead(parsed.expr as AstNode, new Set(names));
   return {
     name: rule.name,
     parameters: rule.parameters,
     evaluate(args, data) {
       const bindings: Record<string, unknown> = { context: { data } };
       for (let i = 0; i < names.length; i++) bindings[names[i]] = args[i];
-      const out = run(bindings);
-      if (typeof out === "boolean") return out;
-      if (isCelError(out)) throw evaluationError(out.message);
-      throw evaluationError(`expected a boolean result, got ${typeof out}`);
+      return result(run(bindings));
+    },
+    evaluateUnbound(data) {
+      const out = run({ context: { data } });
+      if (isCelError(out) && out.message === "unresolved attribute" && firstRead !== undefined)
+        throw evaluationError(`no such attribute(s): ${firstRead}`);
+      return result(out);
     },
   };
+}
+
+/** The leftmost identifier of the body that names a parameter (pre-order, operands left to right). */
+function firstParameterRead(root: AstNode, parameters: ReadonlySet<string>): string | undefined {
+  const visit = (node: AstNode | undefined): string | undefined => {
+    if (!node) return undefined;
+    const k = node.exprKind;
+    switch (k.case) {
+      case "identExpr": {
+        const name = (k.value as { name: string }).name;
+        return parameters.has(name) ? name : undefined;
+      }
+      case "selectExpr":
+        return visit((k.value as { operand?: AstNode }).operand);
+      case "callExpr": {
+        const c = k.value as { target?: AstNode; args: AstNode[] };
+        const first = visit(c.target);
+        if (first !== undefined) return first;
+        for (const a of c.args) {
+          const found = visit(a);
+          if (found !== undefined) return found;
+        }
+        return undefined;
+      }
+      case "listExpr":
+        for (const e of (k.value as { elements: AstNode[] }).elements) {
+          const found = visit(e);
+          if (found !== undefined) return found;
+        }
+        return undefined;
+      case "comprehensionExpr":
+        return visit((k.value as { iterRange?: AstNode }).iterRange);
+      default:
+        return undefined;
+    }
+  };
+  return visit(root);
 }
 
 /** Permify's wording: cel-go says `no such key: x` where @bufbuild/cel says `field not found: x`. */
