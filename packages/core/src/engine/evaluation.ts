@@ -123,12 +123,16 @@ export class Evaluation implements Walk {
     this.#direct = synchronousStores.has(this.store);
     if (ctx && ctx.tuples.length > 0) {
       const tuples = new Map<string, Tuple[]>();
+      // one set of every tuple seen: de-duplication stays linear when many tuples share a read
+      const seen = new Set<string>();
       for (const t of ctx.tuples) {
+        const key = tupleKey(t);
+        if (seen.has(key)) continue;
+        seen.add(key);
         const k = readKey(t.entity.type, t.entity.id, t.relation);
         const list = tuples.get(k);
-        if (list) {
-          if (!list.some((o) => tupleKey(o) === tupleKey(t))) list.push(t);
-        } else tuples.set(k, [t]);
+        if (list) list.push(t);
+        else tuples.set(k, [t]);
       }
       this.#contextTuples = tuples;
     }
