@@ -35,10 +35,13 @@ export default defineConfig({
           name: "worker",
           root: "packages/worker",
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+          // test/workerd runs inside workerd: the worker-d1 project below
+          exclude: ["test/workerd/**"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
       },
+      "packages/worker/vitest.workerd.config.ts",
     ],
   },
 });

@@ -39,7 +39,7 @@ import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant 
 import { runBundleOperations } from "./bundle-runner.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
-import { decodeSnapToken, encodeSnapToken } from "./snap-token.ts";
+import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
 import { type WatchBatch, watchChanges } from "./watch.ts";
 
 export interface ServiceOptions {
@@ -94,10 +94,16 @@ export class PembaService {
 
   // ---- metadata ----
 
+  /** The token a write answers: its snap, and a replicated store's bookmark of it. */
+  #snapToken(snap: Snap): string {
+    return encodeSnapToken(snap, this.store.consistencyBookmark?.());
+  }
+
   /** Empty = head; garbage = ERROR_CODE_INVALID_SNAP_TOKEN; too old = ERROR_CODE_SNAP_TOKEN_EXPIRED. */
   resolveSnap(tenantId: string, snapToken: string): MaybePromise<Snap> {
     if (snapToken === "") return this.store.headSnap(tenantId);
-    const snap = decodeSnapToken(snapToken);
+    const { snap, bookmark } = decodeSnapTokenWithBookmark(snapToken);
+    if (bookmark !== undefined) this.store.readAfterBookmark?.(bookmark);
     const readable = this.store.assertSnapReadable(tenantId, snap);
     return readable instanceof Promise ? readable.then(() => snap) : snap;
   }
@@ -198,7 +204,7 @@ export class PembaService {
       tuples: [...uniqueTuples.values()],
       attributes: [...uniqueAttributes.values()],
     });
-    return encodeSnapToken(snap);
+    return this.#snapToken(snap);
   }
 
   /** data/delete: at least one non-empty filter, else ERROR_CODE_VALIDATION. */
@@ -216,14 +222,14 @@ export class PembaService {
       deleteTupleFilters: deleteTuples ? [tupleFilter] : [],
       deleteAttributeFilters: deleteAttributes ? [attributeFilter] : [],
     });
-    return encodeSnapToken(snap);
+    return this.#snapToken(snap);
   }
 
   /** relationships/delete: an empty filter deletes nothing and answers snap token "" (Permify's behaviour). */
   async deleteRelationships(tenantId: string, filter: TupleFilter): Promise<string> {
     if (isEmptyTupleFilter(filter)) return "";
     const snap = await this.store.write(tenantId, { deleteTupleFilters: [filter] });
-    return encodeSnapToken(snap);
+    return this.#snapToken(snap);
   }
 
   async readRelationships(
@@ -273,7 +279,7 @@ export class PembaService {
     const schema = await this.schemas.resolve(tenantId, "");
     const write = runBundleOperations(schema.definition, bundle, args);
     const snap = await this.store.write(tenantId, write);
-    return encodeSnapToken(snap);
+    return this.#snapToken(snap);
   }
 
   // ---- watch ----

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PembaError } from "../errors.ts";
-import { decodeSnapToken, encodeSnapToken } from "./snap-token.ts";
+import { decodeSnapToken, decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
 
 describe("snap tokens", () => {
   it("encode a tx id as base64 of a little-endian uint64", () => {
@@ -32,5 +32,26 @@ describe("snap tokens", () => {
         });
       }
     }
+  });
+
+  it("carry a replication bookmark after the snap; tokens without one still decode", () => {
+    const bookmark = "0000000a-00000003-00004f7e-3c2a8b7f0ec8d2f2cd62d85e3ab8bfd5";
+    const token = encodeSnapToken(7, bookmark);
+    expect(atob(token)).toBe(`\x07${"\x00".repeat(7)}\x01${bookmark}`);
+    expect(decodeSnapTokenWithBookmark(token)).toEqual({ snap: 7, bookmark });
+    expect(decodeSnapToken(token)).toBe(7);
+    expect(decodeSnapTokenWithBookmark("AQAAAAAAAAA=")).toEqual({ snap: 1 });
+    expect(encodeSnapToken(1, undefined)).toBe("AQAAAAAAAAA=");
+  });
+
+  it("reject a bookmark part without its marker byte or with unprintable text", () => {
+    for (const raw of [
+      "\x01\x00\x00\x00\x00\x00\x00\x00\x02abc",
+      "\x01\x00\x00\x00\x00\x00\x00\x00\x01a b",
+      "\x01\x00\x00\x00\x00\x00\x00\x00\x01",
+    ]) {
+      expect(() => decodeSnapTokenWithBookmark(btoa(raw))).toThrow("ERROR_CODE_INVALID_SNAP_TOKEN");
+    }
+    expect(() => encodeSnapToken(1, "a\nb")).toThrow("unexpected replication bookmark");
   });
 });

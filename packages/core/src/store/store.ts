@@ -99,7 +99,7 @@ export interface DataBundle {
 }
 
 export interface Store {
-  readonly kind: "memory" | "sqlite" | "libsql" | "postgres";
+  readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)
   createTenant(id: string, name: string): Promise<Tenant>;
@@ -157,4 +157,10 @@ export interface Store {
   /** Removes rows deleted before `olderThan` (and their history); returns how many rows were removed. */
   gc(olderThan: Date): Promise<number>;
   close(): Promise<void>;
+
+  // replicated stores (D1): the replication position travels inside snap tokens
+  /** The replication bookmark after this request's write, carried in the snap token it answers. */
+  consistencyBookmark?(): string | undefined;
+  /** This request's later reads see at least the write that returned `bookmark` (from a snap token). */
+  readAfterBookmark?(bookmark: string): void;
 }

@@ -25,35 +25,50 @@ export interface Dialect {
 
 const columns = (width: number) => Array.from({ length: width }, (_, i) => `c${i}`);
 
-export const sqliteDialect: Dialect = {
-  name: "sqlite",
-  inList: (column, values) => ({
-    sql: `${column} IN (SELECT value FROM json_each(?))`,
-    params: [JSON.stringify(values)],
-  }),
-  rows: (width, rows) => ({
-    sql: `(SELECT ${columns(width)
-      .map((c, i) => `j.value->>${i} AS ${c}`)
-      .join(", ")} FROM json_each(?) j)`,
-    params: [JSON.stringify(rows)],
-  }),
-  keyIn: (cols, rows) => {
-    if (rows.length === 0) return { sql: "1 = 0", params: [] };
-    // bound VALUES are several times faster than json_each for the usual small batch; json_each keeps huge
-    // batches under SQLite's parameter limit
-    if (rows.length * cols.length <= 999) {
-      const tuple = `(${cols.map(() => "?").join(", ")})`;
-      return {
-        sql: `(${cols.join(", ")}) IN (VALUES ${rows.map(() => tuple).join(", ")})`,
-        params: rows.flat(),
-      };
-    }
-    const source = sqliteDialect.rows(cols.length, rows);
-    return { sql: `(${cols.join(", ")}) IN (SELECT * FROM ${source.sql} r)`, params: source.params };
-  },
-  table: (table, alias, index) => `${table} ${alias} INDEXED BY ${index}`,
-  orderText: (column) => column,
-};
+/**
+ * SQLite's dialect with `(columns) IN (VALUES ...)` for key lists of at most `maxValuesParams` parameters: bound
+ * VALUES are several times faster than json_each for the usual small batch; json_each (one parameter) takes
+ * bigger batches, so a statement stays under the engine's parameter limit.
+ */
+function sqliteDialectWith(maxValuesParams: number): Dialect {
+  const dialect: Dialect = {
+    name: "sqlite",
+    inList: (column, values) => ({
+      sql: `${column} IN (SELECT value FROM json_each(?))`,
+      params: [JSON.stringify(values)],
+    }),
+    rows: (width, rows) => ({
+      sql: `(SELECT ${columns(width)
+        .map((c, i) => `j.value->>${i} AS ${c}`)
+        .join(", ")} FROM json_each(?) j)`,
+      params: [JSON.stringify(rows)],
+    }),
+    keyIn: (cols, rows) => {
+      if (rows.length === 0) return { sql: "1 = 0", params: [] };
+      if (rows.length * cols.length <= maxValuesParams) {
+        const tuple = `(${cols.map(() => "?").join(", ")})`;
+        return {
+          sql: `(${cols.join(", ")}) IN (VALUES ${rows.map(() => tuple).join(", ")})`,
+          params: rows.flat(),
+        };
+      }
+      const source = dialect.rows(cols.length, rows);
+      return { sql: `(${cols.join(", ")}) IN (SELECT * FROM ${source.sql} r)`, params: source.params };
+    },
+    table: (table, alias, index) => `${table} ${alias} INDEXED BY ${index}`,
+    orderText: (column) => column,
+  };
+  return dialect;
+}
+
+/** SQLite and libSQL: up to 999 bound parameters per statement (SQLite's historical default limit). */
+export const sqliteDialect: Dialect = sqliteDialectWith(999);
+
+/**
+ * D1: at most 100 bound parameters per statement. A read statement holds at most two key lists (attribute reads by
+ * id and by type) plus 3 other parameters each, so 45 per key list keeps every statement at or under 96.
+ */
+export const d1Dialect: Dialect = sqliteDialectWith(45);
 
 export const pgDialect: Dialect = {
   name: "pg",

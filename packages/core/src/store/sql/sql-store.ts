@@ -58,7 +58,7 @@ function page<T>(rows: Row[], limit: number, map: (r: Row) => T, key: (r: Row) =
 }
 
 export abstract class SqlStore implements Store {
-  abstract readonly kind: "sqlite" | "libsql" | "postgres";
+  abstract readonly kind: "sqlite" | "libsql" | "postgres" | "d1";
   protected readonly exec: SqlExecutor;
 
   constructor(exec: SqlExecutor) {

@@ -1,0 +1,189 @@
+/**
+ * Cloudflare D1 store: SQLite's tables and SQL (the shared SqlStore) over a D1 binding, through the D1 Sessions
+ * API. Reads without a snap token go to the nearest replica (`first-unconstrained`); writes go to the primary
+ * (`first-primary`), each one ONE `batch()` (D1 has no interactive transactions: the tenant check is a statement
+ * of the batch); a write's D1 bookmark travels in the snap token, and a read carrying it opens its session at that
+ * bookmark, so no replica older than the write answers it. Statements stay within D1's limits (100 bound
+ * parameters, 100 KB of SQL, 1000 queries per invocation); a statement over them fails before it is sent.
+ *
+ * Sessions belong to one request: `sessions` returns the current request's (the Worker scopes them with
+ * AsyncLocalStorage); without it, the store uses one set of sessions for its whole life (tests, cron jobs).
+ */
+import { PembaError } from "../errors.ts";
+import { D1_LIMITS, type D1Database, type D1DatabaseSession, type D1Queryable } from "./d1-binding.ts";
+import { applyD1Migrations } from "./d1-migrations.ts";
+import { d1Dialect } from "./sql/dialect.ts";
+import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
+import { asSqlError, timed } from "./sql/executor.ts";
+import { SqlStore } from "./sql/sql-store.ts";
+
+export type { D1Database } from "./d1-binding.ts";
+
+/**
+ * Fails the batch when the tenant does not exist: pemba_meta.value is NOT NULL, so inserting a NULL there aborts
+ * the batch with a message naming that column, which no other statement can produce.
+ */
+const REQUIRE_TENANT =
+  "INSERT INTO pemba_meta (key, value) SELECT 'tenant_missing', NULL WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE id = ?)";
+const TENANT_MISSING_MESSAGE = "pemba_meta.value";
+
+/** The D1 sessions of one request, and how many queries it has sent. */
+export class D1Sessions {
+  readonly #db: D1Database;
+  #readAfter: string | undefined;
+  #reader: D1DatabaseSession | undefined;
+  #primary: D1DatabaseSession | undefined;
+  #wrote = false;
+  /** Queries sent so far (each statement of a batch counts, as D1 counts them). */
+  queries = 0;
+  readonly maxQueries: number;
+
+  constructor(db: D1Database, maxQueries = D1_LIMITS.maxQueriesPerInvocation) {
+    this.#db = db;
+    this.maxQueries = maxQueries;
+  }
+
+  /** Later reads are answered by a database at least as new as `bookmark` (a write's, from its snap token). */
+  readAfter(bookmark: string): void {
+    if (this.#reader !== undefined || this.#wrote) return;
+    this.#readAfter = bookmark;
+  }
+
+  /** The session reads go to: after a write of this request, the primary's (read your own write). */
+  reader(): D1Queryable {
+    if (this.#wrote && this.#primary) return this.#primary;
+    this.#reader ??= this.#db.withSession(this.#readAfter ?? "first-unconstrained");
+    return this.#reader;
+  }
+
+  writer(): D1Queryable {
+    this.#primary ??= this.#db.withSession("first-primary");
+    return this.#primary;
+  }
+
+  wrote(): void {
+    this.#wrote = true;
+  }
+
+  /** The bookmark after this request's last write, for its snap token; undefined when it wrote nothing. */
+  bookmark(): string | undefined {
+    return this.#wrote ? (this.#primary?.getBookmark() ?? undefined) : undefined;
+  }
+
+  count(n: number): void {
+    if (this.queries + n > this.maxQueries) {
+      throw new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, {
+        details: [{ reason: `D1 allows at most ${this.maxQueries} queries per Worker invocation` }],
+      });
+    }
+    this.queries += n;
+  }
+}
+
+const utf8 = new TextEncoder();
+
+/** Rejects a statement D1 would refuse, before sending it, with the limit it breaks. */
+export function assertWithinD1Limits(sql: string, params: unknown[]): void {
+  const fail = (reason: string) => {
+    throw new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, { details: [{ reason }] });
+  };
+  if (params.length > D1_LIMITS.maxParams) {
+    fail(`statement binds ${params.length} parameters; D1 allows ${D1_LIMITS.maxParams}`);
+  }
+  if (sql.length > D1_LIMITS.maxSqlBytes / 3 && utf8.encode(sql).length > D1_LIMITS.maxSqlBytes) {
+    fail(`statement is over ${D1_LIMITS.maxSqlBytes} bytes of SQL, D1's limit`);
+  }
+}
+
+export interface D1StoreOptions {
+  onQuery?: QueryObserver;
+  /** Apply pending migrations at open (default true); `wrangler d1 migrations apply` records them the same way. */
+  migrate?: boolean;
+  /** The current request's sessions (default: one set for the store's life). */
+  sessions?: () => D1Sessions | undefined;
+}
+
+class D1Executor implements SqlExecutor {
+  readonly dialect = d1Dialect;
+  readonly #sessions: () => D1Sessions;
+  readonly #onQuery?: QueryObserver;
+
+  constructor(sessions: () => D1Sessions, onQuery?: QueryObserver) {
+    this.#sessions = sessions;
+    this.#onQuery = onQuery;
+  }
+
+  all(kind: string, sql: string, params: unknown[]): Promise<Row[]> {
+    return timed(this.#onQuery, kind, async () => {
+      assertWithinD1Limits(sql, params);
+      const sessions = this.#sessions();
+      sessions.count(1);
+      try {
+        const result = await sessions
+          .reader()
+          .prepare(sql)
+          .bind(...params)
+          .all();
+        return result.results;
+      } catch (e) {
+        throw asSqlError(e);
+      }
+    });
+  }
+
+  transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
+    return timed(this.#onQuery, kind, async () => {
+      const all =
+        requireTenant === undefined
+          ? statements
+          : [{ sql: REQUIRE_TENANT, params: [requireTenant] }, ...statements];
+      if (all.length === 0) return [];
+      for (const s of all) assertWithinD1Limits(s.sql, s.params);
+      const sessions = this.#sessions();
+      sessions.count(all.length);
+      const db = sessions.writer();
+      let results: Awaited<ReturnType<D1Queryable["batch"]>>;
+      try {
+        results = await db.batch(all.map((s) => db.prepare(s.sql).bind(...s.params)));
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        if (requireTenant !== undefined && message.includes(TENANT_MISSING_MESSAGE)) {
+          throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+        }
+        throw asSqlError(e);
+      }
+      sessions.wrote();
+      const out = results.map((r) => ({ rows: r.results, changes: r.meta.changes ?? 0 }));
+      return requireTenant === undefined ? out : out.slice(1);
+    });
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class D1Store extends SqlStore {
+  readonly kind = "d1" as const;
+  readonly #sessions: () => D1Sessions;
+
+  private constructor(sessions: () => D1Sessions, onQuery?: QueryObserver) {
+    super(new D1Executor(sessions, onQuery));
+    this.#sessions = sessions;
+  }
+
+  static async open(db: D1Database, opts: D1StoreOptions = {}): Promise<D1Store> {
+    if (opts.migrate !== false) await applyD1Migrations(db);
+    const own = new D1Sessions(db);
+    const scoped = opts.sessions;
+    return new D1Store(scoped ? () => scoped() ?? own : () => own, opts.onQuery);
+  }
+
+  /** The D1 bookmark after this request's write, carried in its snap token. */
+  consistencyBookmark(): string | undefined {
+    return this.#sessions().bookmark();
+  }
+
+  /** This request's reads start at a replica at least as new as `bookmark` (from a snap token). */
+  readAfterBookmark(bookmark: string): void {
+    this.#sessions().readAfter(bookmark);
+  }
+}

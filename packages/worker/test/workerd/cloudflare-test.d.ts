@@ -1,0 +1,12 @@
+/** The bindings of vitest.workerd.config.ts and the helpers the tests use, as `cloudflare:test` exports them. */
+declare module "cloudflare:test" {
+  import type { D1Database } from "@pemba/core/store/d1-binding";
+
+  interface D1Migration {
+    name: string;
+    queries: string[];
+  }
+  export const env: { DB: D1Database; REPLICA: D1Database; TEST_MIGRATIONS: D1Migration[] };
+  /** Applies migrations the way `wrangler d1 migrations apply` does (table d1_migrations). */
+  export function applyD1Migrations(db: D1Database, migrations: D1Migration[]): Promise<void>;
+}

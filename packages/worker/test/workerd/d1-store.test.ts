@@ -1,0 +1,167 @@
+/** The D1 driver's own behaviour inside workerd, on miniflare's local D1 (real SQLite with D1's limits). */
+import { env, applyD1Migrations as wranglerApply } from "cloudflare:test";
+import { D1Sessions, D1Store } from "@pemba/core/store/d1";
+import { D1_LIMITS } from "@pemba/core/store/d1-binding";
+import { attr, keys, tuple } from "@pemba/core/store/testing/fixtures";
+import { beforeEach, describe, expect, it } from "vitest";
+import { emptyDatabase } from "./d1-database.ts";
+import { LaggingReplicaD1 } from "./lagging-replica.ts";
+
+beforeEach(async () => {
+  await emptyDatabase(env.DB);
+});
+
+const migrationNames = async () =>
+  (await env.DB.prepare(`SELECT name FROM d1_migrations ORDER BY id`).all()).results.map((r) => r.name);
+
+describe("D1Store", () => {
+  it("runs inside workerd, on a local D1 database that enforces D1's limits", async () => {
+    expect(navigator.userAgent).toBe("Cloudflare-Workers");
+    const values = (n: number) => `SELECT count(*) AS n FROM (VALUES ${Array(n).fill("(?)").join(", ")})`;
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => i);
+    expect(
+      (
+        await env.DB.prepare(values(100))
+          .bind(...ids(100))
+          .all()
+      ).results,
+    ).toEqual([{ n: 100 }]);
+    await expect(
+      env.DB.prepare(values(101))
+        .bind(...ids(101))
+        .all(),
+    ).rejects.toThrow("too many SQL variables");
+    await expect(env.DB.prepare(`SELECT 1 /* ${"x".repeat(100_000)} */`).all()).rejects.toThrow(
+      "statement too long",
+    );
+  });
+
+  it("migrates on first use with wrangler's bookkeeping, once", async () => {
+    const store = await D1Store.open(env.DB);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await store.headSnap("t1")).toBe(0);
+    const snap = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    const again = await D1Store.open(env.DB);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await again.headSnap("t1")).toBe(snap);
+  });
+
+  it("opens a database that `wrangler d1 migrations apply` migrated (drizzle's files as wrangler splits them)", async () => {
+    await wranglerApply(env.DB, env.TEST_MIGRATIONS);
+    expect(env.TEST_MIGRATIONS.map((m) => m.name)).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    const store = await D1Store.open(env.DB);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect((await store.getTenant("t1"))?.name).toBe("example tenant");
+    expect(await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] })).toBe(1);
+  });
+
+  it("a write the database rejects part-way leaves nothing (one batch)", async () => {
+    const store = await D1Store.open(env.DB);
+    await env.DB.prepare(`CREATE TRIGGER boom BEFORE INSERT ON attributes WHEN NEW.attribute = 'boom'
+      BEGIN SELECT RAISE(ABORT, 'boom'); END`).all();
+    await expect(
+      store.write("t1", {
+        tuples: [tuple("doc:1#viewer@user:1")],
+        attributes: [attr("doc:1$boom", { type: "ATTRIBUTE_TYPE_BOOLEAN", data: true })],
+      }),
+    ).rejects.toMatchObject({ code: "ERROR_CODE_SQL_EXECUTION" });
+    expect(await store.headSnap("t1")).toBe(0);
+    expect((await store.readTuples("t1", 1, {}, 10)).items).toEqual([]);
+  });
+
+  it("the tenant check is a statement of the write's batch: a missing tenant fails it, nothing is written", async () => {
+    const db = new LaggingReplicaD1(env.DB);
+    const store = await D1Store.open(db);
+    db.log.length = 0;
+    await expect(store.write("nope", { tuples: [tuple("doc:1#viewer@user:1")] })).rejects.toMatchObject({
+      code: "ERROR_CODE_TENANT_NOT_FOUND",
+    });
+    await expect(store.writeSchema("nope", "v1", "entity user {}")).rejects.toMatchObject({
+      code: "ERROR_CODE_TENANT_NOT_FOUND",
+    });
+    expect(new Set(db.log.map((s) => s.request)).size).toBe(2);
+    expect(await store.headSnap("t1")).toBe(0);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM transactions").all()).results).toEqual([
+      { n: 0 },
+    ]);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM schemas").all()).results).toEqual([{ n: 0 }]);
+  });
+
+  it("1000 tuples + 1000 attributes are ONE batch request of 6 statements, each within D1's limits", async () => {
+    const db = new LaggingReplicaD1(env.DB);
+    const store = await D1Store.open(db);
+    db.log.length = 0;
+    const tuples = Array.from({ length: 1000 }, (_, i) => tuple(`doc:${i}#viewer@user:${i % 37}`));
+    const attributes = Array.from({ length: 1000 }, (_, i) =>
+      attr(`doc:${i}$rank`, { type: "ATTRIBUTE_TYPE_INTEGER", data: i }),
+    );
+    const snap = await store.write("t1", { tuples, attributes });
+    expect(snap).toBe(1);
+    // tenant check, next tx, transaction row, tuple insert, attribute supersede, attribute insert
+    expect(db.log).toHaveLength(6);
+    expect(new Set(db.log.map((s) => s.request)).size).toBe(1);
+    for (const s of db.log) {
+      expect(s.params.length).toBeLessThanOrEqual(3);
+      expect(new TextEncoder().encode(s.sql).length).toBeLessThan(1000);
+    }
+    const all = await store.readTuples("t1", snap, {}, 0);
+    expect(keys(all.items)).toEqual(keys(tuples));
+    expect((await store.readAttributes("t1", snap, {}, 0)).items).toHaveLength(1000);
+  });
+
+  it("engine reads of 1000 keys stay one statement of at most 100 parameters", async () => {
+    const db = new LaggingReplicaD1(env.DB);
+    const store = await D1Store.open(db);
+    const ids = Array.from({ length: 1000 }, (_, i) => String(i));
+    await store.write("t1", {
+      tuples: ids.map((id) => tuple(`doc:${id}#viewer@user:${id}`)),
+      attributes: ids.map((id) => attr(`doc:${id}$open`, { type: "ATTRIBUTE_TYPE_BOOLEAN", data: true })),
+    });
+    const sizes: number[] = [];
+    for (const n of [1, 9, 10, 15, 16, 1000]) {
+      db.log.length = 0;
+      const some = ids.slice(0, n);
+      const got = await store.queryTuples("t1", 1, [
+        { entityType: "doc", entityIds: some, relations: ["viewer"] },
+      ]);
+      expect(keys(got)).toEqual(keys(some.map((id) => tuple(`doc:${id}#viewer@user:${id}`))));
+      const attrs = await store.queryAttributes("t1", 1, [
+        { entityType: "doc", entityIds: some, attributes: ["open"] },
+        { entityType: "doc", attributes: ["open"] },
+      ]);
+      expect(attrs).toHaveLength(n + 1000);
+      const subjects = await store.querySubjectTuples("t1", 1, [
+        {
+          subjectType: "user",
+          subjectIds: some,
+          subjectRelation: "",
+          entityType: "doc",
+          relations: ["viewer"],
+        },
+      ]);
+      expect(subjects).toHaveLength(n);
+      expect(db.log).toHaveLength(3);
+      sizes.push(...db.log.map((s) => s.params.length));
+    }
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(D1_LIMITS.maxParams);
+    // [tuples, attributes, subject tuples] per n: key lists of up to 45 values are bound as VALUES (3 per tuple
+    // key, 5 per subject key), longer ones as ONE json_each parameter
+    expect(sizes).toEqual([6, 11, 8, 30, 35, 48, 33, 38, 4, 48, 53, 4, 4, 9, 4, 4, 9, 4]);
+  });
+
+  it("a request stops before D1's 1000 queries per invocation, with a clear error", async () => {
+    const store = await D1Store.open(env.DB);
+    const sessions = new D1Sessions(env.DB, 3);
+    const scoped = await D1Store.open(env.DB, { migrate: false, sessions: () => sessions });
+    await scoped.headSnap("t1");
+    await scoped.headSnap("t1");
+    await expect(scoped.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] })).rejects.toMatchObject({
+      code: "ERROR_CODE_SQL_EXECUTION",
+      details: [{ reason: "D1 allows at most 3 queries per Worker invocation" }],
+    });
+    expect(sessions.queries).toBe(2);
+    expect(await store.headSnap("t1")).toBe(0);
+    expect(new D1Sessions(env.DB).maxQueries).toBe(1000);
+  });
+});

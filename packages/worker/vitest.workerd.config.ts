@@ -1,0 +1,34 @@
+/**
+ * Tests that run INSIDE workerd (@cloudflare/vitest-pool-workers), against miniflare's local D1 databases (real
+ * SQLite): DB is the primary, REPLICA a second database that test/workerd/lagging-replica.ts feeds late;
+ * TEST_MIGRATIONS the SQLite migrations read the way wrangler reads them.
+ */
+import { fileURLToPath } from "node:url";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineProject } from "vitest/config";
+
+export default defineProject({
+  plugins: [
+    cloudflareTest(async () => ({
+      miniflare: {
+        compatibilityDate: "2026-07-01",
+        compatibilityFlags: ["nodejs_als"],
+        d1Databases: ["DB", "REPLICA"],
+        // drizzle-kit's SQLite migrations as `wrangler d1 migrations apply` reads and splits them
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations(
+            fileURLToPath(new URL("../core/drizzle/sqlite", import.meta.url)),
+          ),
+        },
+      },
+    })),
+  ],
+  test: {
+    name: "worker-d1",
+    // the files share the two local databases
+    fileParallelism: false,
+    include: ["test/workerd/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
