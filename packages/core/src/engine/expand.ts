@@ -3,6 +3,10 @@
  * subjects (userset subjects are expanded beside them under a UNION), attribute leaves carry the value, rule
  * calls the argument values, tuple-to-userset nodes are UNIONs named after the tupleset relation. A userset already
  * on the current path is not expanded again (cycles end).
+ *
+ * The tree is not shared between branches (it is sent as JSON, where shared sub-trees would be repeated anyway), so
+ * a schema whose permissions reuse each other (`p2 = p1 and p1`, `p3 = p2 and p2`, ...) grows exponentially: a tree
+ * of more than MAX_EXPAND_NODES nodes is refused with RESOURCE_EXHAUSTED before it is built.
  */
 import type { CompiledSchema } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
@@ -11,6 +15,13 @@ import { zeroArgument } from "../rules/index.ts";
 import type { PermissionExpr } from "../schema/ast.ts";
 import { Evaluation } from "./evaluation.ts";
 import type { EvaluationTarget, ExpandNode } from "./types.ts";
+
+/** The most nodes one expand builds. */
+export const MAX_EXPAND_NODES = 100_000;
+
+/** gRPC RESOURCE_EXHAUSTED (HTTP 429), as for an oversize request. */
+export const expandTooLarge = (): PembaError =>
+  new PembaError("ERROR_CODE_EXECUTION", `expand tree exceeds ${MAX_EXPAND_NODES} nodes`, { grpcCode: 8 });
 
 const OPERATIONS = {
   union: "OPERATION_UNION",
@@ -39,8 +50,14 @@ export async function expand(
     }
   };
   const path = new Set<string>();
+  let nodes = 0;
+  /** Counts a node about to be built (before its children: an oversize tree stops early). */
+  const count = (): void => {
+    if (++nodes > MAX_EXPAND_NODES) throw expandTooLarge();
+  };
 
   const member = async (e: Entity, name: string): Promise<ExpandNode> => {
+    count();
     const def = compiled.entities.get(e.type);
     const kind = def?.kinds.get(name);
     const entity = { type: e.type, id: e.id };
@@ -89,6 +106,7 @@ export async function expand(
   };
 
   const call = async (e: Entity, name: string, args: string[]): Promise<ExpandNode> => {
+    count();
     const rule = compiled.rules.get(name);
     const values: Record<string, unknown> = {};
     for (const p of rule?.parameters ?? []) {
@@ -107,6 +125,7 @@ export async function expand(
     const entity = { type: e.type, id: e.id };
     switch (expr.kind) {
       case "rewrite": {
+        count();
         const children = [
           await expression(e, permission, expr.children[0]),
           await expression(e, permission, expr.children[1]),
@@ -120,6 +139,7 @@ export async function expand(
       case "call":
         return call(e, expr.ruleName, expr.arguments);
       case "tupleToUserSet": {
+        count();
         const children: ExpandNode[] = [];
         for (const t of await readTuples(e, expr.tupleSet)) {
           const key = `${t.subject.type}:${t.subject.id}#${expr.computed}`;

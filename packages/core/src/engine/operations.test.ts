@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../store/store.ts";
 import { bulkCheck, check, subjectPermission } from "./check.ts";
-import { expand } from "./expand.ts";
+import { expand, MAX_EXPAND_NODES } from "./expand.ts";
 import { countingStore, fixture } from "./testing.ts";
+import type { ExpandNode } from "./types.ts";
 
 const SCHEMA = `
 entity user {
@@ -144,6 +145,44 @@ describe("expand", () => {
       arguments: [{ computed_attribute: { name: "balance" } }],
       leaf: { values: { values: { balance: { type: "ATTRIBUTE_TYPE_INTEGER", data: 42 } } } },
     });
+  });
+});
+
+describe("expand size", () => {
+  /** `p1 = a or b`, `pN = pN-1 and pN-1` (names without digits: p_b, p_c, ...): pN's tree has 2^(N+1) - 1 nodes. */
+  const p = (n: number) => `p_${n > 26 ? "z" : ""}${String.fromCharCode(96 + (n > 26 ? n - 26 : n))}`;
+  const doubling = (levels: number) => {
+    const lines = ["entity user {}", "entity doc {", "  relation a @user", "  relation b @user"];
+    lines.push(`  permission ${p(1)} = a or b`);
+    for (let i = 2; i <= levels; i++) lines.push(`  permission ${p(i)} = ${p(i - 1)} and ${p(i - 1)}`);
+    lines.push("}");
+    return lines.join("\n");
+  };
+  const countNodes = (node: ExpandNode): number =>
+    "expand" in node ? 1 + node.expand.children.reduce((n, c) => n + countNodes(c), 0) : 1;
+
+  it("a tree under the node limit is built in full", async () => {
+    const f = await fixture(doubling(12), ["doc:1#a@user:1"]);
+    const tree = await expand(f.compiled, f.target(), {
+      entity: { type: "doc", id: "1" },
+      permission: p(12),
+    });
+    // p1: rewrite + 2 leaves; pN: rewrite + 2 * pN-1 → 2^(N+1) - 1 nodes
+    expect(countNodes(tree)).toBe(2 ** 13 - 1);
+  });
+
+  it("an exponential tree is refused with RESOURCE_EXHAUSTED once it passes MAX_EXPAND_NODES", async () => {
+    const f = await fixture(doubling(40), ["doc:1#a@user:1"]);
+    const query = { entity: { type: "doc", id: "1" }, permission: p(40) };
+    await expect(expand(f.compiled, f.target(), query)).rejects.toMatchObject({
+      code: "ERROR_CODE_EXECUTION",
+      grpcCode: 8,
+      httpStatus: 429,
+      message: `expand tree exceeds ${MAX_EXPAND_NODES} nodes`,
+    });
+    // just under the limit: 2^16 - 1 nodes are built
+    const ok = await expand(f.compiled, f.target(), { entity: query.entity, permission: p(15) });
+    expect(countNodes(ok)).toBe(2 ** 16 - 1);
   });
 });
 
