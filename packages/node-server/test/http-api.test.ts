@@ -275,6 +275,15 @@ describe("app.handleNodeCheck: checks answered straight on node:http", () => {
     ]);
   });
 
+  it("a string metadata.depth (proto3 JSON) is answered like a number", async () => {
+    const admin = { authorization: "Bearer admin" };
+    const body = { ...checkBody("document:1", "edit", "user:1"), metadata: { depth: "10" } };
+    expect(await post(url, "/v1/tenants/t1/permissions/check", body, admin)).toEqual({
+      status: 200,
+      body: { can: "CHECK_RESULT_ALLOWED", metadata: { check_count: expect.any(Number) } },
+    });
+  });
+
   it("leaves every other request to Hono", async () => {
     const health = await fetch(`${url}/healthz`);
     expect(await health.json()).toEqual({ status: "SERVING" });

@@ -86,6 +86,44 @@ describe("HTTP permission endpoints", () => {
     expect(ctxAttr.body).toEqual(allowed);
   });
 
+  it("metadata.depth and page_size as JSON strings are accepted (proto3 JSON), on every permission endpoint", async () => {
+    const asText = await check("document:1", "view", "user:1", { metadata: { depth: "10" } });
+    expect(asText).toMatchObject({ status: 200, body: allowed });
+    const bulk = await s.call(`${P}/bulk-check`, {
+      metadata: { depth: "20" },
+      items: [{ entity: doc("1"), permission: "edit", subject: user("1") }],
+    });
+    expect(bulk).toMatchObject({ status: 200, body: { results: [allowed] } });
+    const le = await s.call(`${P}/lookup-entity`, {
+      metadata: { depth: "20" },
+      entity_type: "document",
+      permission: "edit",
+      subject: user("2"),
+      page_size: "5",
+    });
+    expect(le).toMatchObject({ status: 200, body: { entity_ids: ["1"], continuous_token: "" } });
+    const caused =
+      "invalid PermissionCheckRequest.Metadata: embedded message failed validation | caused by: ";
+    const shallow = await check("document:1", "view", "user:1", { metadata: { depth: "2" } });
+    expect(shallow).toMatchObject({
+      status: 400,
+      body: {
+        code: 3,
+        message: `${caused}invalid PermissionCheckRequestMetadata.Depth: value must be greater than or equal to 3`,
+      },
+    });
+    for (const depth of ["ten", "", " 10", "0x10"]) {
+      const bad = await check("document:1", "view", "user:1", { metadata: { depth } });
+      expect(bad).toMatchObject({
+        status: 400,
+        body: {
+          code: 3,
+          message: `${caused}invalid PermissionCheckRequestMetadata.Depth: value must be a number`,
+        },
+      });
+    }
+  });
+
   it("check errors: unknown permission / entity type / schema version -> 404 ERROR_CODE_SCHEMA_NOT_FOUND", async () => {
     const notFound = { code: 5, message: "ERROR_CODE_SCHEMA_NOT_FOUND", details: [] };
     const perm = await check("document:1", "nope", "user:1");

@@ -34,20 +34,26 @@ export function patternString(pattern: string, maxBytes: number, ignoreEmpty = f
 /** An optional proto3 string (missing = ""). */
 export const plainString = () => z.string({ error: "value must be a string" }).prefault("");
 
-/** int32 with PGV `gte`; missing = 0 (so a missing depth fails like Permify's). */
-export const int32AtLeast = (min: number) =>
-  z
-    .number({ error: "value must be a number" })
-    .int({ error: "value must be an integer" })
-    .gte(min, { error: `value must be greater than or equal to ${min}` })
-    .prefault(0);
+/** A JSON number written as a string: proto3 JSON (protojson) accepts `"10"` for an integer field. */
+const NUMBER_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+const numberFromText = (value: unknown) =>
+  typeof value === "string" && NUMBER_TEXT.test(value) ? Number(value) : value;
 
-export const uint32 = () =>
-  z
-    .number({ error: "value must be a number" })
-    .int({ error: "value must be an integer" })
-    .gte(0, { error: "value must be greater than or equal to 0" })
-    .prefault(0);
+/** A proto3 integer field: a JSON number or a string holding one; missing = 0. */
+const protoInteger = (min: number) =>
+  z.preprocess(
+    numberFromText,
+    z
+      .number({ error: "value must be a number" })
+      .int({ error: "value must be an integer" })
+      .gte(min, { error: `value must be greater than or equal to ${min}` })
+      .prefault(0),
+  );
+
+/** int32 with PGV `gte`; missing = 0 (so a missing depth fails like Permify's). */
+export const int32AtLeast = (min: number) => protoInteger(min);
+
+export const uint32 = () => protoInteger(0);
 
 export const repeated = <T extends z.ZodType>(item: T, min = 0, max?: number) => {
   let s = z.array(item, { error: "value must be a list" });
