@@ -3,6 +3,7 @@
  * zero-config defaults (SQLite file ./pemba.db on 127.0.0.1:3476, no auth).
  */
 import { isIP } from "node:net";
+import { PUBLIC_PATH_CHOICES, type PublicPath } from "@pemba/core/http/index";
 
 export const DEFAULT_DATABASE = "./pemba.db";
 export const DEFAULT_HOST = "127.0.0.1";
@@ -33,8 +34,10 @@ export interface ServeConfig {
   host: string;
   port: number;
   auth: AuthConfig;
-  /** Allowed CORS origins; undefined = all origins (Permify's default). */
+  /** Allowed CORS origins ("*" = every origin, without credentials); undefined = same-origin only. */
   corsOrigins?: string[];
+  /** With authentication on: the metadata paths served without a key or token (default none). */
+  publicPaths: PublicPath[];
   /** How long deleted rows (and the snap tokens that see them) are kept; 0 disables garbage collection. */
   gcWindowMs: number;
   logLevel: LogLevel;
@@ -82,7 +85,12 @@ export const SERVE_OPTIONS = {
   "cors-origins": {
     env: "PEMBA_CORS_ORIGINS",
     arg: "<origins>",
-    help: "allowed CORS origins, comma separated (default: all)",
+    help: "origins whose pages may call the API, comma separated; * = every origin, without credentials (default: same-origin only)",
+  },
+  "public-paths": {
+    env: "PEMBA_PUBLIC_PATHS",
+    arg: "<paths>",
+    help: `with --auth-keys or --jwks-url, serve these without a key or token: ${PUBLIC_PATH_CHOICES.join(",")} (default: none; /healthz is always open)`,
   },
   "gc-window": {
     env: "PEMBA_GC_WINDOW",
@@ -146,6 +154,7 @@ export function resolveServeConfig(
     port,
     auth: resolveAuth(get("auth-keys"), get("jwks-url"), get("audience"), get("issuer")),
     corsOrigins: splitList(get("cors-origins")),
+    publicPaths: parsePublicPaths(get("public-paths")),
     gcWindowMs: parseDuration(get("gc-window") ?? DEFAULT_GC_WINDOW),
     logLevel,
     insecureBindAny: flags["insecure-bind-any"] === true || insecureEnv === "1" || insecureEnv === "true",
@@ -160,6 +169,18 @@ export function resolveServeConfig(
       get("compact-after-writes") ?? String(DEFAULT_COMPACT_AFTER_WRITES_MB),
     ),
   };
+}
+
+function parsePublicPaths(text: string | undefined): PublicPath[] {
+  const paths = splitList(text) ?? [];
+  for (const path of paths) {
+    if (!(PUBLIC_PATH_CHOICES as readonly string[]).includes(path)) {
+      throw new ConfigError(
+        `invalid --public-paths entry "${path}"; expected some of ${PUBLIC_PATH_CHOICES.join(", ")}`,
+      );
+    }
+  }
+  return paths as PublicPath[];
 }
 
 function parseSwitch(flag: string, text: string): boolean {

@@ -61,6 +61,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     port: options.port ?? 0,
     auth: options.auth ?? { mode: "none" },
     corsOrigins: options.corsOrigins,
+    publicPaths: options.publicPaths ?? [],
     gcWindowMs: options.gcWindowMs ?? parseDuration(DEFAULT_GC_WINDOW),
     logLevel: options.logLevel ?? "info",
     insecureBindAny: options.insecureBindAny ?? false,
@@ -98,6 +99,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       service: new PembaService(store),
       auth: config.auth,
       cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
+      publicPaths: config.publicPaths,
+      metrics: async () => ({
+        contentType: metrics.registry.contentType,
+        body: await metrics.registry.metrics(),
+      }),
       observe: metrics.observeRequest,
       version: pembaVersion(),
     });
@@ -108,8 +114,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       const queryStart = url.indexOf("?", pathStart);
       const path = url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
       // `env` carries Node's incoming/outgoing objects; the core app reads headers from it.
-      const answer =
-        path === "/metrics" && request.method === "GET" ? metricsResponse(metrics) : app.fetch(request, env);
+      const answer = app.fetch(request, env);
       const done = (response: Response) => {
         logRequest(logger, request.method, path, response, performance.now() - started);
         return response;
@@ -154,11 +159,6 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     return closing;
   };
   return { url, store, metrics, close };
-}
-
-async function metricsResponse(metrics: ServerMetrics): Promise<Response> {
-  const body = await metrics.registry.metrics();
-  return new Response(body, { headers: { "content-type": metrics.registry.contentType } });
 }
 
 function logRequest(logger: Logger, method: string, path: string, response: Response, ms: number): void {

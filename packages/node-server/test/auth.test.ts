@@ -63,3 +63,38 @@ describe("pemba serve with preshared keys (PEMBA_AUTH_KEYS)", () => {
     });
   });
 });
+
+describe("pemba serve with keys: /metrics, /openapi.json, /docs", () => {
+  const servers: (CliProcess & { url: string })[] = [];
+  afterAll(async () => {
+    for (const s of servers) {
+      s.child.kill("SIGTERM");
+      await s.exited;
+    }
+  });
+
+  it("need a key by default; --public-paths opens the listed ones; /healthz is always open", async () => {
+    const guarded = await startServe(["--database", "memory:", "--auth-keys", "admin"]);
+    servers.push(guarded);
+    for (const path of ["/metrics", "/openapi.json", "/docs"]) {
+      const none = await fetch(guarded.url + path);
+      expect([path, none.status, await none.json()]).toEqual([
+        path,
+        500,
+        { code: 2, message: "ERROR_CODE_MISSING_BEARER_TOKEN", details: [] },
+      ]);
+      const keyed = await fetch(guarded.url + path, { headers: { authorization: "Bearer admin" } });
+      expect([path, keyed.status]).toEqual([path, 200]);
+    }
+    expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200);
+
+    const open = await startServe(["--database", "memory:", "--auth-keys", "admin"], {
+      PEMBA_PUBLIC_PATHS: "/metrics",
+    });
+    servers.push(open);
+    const metrics = await fetch(`${open.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain("# TYPE pemba_http_requests_total counter");
+    expect((await fetch(`${open.url}/openapi.json`)).status).toBe(500);
+  });
+});

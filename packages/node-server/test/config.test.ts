@@ -18,6 +18,7 @@ describe("serve configuration", () => {
       port: 3476,
       auth: { mode: "none" },
       corsOrigins: undefined,
+      publicPaths: [],
       gcWindowMs: 24 * 3_600_000,
       logLevel: "info",
       insecureBindAny: false,
@@ -41,6 +42,9 @@ describe("serve configuration", () => {
         { PEMBA_REPLICA: "off" },
       ),
     ).toMatchObject({ replica: true, replicaRefreshMs: 0, replicaMaxRows: 2_000_000 });
+    expect(() => resolveServeConfig({ "public-paths": "/metrics,/v1" }, {})).toThrow(
+      new ConfigError('invalid --public-paths entry "/v1"; expected some of /metrics, /openapi.json, /docs'),
+    );
     expect(() => resolveServeConfig({ replica: "maybe" }, {})).toThrow(
       new ConfigError('invalid --replica "maybe"; expected on or off'),
     );
@@ -69,6 +73,7 @@ describe("serve configuration", () => {
       PEMBA_CORS_ORIGINS: "https://a.example, https://b.example",
       PEMBA_GC_WINDOW: "30m",
       PEMBA_LOG_LEVEL: "warn",
+      PEMBA_PUBLIC_PATHS: "/metrics, /docs",
     };
     const fromEnv = resolveServeConfig({}, env);
     expect(fromEnv).toMatchObject({
@@ -77,6 +82,7 @@ describe("serve configuration", () => {
       port: 8080,
       auth: { mode: "preshared", keys: [{ key: "k1" }] },
       corsOrigins: ["https://a.example", "https://b.example"],
+      publicPaths: ["/metrics", "/docs"],
       gcWindowMs: 30 * 60_000,
       logLevel: "warn",
     });

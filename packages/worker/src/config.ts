@@ -20,7 +20,7 @@ export interface WorkerEnv {
   PEMBA_JWKS_URL?: string;
   PEMBA_AUDIENCE?: string;
   PEMBA_ISSUER?: string;
-  /** Allowed CORS origins, comma separated (default: all). */
+  /** Origins whose pages may call the API, comma separated; `*` = every origin, without credentials (default: same-origin only). */
   PEMBA_CORS_ORIGINS?: string;
   /** How long deleted data is kept (scheduled garbage collection), e.g. 30m, 24h, 7d; 0 disables GC. */
   PEMBA_GC_WINDOW?: string;

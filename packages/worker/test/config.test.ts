@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, resolveWorkerConfig } from "../src/config.ts";
 
 describe("resolveWorkerConfig", () => {
-  it("defaults: memory store, no auth, every origin, 24h GC window", () => {
+  it("defaults: memory store, no auth, same-origin only, 24h GC window", () => {
     expect(resolveWorkerConfig({})).toEqual({
       database: "memory:",
       driver: "memory",

@@ -31,8 +31,9 @@ describe("Worker on workerd (wrangler dev, memory store, preshared keys)", () =>
     expect(await res.text()).toBe('{"status":"SERVING"}');
   });
 
-  it("GET /openapi.json serves the OpenAPI document of the core app", async () => {
-    const res = await w.call("/openapi.json");
+  it("GET /openapi.json serves the OpenAPI document of the core app (with a key, as auth is on)", async () => {
+    expect((await w.call("/openapi.json")).status).toBe(500);
+    const res = await w.call("/openapi.json", undefined, auth);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
     const doc = res.body as { openapi: string; info: { title: string; version: string }; paths: object };
@@ -90,7 +91,7 @@ describe("Worker on workerd (wrangler dev, memory store, preshared keys)", () =>
     expect(res.body).toEqual({ code: 7, message: "ERROR_CODE_PERMISSION_DENIED", details: [] });
   });
 
-  it("CORS: the allowed origin is echoed, others get no CORS headers", async () => {
+  it("CORS: the allowed origin is echoed, other origins are refused", async () => {
     const preflight = await fetch(`${w.url}/v1/tenants/t1/permissions/check`, {
       method: "OPTIONS",
       headers: {
@@ -106,7 +107,7 @@ describe("Worker on workerd (wrangler dev, memory store, preshared keys)", () =>
     expect(preflight.headers.get("access-control-allow-headers")).toBe("authorization,content-type");
 
     const other = await fetch(`${w.url}/healthz`, { headers: { origin: "https://evil.example.com" } });
-    expect(other.status).toBe(200);
+    expect(other.status).toBe(403);
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
     const same = await fetch(`${w.url}/healthz`, { headers: { origin: ORIGIN } });
     expect(same.headers.get("access-control-allow-origin")).toBe(ORIGIN);

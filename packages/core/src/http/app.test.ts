@@ -178,22 +178,39 @@ describe("HTTP app: transport rules", () => {
     expect(r.body).toEqual({ code: 3, message: "ERROR_CODE_PAGE_SIZE_EXCEEDED", details: [] });
   });
 
-  it("CORS: every origin by default, echoed with credentials; preflight lists Permify's methods", async () => {
-    const r = await s.call(CHECK, checkBody(), { headers: { origin: "https://app.example" } });
-    expect(r.headers.get("access-control-allow-origin")).toBe("https://app.example");
-    expect(r.headers.get("access-control-allow-credentials")).toBe("true");
-    const pre = await fetch(s.url + CHECK, {
-      method: "OPTIONS",
-      headers: {
-        origin: "https://app.example",
-        "access-control-request-method": "POST",
-        "access-control-request-headers": "authorization,content-type",
-      },
+  it("CORS default: a cross-origin request is refused before it runs; same-origin and origin-less pass", async () => {
+    // a browser's "simple" request: text/plain, no preflight
+    const write = await fetch(`${s.url}/v1/tenants/t1/data/write`, {
+      method: "POST",
+      headers: { origin: "https://evil.example", "content-type": "text/plain" },
+      body: JSON.stringify({ metadata: {}, tuples: [tuple("document:9", "owner", "user:9")] }),
     });
-    expect(pre.status).toBe(204);
-    expect(pre.headers.get("access-control-allow-origin")).toBe("https://app.example");
-    expect(pre.headers.get("access-control-allow-methods")).toBe("GET, POST, HEAD, PATCH, DELETE, PUT");
-    expect(pre.headers.get("access-control-allow-headers")).toBe("authorization,content-type");
+    expect(write.status).toBe(403);
+    expect(await write.json()).toEqual({
+      code: 7,
+      message:
+        'cross-origin request from "https://evil.example" refused: origin not allowed (--cors-origins)',
+      details: [],
+    });
+    expect(write.headers.get("access-control-allow-origin")).toBeNull();
+    const check = await s.call(CHECK, checkBody(), { headers: { origin: "https://evil.example" } });
+    expect(check.status).toBe(403);
+    expect(check.headers.get("access-control-allow-origin")).toBeNull();
+    // nothing was written
+    const read = await s.call("/v1/tenants/t1/data/relationships/read", {
+      metadata: {},
+      filter: { entity: { type: "document", ids: ["9"] } },
+    });
+    expect(read.body).toEqual({ tuples: [], continuous_token: "" });
+    const sameOrigin = await s.call(CHECK, checkBody(), { headers: { origin: s.url } });
+    expect(sameOrigin.status).toBe(200);
+    expect(sameOrigin.headers.get("access-control-allow-origin")).toBeNull();
+    const preflight = await fetch(s.url + CHECK, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBe(403);
+    expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   it("observe is called once per request with the route template, status and decision", async () => {
@@ -264,19 +281,109 @@ describe("HTTP app: CORS with an origin list", () => {
   let s: TestServer;
   beforeAll(async () => {
     s = await startTestServer({ cors: { origins: ["https://good.example"] } });
+    await s.call("/v1/tenants/t1/schemas/write", { schema: TEST_SCHEMA });
   });
   afterAll(() => s.close());
 
-  it("only listed origins get CORS headers", async () => {
+  it("a listed origin is echoed with credentials (checks too); others are refused", async () => {
     const good = await s.call("/healthz", undefined, {
       method: "GET",
       headers: { origin: "https://good.example" },
     });
     expect(good.headers.get("access-control-allow-origin")).toBe("https://good.example");
+    expect(good.headers.get("access-control-allow-credentials")).toBe("true");
+    const check = await s.call(CHECK, checkBody(), { headers: { origin: "https://good.example" } });
+    expect(check.status).toBe(200);
+    expect(check.headers.get("access-control-allow-origin")).toBe("https://good.example");
+    expect(check.headers.get("access-control-allow-credentials")).toBe("true");
     const bad = await s.call("/healthz", undefined, {
       method: "GET",
       headers: { origin: "https://evil.example" },
     });
+    expect(bad.status).toBe(403);
     expect(bad.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("preflight lists Permify's methods and echoes the requested headers for a listed origin", async () => {
+    const pre = await fetch(s.url + CHECK, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://good.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type",
+      },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("https://good.example");
+    expect(pre.headers.get("access-control-allow-credentials")).toBe("true");
+    expect(pre.headers.get("access-control-allow-methods")).toBe("GET, POST, HEAD, PATCH, DELETE, PUT");
+    expect(pre.headers.get("access-control-allow-headers")).toBe("authorization,content-type");
+  });
+});
+
+describe("HTTP app: CORS for every origin (*)", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ cors: { origins: "*" } });
+    await s.call("/v1/tenants/t1/schemas/write", { schema: TEST_SCHEMA });
+  });
+  afterAll(() => s.close());
+
+  it("answers any origin with Access-Control-Allow-Origin: * and never with credentials", async () => {
+    for (const path of [CHECK, "/v1/tenants/t1/schemas/read"]) {
+      const r = await s.call(path, path === CHECK ? checkBody() : { metadata: {} }, {
+        headers: { origin: "https://any.example" },
+      });
+      expect([path, r.status]).toEqual([path, 200]);
+      expect(r.headers.get("access-control-allow-origin")).toBe("*");
+      expect(r.headers.get("access-control-allow-credentials")).toBeNull();
+    }
+    const pre = await fetch(s.url + CHECK, {
+      method: "OPTIONS",
+      headers: { origin: "https://any.example", "access-control-request-method": "POST" },
+    });
+    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    expect(pre.headers.get("access-control-allow-credentials")).toBeNull();
+  });
+});
+
+describe("HTTP app: /metrics, /openapi.json and /docs with authentication on", () => {
+  const metrics = async () => ({ contentType: "text/plain; version=0.0.4", body: "up 1\n" });
+  const auth = { mode: "preshared" as const, keys: [{ key: "admin" }, { key: "k1", tenants: ["t1"] }] };
+  let guarded: TestServer;
+  let open: TestServer;
+  beforeAll(async () => {
+    guarded = await startTestServer({ auth, metrics });
+    open = await startTestServer({ auth, metrics, publicPaths: ["/metrics", "/openapi.json", "/docs"] });
+  });
+  afterAll(async () => {
+    await guarded.close();
+    await open.close();
+  });
+
+  it("need a valid key or token by default; /healthz stays open", async () => {
+    for (const path of ["/metrics", "/openapi.json", "/docs"]) {
+      const none = await fetch(guarded.url + path);
+      expect([path, none.status, await none.json()]).toEqual([
+        path,
+        500,
+        { code: 2, message: "ERROR_CODE_MISSING_BEARER_TOKEN", details: [] },
+      ]);
+      const wrong = await fetch(guarded.url + path, { headers: { authorization: "Bearer nope" } });
+      expect([path, wrong.status]).toEqual([path, 401]);
+      const tenantKey = await fetch(guarded.url + path, { headers: { authorization: "Bearer k1" } });
+      expect([path, tenantKey.status]).toEqual([path, 200]);
+    }
+    const metricsText = await fetch(`${guarded.url}/metrics`, { headers: { authorization: "Bearer admin" } });
+    expect(await metricsText.text()).toBe("up 1\n");
+    expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200);
+  });
+
+  it("are served without a key when listed in publicPaths", async () => {
+    for (const path of ["/metrics", "/openapi.json", "/docs"]) {
+      expect([path, (await fetch(open.url + path)).status]).toEqual([path, 200]);
+    }
+    const check = await fetch(`${open.url}/v1/tenants/t1/permissions/check`, { method: "POST", body: "{}" });
+    expect(check.status).toBe(500); // the API itself still needs a key
   });
 });

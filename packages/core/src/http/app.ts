@@ -28,8 +28,15 @@ export interface AppOptions {
   service: PembaService;
   /** Default: no authentication. */
   auth?: AuthConfig;
-  /** Default: every origin. */
+  /** Default: same-origin only (see cors.ts). */
   cors?: CorsOptions;
+  /**
+   * With authentication on, `/metrics`, `/openapi.json` and `/docs` need a valid key or token unless listed here
+   * (default: none listed). `/healthz` is always open.
+   */
+  publicPaths?: readonly PublicPath[];
+  /** Serves `GET /metrics` (Prometheus text) when given. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
   limits?: Partial<Limits>;
   /** Called once per request (metrics/logging). */
   observe?: Observe;
@@ -38,6 +45,9 @@ export interface AppOptions {
   /** `info.version` of the OpenAPI document. */
   version?: string;
 }
+
+export const PUBLIC_PATH_CHOICES = ["/metrics", "/openapi.json", "/docs"] as const;
+export type PublicPath = (typeof PUBLIC_PATH_CHOICES)[number];
 
 export type PembaApp = OpenAPIHono<PembaEnv> & {
   /**
@@ -67,6 +77,22 @@ export function createApp(opts: AppOptions): PembaApp {
     "/healthz",
     routes.wrap("/healthz", () => Response.json({ status: "SERVING" })),
   );
+  const publicPaths = new Set<string>(opts.publicPaths ?? []);
+  const guarded = (path: PublicPath) => ({ authenticate: !publicPaths.has(path) });
+  const metrics = opts.metrics;
+  if (metrics !== undefined) {
+    app.get(
+      "/metrics",
+      routes.wrap(
+        "/metrics",
+        async () => {
+          const { contentType, body } = await metrics();
+          return new Response(body, { headers: { "content-type": contentType } });
+        },
+        guarded("/metrics"),
+      ),
+    );
+  }
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",
     in: "header",
@@ -76,29 +102,34 @@ export function createApp(opts: AppOptions): PembaApp {
   let openApiDocument: string | undefined;
   app.get(
     "/openapi.json",
-    routes.wrap("/openapi.json", () => {
-      openApiDocument ??= JSON.stringify(
-        app.getOpenAPIDocument({
-          openapi: "3.0.3",
-          info: {
-            title: "Pemba API (Permify-compatible)",
-            version: opts.version ?? "v1",
-            description:
-              "Permify v1 HTTP API. Errors are {code, message, details} with gRPC codes. Attribute values accept " +
-              'Permify\'s Any form {"@type":"type.googleapis.com/base.v1.BooleanValue","data":true} and the short ' +
-              'forms {"boolean":true}, {"string":"x"}, {"integer":3}, {"double":1.5}, {"boolean_array":[..]}, ' +
-              '{"string_array":[..]}, {"integer_array":[..]}, {"double_array":[..]}.',
-          },
-        }),
-      );
-      return new Response(openApiDocument, { headers: { "content-type": "application/json" } });
-    }),
+    routes.wrap(
+      "/openapi.json",
+      () => {
+        openApiDocument ??= JSON.stringify(
+          app.getOpenAPIDocument({
+            openapi: "3.0.3",
+            info: {
+              title: "Pemba API (Permify-compatible)",
+              version: opts.version ?? "v1",
+              description:
+                "Permify v1 HTTP API. Errors are {code, message, details} with gRPC codes. Attribute values accept " +
+                'Permify\'s Any form {"@type":"type.googleapis.com/base.v1.BooleanValue","data":true} and the short ' +
+                'forms {"boolean":true}, {"string":"x"}, {"integer":3}, {"double":1.5}, {"boolean_array":[..]}, ' +
+                '{"string_array":[..]}, {"integer_array":[..]}, {"double_array":[..]}.',
+            },
+          }),
+        );
+        return new Response(openApiDocument, { headers: { "content-type": "application/json" } });
+      },
+      guarded("/openapi.json"),
+    ),
   );
   app.get(
     "/docs",
     routes.wrap(
       "/docs",
       () => new Response(DOCS_PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }),
+      guarded("/docs"),
     ),
   );
 

@@ -85,6 +85,10 @@ describe("app.handleNodeCheck on (req, res) objects", () => {
           listeners.set(event, listener);
           return req;
         },
+        off(event: string) {
+          listeners.delete(event);
+          return req;
+        },
       };
       const res = {
         writeHead(status: number, h: string[]) {

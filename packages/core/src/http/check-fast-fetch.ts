@@ -16,7 +16,7 @@ import { assertTenantAllowed, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { errorResponseParts, JSON_HEADERS } from "./error-response.ts";
 import type { Limits } from "./limits.ts";
-import { assertDeclaredWithinLimit } from "./request-body.ts";
+import { assertDeclaredWithinLimit, readStreamText, requestTooLarge } from "./request-body.ts";
 import { type Observe, validateTenantId } from "./route.ts";
 import { checkFromText, checkResponseText } from "./routes/permission.ts";
 
@@ -80,6 +80,7 @@ export interface NodeRequestLike {
   rawHeaders: string[];
   on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
   on(event: "end", listener: () => void): unknown;
+  off(event: "data", listener: (chunk: Uint8Array) => void): unknown;
 }
 
 export interface NodeResponseLike {
@@ -157,6 +158,12 @@ abstract class CheckExchange {
   abstract readonly contentLength: boolean;
 
   start(): void {
+    try {
+      this.deps.cors.admit(this.header("origin"), this.header("host"));
+    } catch (e) {
+      this.fail(e);
+      return;
+    }
     const auth = this.deps.auth;
     if (auth === undefined) {
       this.authenticated(UNRESTRICTED);
@@ -213,19 +220,13 @@ abstract class CheckExchange {
   }
 
   /**
-   * [name, value, ...]: the content type, the CORS headers when `origin` is allowed, then the content length when
-   * the transport needs one (`ascii`: the body is known to be ASCII, so its length is its byte length).
+   * [name, value, ...]: the content type, the CORS headers for `origin`, then the content length when the transport
+   * needs one (`ascii`: the body is known to be ASCII, so its length is its byte length).
    */
   #headers(body: string, ascii: boolean, origin: string | undefined): string[] {
-    const length = this.contentLength ? String(ascii ? body.length : utf8Length(body)) : undefined;
-    if (origin === undefined || !this.deps.cors.allows(origin))
-      return length === undefined
-        ? ["content-type", CONTENT_TYPE]
-        : ["content-type", CONTENT_TYPE, "content-length", length];
     const headers = ["content-type", CONTENT_TYPE];
-    const extra = this.deps.cors.headersFor(origin);
-    for (const name in extra) headers.push(name, extra[name]!);
-    if (length !== undefined) headers.push("content-length", length);
+    if (origin !== undefined) headers.push(...this.deps.cors.headersFor(origin));
+    if (this.contentLength) headers.push("content-length", String(ascii ? body.length : utf8Length(body)));
     return headers;
   }
 
@@ -267,6 +268,8 @@ class NodeCheck extends CheckExchange {
   readonly res: NodeResponseLike;
   readonly answered: NodeCheckAnswered | undefined;
   readonly contentLength = true;
+  /** The body was cut off at the size limit: answer with `Connection: close` instead of reading the rest. */
+  closeAfterAnswer = false;
 
   constructor(
     deps: FastCheckDeps,
@@ -285,12 +288,25 @@ class NodeCheck extends CheckExchange {
     return rawHeader(this.req.rawHeaders, name);
   }
 
-  /** One decode for the usual single chunk, a streaming decode otherwise. */
+  /**
+   * One decode for the usual single chunk, a streaming decode otherwise. The size limit is enforced while reading:
+   * once more than the limit has arrived, the request is answered 413 and the connection closed (the rest of the
+   * body is never read).
+   */
   readBody(): void {
+    const max = this.deps.limits.maxBodyBytes;
     let first: Uint8Array | undefined;
     let decoder: InstanceType<typeof TextDecoder> | undefined;
     let text = "";
-    this.req.on("data", (chunk) => {
+    let bytes = 0;
+    const onData = (chunk: Uint8Array) => {
+      bytes += chunk.byteLength;
+      if (bytes > max) {
+        this.req.off("data", onData);
+        this.closeAfterAnswer = true;
+        this.fail(requestTooLarge());
+        return;
+      }
       if (first === undefined && decoder === undefined) {
         first = chunk;
         return;
@@ -301,8 +317,10 @@ class NodeCheck extends CheckExchange {
         first = undefined;
       }
       text += decoder.decode(chunk, { stream: true });
-    });
+    };
+    this.req.on("data", onData);
     this.req.on("end", () => {
+      if (bytes > max) return;
       if (decoder !== undefined) this.check(text + decoder.decode());
       else this.check(first === undefined ? "" : utf8.decode(first));
     });
@@ -311,6 +329,7 @@ class NodeCheck extends CheckExchange {
   }
 
   finish(status: number, body: string, headers: string[]): void {
+    if (this.closeAfterAnswer) headers.push("connection", "close");
     this.res.writeHead(status, headers);
     this.res.end(body);
     this.answered?.(status, body, performance.now() - this.started);
@@ -346,7 +365,7 @@ class FetchCheck extends CheckExchange {
   }
 
   readBody(): void {
-    this.request.text().then(
+    readStreamText(this.request.body, this.deps.limits.maxBodyBytes).then(
       (text) => this.check(text),
       (e: unknown) => this.fail(e),
     );

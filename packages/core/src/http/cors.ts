@@ -1,7 +1,17 @@
 /**
- * CORS like Permify's gateway (rs/cors): origins configurable (default all), methods GET, POST, HEAD, PATCH,
- * DELETE, PUT, any request headers, credentials allowed — so the allowed origin is echoed, never "*".
+ * CORS. A browser can send a "simple" cross-origin request (a POST with a text/plain body) without a preflight, so
+ * the policy does more than decorate answers: a request whose `Origin` is neither the server's own origin nor an
+ * allowed one is refused before anything runs (no write, no answer to read).
+ *
+ * - Default (no list): same-origin only; no CORS headers for anyone else.
+ * - A list of origins: those origins are echoed with `Access-Control-Allow-Credentials: true`.
+ * - `"*"` (Permify's default): every origin may call and read answers, as `Access-Control-Allow-Origin: *`
+ *   WITHOUT credentials (browsers then send no cookies or HTTP auth of their own; a page must set `Authorization`
+ *   itself). An origin is never echoed with credentials unless it is listed.
+ * Methods GET, POST, HEAD, PATCH, DELETE, PUT and any request headers are allowed, as in Permify's gateway.
  */
+import { PembaError } from "../errors.ts";
+
 export interface CorsOptions {
   origins: string[] | "*";
 }
@@ -12,30 +22,43 @@ export class CorsPolicy {
   readonly #all: boolean;
   readonly #origins: Set<string>;
 
-  constructor(options: CorsOptions = { origins: "*" }) {
-    this.#all = options.origins === "*";
+  constructor(options: CorsOptions = { origins: [] }) {
+    this.#all = options.origins === "*" || options.origins.includes("*");
     this.#origins = new Set(options.origins === "*" ? [] : options.origins);
   }
 
-  allows(origin: string): boolean {
-    return this.#all || this.#origins.has(origin);
+  /** May a page of `origin` call this server (reached as `host`)? */
+  allows(origin: string, host: string | undefined): boolean {
+    return this.#all || this.#origins.has(origin) || sameOrigin(origin, host);
   }
 
-  /** CORS headers of an actual response for an allowed origin. */
-  headersFor(origin: string): Record<string, string> {
-    return {
-      "access-control-allow-origin": origin,
-      "access-control-allow-credentials": "true",
-      vary: "Origin",
-    };
+  /**
+   * Throws 403 for a request from a page whose origin may not call this server. Requests without an `Origin`
+   * header (servers, curl, same-origin navigation) pass.
+   */
+  admit(origin: string | undefined, host: string | undefined): void {
+    if (origin === undefined || this.allows(origin, host)) return;
+    throw new PembaError(
+      "ERROR_CODE_PERMISSION_DENIED",
+      `cross-origin request from ${JSON.stringify(origin)} refused: origin not allowed (--cors-origins)`,
+      { grpcCode: 7 },
+    );
   }
 
-  /** Headers of an actual (non-preflight) response. */
-  decorate(origin: string, headers: Headers): void {
-    if (!this.allows(origin)) return;
-    headers.set("access-control-allow-origin", origin);
-    headers.set("access-control-allow-credentials", "true");
-    headers.append("vary", "Origin");
+  /** CORS headers of an actual (non-preflight) answer to an admitted request from `origin`, as [name, value, ...]. */
+  headersFor(origin: string | undefined): string[] {
+    if (origin === undefined) return [];
+    if (this.#origins.has(origin))
+      return [
+        "access-control-allow-origin",
+        origin,
+        "access-control-allow-credentials",
+        "true",
+        "vary",
+        "Origin",
+      ];
+    if (this.#all) return ["access-control-allow-origin", "*"];
+    return [];
   }
 
   /** The answer to a preflight request. */
@@ -44,13 +67,20 @@ export class CorsPolicy {
     const headers = new Headers({
       vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
     });
-    if (origin !== null && this.allows(origin)) {
-      headers.set("access-control-allow-origin", origin);
-      headers.set("access-control-allow-credentials", "true");
+    if (origin !== null && (this.#all || this.#origins.has(origin))) {
+      const allow = this.headersFor(origin);
+      for (let i = 0; i < allow.length; i += 2) headers.set(allow[i]!, allow[i + 1]!);
       headers.set("access-control-allow-methods", CORS_METHODS);
       const requested = req.headers.get("access-control-request-headers");
       if (requested) headers.set("access-control-allow-headers", requested);
     }
     return new Response(null, { status: 204, headers });
   }
+}
+
+/** Is `origin` (scheme://host[:port]) the origin of the server reached as `host` (the Host header)? */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  const at = origin.indexOf("://");
+  return at > 0 && origin.slice(at + 3) === host;
 }

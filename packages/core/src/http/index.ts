@@ -1,4 +1,10 @@
-export { type AppOptions, createApp, type PembaApp } from "./app.ts";
+export {
+  type AppOptions,
+  createApp,
+  type PembaApp,
+  PUBLIC_PATH_CHOICES,
+  type PublicPath,
+} from "./app.ts";
 export {
   type AuthConfig,
   type OidcConfig,

@@ -10,10 +10,40 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<Record
   return parseJsonBody(await readBodyText(c, maxBytes), maxBytes);
 }
 
-/** The body text, refused early when its declared size is over the limit (the text itself is checked by the parser). */
+/**
+ * The body text, refused early when its declared size is over the limit, and while reading as soon as more than the
+ * limit has arrived (a chunked body declares no size).
+ */
 export function readBodyText(c: Context, maxBytes: number): Promise<string> {
   assertDeclaredWithinLimit(c.req.header("content-length"), maxBytes);
-  return c.req.text();
+  return readStreamText(c.req.raw.body, maxBytes);
+}
+
+/**
+ * A body stream as UTF-8 text, refused with ERROR_CODE_REQUEST_TOO_LARGE once more than `maxBytes` have arrived
+ * (the rest is left unread; the server adapter drains or closes the connection). A leading BOM is kept (and fails
+ * JSON parsing, as in Permify).
+ */
+export async function readStreamText(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<string> {
+  if (body === null) return "";
+  const reader = body.getReader();
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  let text = "";
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      bytes += value.byteLength;
+      if (bytes > maxBytes) throw requestTooLarge();
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }
 
 /** Refuses a request whose Content-Length header declares more than `maxBytes`, before its body is read. */

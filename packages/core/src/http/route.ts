@@ -101,15 +101,35 @@ export class RouteTable {
     this.#app.on(def.method.toUpperCase(), honoPath, this.wrap(honoPath, run));
   }
 
-  /** CORS headers and the observe hook around any handler. */
-  wrap(route: string, run: (c: PembaContext) => Promise<Response> | Response) {
+  /**
+   * Around any handler: the origin check (a cross-origin request from a page that may not call this server is
+   * refused before the handler runs), CORS headers, and the observe hook. `authenticate`: the endpoint needs a
+   * valid key or token (any tenant) when authentication is on.
+   */
+  wrap(
+    route: string,
+    run: (c: PembaContext) => Promise<Response> | Response,
+    options: { authenticate?: boolean } = {},
+  ) {
     const cors = this.#cors;
     const observe = this.#observe;
+    const auth = options.authenticate ? this.#auth : undefined;
     return async (c: PembaContext): Promise<Response> => {
       const start = observe === undefined ? 0 : performance.now();
-      const res = await run(c);
       const origin = c.req.header("origin");
-      if (origin !== undefined) cors.decorate(origin, res.headers);
+      let res: Response;
+      try {
+        cors.admit(origin, c.req.header("host"));
+        if (auth !== undefined) await auth.authenticate(c.req.header("authorization"));
+        res = await run(c);
+      } catch (e) {
+        res = errorResponse(e);
+      }
+      const extra = cors.headersFor(origin);
+      for (let i = 0; i < extra.length; i += 2) {
+        if (extra[i] === "vary") res.headers.append("vary", extra[i + 1]!);
+        else res.headers.set(extra[i]!, extra[i + 1]!);
+      }
       if (observe !== undefined) {
         observe({
           route,
