@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RuleDefinition } from "../schema/ast.ts";
-import { compileRule, ruleArgument, zeroArgument } from "./cel-rule.ts";
+import { compileRule, MAX_PATTERN_LENGTH, MAX_RULE_COST, ruleArgument, zeroArgument } from "./cel-rule.ts";
 
 const rule = (expression: string, parameters: RuleDefinition["parameters"]): RuleDefinition => ({
   name: "r",
@@ -60,5 +60,63 @@ describe("CEL rules", () => {
     expect(() =>
       compileRule(rule("tags.all(t, t != '')", [{ name: "tags", type: "ATTRIBUTE_TYPE_STRING_ARRAY" }])),
     ).not.toThrow();
+  });
+});
+
+describe("CEL work limits", () => {
+  const items = Array.from({ length: 200 }, (_, i) => i);
+  const costError = {
+    code: "ERROR_CODE_EXECUTION",
+    grpcCode: 8,
+    message: `failed to evaluate expression: cost limit exceeded (${MAX_RULE_COST})`,
+  };
+  const thrown = (f: () => unknown): unknown => {
+    try {
+      f();
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  };
+
+  it("comprehensions within the budget evaluate as before", () => {
+    // 200 x 200 = 40,000 iterations: under the budget
+    const r = compileRule(rule("context.data.l.all(x, context.data.l.exists(y, y == x))", []));
+    expect(r.evaluate([], { l: items })).toBe(true);
+    const filter = compileRule(rule("context.data.l.filter(x, x > 100).size() == 99", []));
+    expect(filter.evaluate([], { l: items })).toBe(true);
+  });
+
+  it("nested comprehensions over a context list stop at the budget with RESOURCE_EXHAUSTED", () => {
+    // 200^3 = 8,000,000 iterations without a limit (seconds); the budget stops it after MAX_RULE_COST
+    const r = compileRule(
+      rule("context.data.l.all(x, context.data.l.all(y, context.data.l.all(z, x + y + z >= 0)))", []),
+    );
+    expect(thrown(() => r.evaluate([], { l: items }))).toMatchObject(costError);
+    // an error inside `||` that another branch would absorb is still the cost error
+    const absorbed = compileRule(
+      rule("context.data.l.all(x, context.data.l.all(y, context.data.l.all(z, z >= 0))) || true", []),
+    );
+    expect(thrown(() => absorbed.evaluate([], { l: items }))).toMatchObject(costError);
+    // the budget is per evaluation: a cheap evaluation right after still answers
+    const cheap = compileRule(rule("context.data.l.exists(x, x == 199)", []));
+    expect(cheap.evaluate([], { l: items })).toBe(true);
+  });
+
+  it("matches refuses a pattern over MAX_PATTERN_LENGTH and charges text x pattern length", () => {
+    const r = compileRule(rule("context.data.text.matches(context.data.pattern)", []));
+    expect(r.evaluate([], { text: "abc", pattern: "^a.c$" })).toBe(true);
+    const long = "a".repeat(MAX_PATTERN_LENGTH + 1);
+    expect(thrown(() => r.evaluate([], { text: "a", pattern: long }))).toMatchObject({
+      code: "ERROR_CODE_EXECUTION",
+      grpcCode: 13,
+      message: `failed to evaluate expression: regular expression longer than ${MAX_PATTERN_LENGTH} characters`,
+    });
+    const longest = "a".repeat(MAX_PATTERN_LENGTH);
+    expect(r.evaluate([], { text: longest, pattern: longest })).toBe(true);
+    // 1 MB of text against a 1024-character pattern: 1e6 units, over the budget
+    expect(thrown(() => r.evaluate([], { text: "b".repeat(1_000_000), pattern: longest }))).toMatchObject(
+      costError,
+    );
   });
 });

@@ -5,8 +5,24 @@
  * @bufbuild/cel exports no type checker, so compile-time checks are done on the parsed AST here: undeclared
  * identifiers (`undeclared reference to 'vip'`) and an obviously non-boolean result type. Anything the AST cannot
  * tell is checked at run time (a non-bool result is an evaluation error).
+ *
+ * Work is bounded (@bufbuild/cel has no cost limit of its own): every comprehension's loop condition is wrapped in
+ * a call that spends one unit of the evaluation's budget per iteration, `matches` spends units for the text and
+ * pattern lengths and refuses patterns longer than MAX_PATTERN_LENGTH (RE2 compile time grows faster than the
+ * pattern), and compiled patterns are cached. Over budget: RESOURCE_EXHAUSTED.
  */
-import { CelScalar, type CelType, celEnv, isCelError, listType, parse, plan } from "@bufbuild/cel";
+import {
+  CelScalar,
+  type CelType,
+  celEnv,
+  celFunc,
+  isCelError,
+  listType,
+  type Matcher,
+  parse,
+  plan,
+} from "@bufbuild/cel";
+import { RE2JS } from "@bufbuild/re2";
 import { PembaError } from "../errors.ts";
 import type { AttributeData, AttributeType } from "../model.ts";
 import type { RuleDefinition } from "../schema/ast.ts";
@@ -81,6 +97,102 @@ export function ruleArgument(t: AttributeType, data: AttributeData): RuleArgumen
   if (t === "ATTRIBUTE_TYPE_INTEGER_ARRAY")
     return (data as number[]).map((n) => BigInt(Math.trunc(Number(n))));
   return data as RuleArgument;
+}
+
+/** Units one rule evaluation may spend: an iteration of a comprehension is 1. */
+export const MAX_RULE_COST = 100_000;
+/** The longest pattern `matches` compiles. */
+export const MAX_PATTERN_LENGTH = 1024;
+/** `matches` spends (text length x pattern length) / this many units. */
+const MATCH_CHARS_PER_UNIT = 1024;
+
+/** The budget left to the evaluation running now (evaluation is synchronous: one at a time). */
+let budget = 0;
+
+/** Spends units; false once the budget is gone (the evaluation then fails whatever its result). */
+function spend(units: number): boolean {
+  budget -= units;
+  return budget >= 0;
+}
+
+class CostLimitExceeded extends Error {
+  constructor() {
+    super(`cost limit exceeded (${MAX_RULE_COST})`);
+  }
+}
+
+/** Not a CEL identifier: rule bodies cannot call it. */
+const STEP = "@pemba_step";
+const step = celFunc(STEP, [CelScalar.BOOL], CelScalar.BOOL, (condition: boolean) => {
+  if (!spend(1)) throw new CostLimitExceeded();
+  return condition;
+});
+
+/** Compiled patterns by source (RE2 programs; a rule called per entity compiles its pattern once). */
+const patterns = new Map<string, Matcher>();
+const MAX_CACHED_PATTERNS = 256;
+
+const re2 = {
+  compile(pattern: string): Matcher {
+    if (pattern.length > MAX_PATTERN_LENGTH)
+      throw new Error(`regular expression longer than ${MAX_PATTERN_LENGTH} characters`);
+    let compiled = patterns.get(pattern);
+    if (compiled === undefined) {
+      compiled = RE2JS.compile(pattern);
+      if (patterns.size >= MAX_CACHED_PATTERNS) patterns.delete(patterns.keys().next().value as string);
+      patterns.set(pattern, compiled);
+    }
+    const matcher = compiled;
+    return {
+      test(text: string): boolean {
+        if (!spend(Math.ceil((text.length * pattern.length) / MATCH_CHARS_PER_UNIT)))
+          throw new CostLimitExceeded();
+        return matcher.test(text);
+      },
+    };
+  },
+};
+
+/** Wraps every comprehension's loop condition in STEP (the planner evaluates it once per iteration). */
+function meterComprehensions(node: AstNode | undefined): void {
+  if (!node) return;
+  const k = node.exprKind;
+  switch (k.case) {
+    case "selectExpr":
+      meterComprehensions((k.value as { operand?: AstNode }).operand);
+      return;
+    case "callExpr": {
+      const c = k.value as { target?: AstNode; args: AstNode[] };
+      meterComprehensions(c.target);
+      for (const a of c.args) meterComprehensions(a);
+      return;
+    }
+    case "listExpr":
+      for (const e of (k.value as { elements: AstNode[] }).elements) meterComprehensions(e);
+      return;
+    case "structExpr":
+      for (const e of (k.value as { entries: { mapKey?: AstNode; value?: AstNode }[] }).entries) {
+        meterComprehensions(e.mapKey);
+        meterComprehensions(e.value);
+      }
+      return;
+    case "comprehensionExpr": {
+      const c = k.value as Record<
+        "iterRange" | "accuInit" | "loopCondition" | "loopStep" | "result",
+        AstNode
+      >;
+      for (const part of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result])
+        meterComprehensions(part);
+      const condition = c.loopCondition;
+      c.loopCondition = {
+        ...condition,
+        exprKind: { case: "callExpr", value: { function: STEP, args: [condition] } },
+      } as AstNode;
+      return;
+    }
+    default:
+      return;
+  }
 }
 
 const ARITHMETIC = new Set(["_+_", "_-_", "_*_", "_/_", "_%_", "-_"]);
@@ -205,7 +317,16 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
   const nonBool = staticNonBoolType(parsed.expr as AstNode, params);
   if (nonBool !== undefined)
     throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
-  const run = plan(celEnv({ variables }), parsed) as (ctx: Record<string, unknown>) => unknown;
+  meterComprehensions(parsed.expr as AstNode);
+  const planned = plan(celEnv({ variables, funcs: [step], re2 }), parsed) as (
+    ctx: Record<string, unknown>,
+  ) => unknown;
+  const run = (bindings: Record<string, unknown>): unknown => {
+    budget = MAX_RULE_COST;
+    const out = planned(bindings);
+    if (budget < 0) throw costLimitError();
+    return out;
+  };
   const names = rule.parameters.map((p) => p.name);
   const result = (out: unknown): boolean => {
     if (typeof out === "boolean") return out;
@@ -268,6 +389,16 @@ function firstParameterRead(root: AstNode, parameters: ReadonlySet<string>): str
   };
   return visit(root);
 }
+
+/** RESOURCE_EXHAUSTED (HTTP 429), as for the other limits on one request's work. */
+const costLimitError = (): PembaError =>
+  new PembaError(
+    "ERROR_CODE_EXECUTION",
+    `failed to evaluate expression: cost limit exceeded (${MAX_RULE_COST})`,
+    {
+      grpcCode: 8,
+    },
+  );
 
 /** Permify's wording: cel-go says `no such key: x` where @bufbuild/cel says `field not found: x`. */
 function evaluationError(message: string): PembaError {
