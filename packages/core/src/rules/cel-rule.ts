@@ -18,7 +18,6 @@ import {
   celFunc,
   isCelError,
   listType,
-  type Matcher,
   parse,
   plan,
 } from "@bufbuild/cel";
@@ -127,6 +126,11 @@ const step = celFunc(STEP, [CelScalar.BOOL], CelScalar.BOOL, (condition: boolean
   if (!spend(1)) throw new CostLimitExceeded();
   return condition;
 });
+
+/** What @bufbuild/cel's `re2` option compiles a pattern to (its type is not exported). */
+interface Matcher {
+  test(text: string): boolean;
+}
 
 /** Compiled patterns by source (RE2 programs; a rule called per entity compiles its pattern once). */
 const patterns = new Map<string, Matcher>();
