@@ -11,16 +11,7 @@
  * pattern lengths and refuses patterns longer than MAX_PATTERN_LENGTH (RE2 compile time grows faster than the
  * pattern), and compiled patterns are cached. Over budget: RESOURCE_EXHAUSTED.
  */
-import {
-  CelScalar,
-  type CelType,
-  celEnv,
-  celFunc,
-  isCelError,
-  listType,
-  parse,
-  plan,
-} from "@bufbuild/cel";
+import { CelScalar, type CelType, celEnv, celFunc, isCelError, listType, parse, plan } from "@bufbuild/cel";
 import { RE2JS } from "@bufbuild/re2";
 import { PembaError } from "../errors.ts";
 import type { AttributeData, AttributeType } from "../model.ts";
