@@ -26,8 +26,10 @@ export default defineConfig({
         test: {
           name: "sdk",
           root: "packages/sdk",
+          globalSetup: ["test/global-setup.ts"],
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],
           testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {

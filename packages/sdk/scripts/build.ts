@@ -1,0 +1,60 @@
+/**
+ * Builds the publishable package: regenerates src/wire.gen.ts from the server's wire schemas, bundles
+ * src/index.ts into dist/index.js (ESM, no dependencies, runs in Node 20+, browsers and Workers), emits
+ * dist/*.d.ts with tsc, and reports the browser bundle's size (minified + gzipped).
+ *
+ *   node packages/sdk/scripts/build.ts [--quiet]
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+import { generateWireTypes, WIRE_TYPES_FILE } from "./wire-types.ts";
+
+const pkgDir = resolve(import.meta.dirname, "..");
+const dist = join(pkgDir, "dist");
+const quiet = process.argv.includes("--quiet");
+const log = (line: string) => {
+  if (!quiet) process.stdout.write(`${line}\n`);
+};
+
+const started = performance.now();
+const wire = generateWireTypes();
+if (readFileSync(WIRE_TYPES_FILE, "utf8") !== wire) {
+  writeFileSync(WIRE_TYPES_FILE, wire);
+  log("sdk build: src/wire.gen.ts regenerated from the wire schemas");
+}
+
+rmSync(dist, { recursive: true, force: true });
+const common = {
+  entryPoints: [join(pkgDir, "src/index.ts")],
+  bundle: true,
+  format: "esm",
+  platform: "neutral",
+  target: "es2022",
+  legalComments: "none",
+  logLevel: "warning",
+} as const;
+await build({ ...common, outfile: join(dist, "index.js") });
+
+const tsc = resolve(pkgDir, "../../node_modules/typescript/bin/tsc");
+execFileSync(process.execPath, [tsc, "-p", join(pkgDir, "tsconfig.build.json")], { stdio: "inherit" });
+// tsc keeps the sources' `./x.ts` specifiers in declarations; the published files are `./x.js`.
+for (const file of readdirSync(dist)) {
+  if (!file.endsWith(".d.ts")) continue;
+  const path = join(dist, file);
+  const text = readFileSync(path, "utf8").replace(/(from\s+"\.\/[\w.-]+)\.ts"/g, '$1.js"');
+  writeFileSync(path, text);
+}
+
+const browser = await build({ ...common, minify: true, write: false, outfile: "index.min.js" });
+const minified = browser.outputFiles[0].contents;
+export const browserBundleBytes = {
+  minified: minified.length,
+  gzipped: gzipSync(minified, { level: 9 }).length,
+};
+log(
+  `sdk build: dist/index.js + .d.ts in ${Math.round(performance.now() - started)} ms; browser bundle ` +
+    `${(browserBundleBytes.minified / 1024).toFixed(1)} KB minified, ${(browserBundleBytes.gzipped / 1024).toFixed(2)} KB gzipped`,
+);
