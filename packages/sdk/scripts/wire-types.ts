@@ -58,8 +58,11 @@ function typeOf(s: ZodLike, names: Map<ZodLike, string>, indent: string, self?: 
     case "default":
     case "prefault":
       return typeOf(def.innerType as ZodLike, names, indent);
-    case "pipe":
-      return typeOf(def.in as ZodLike, names, indent);
+    case "pipe": {
+      // z.preprocess(fn, schema) is pipe(transform, schema): the client sends what `schema` takes.
+      const input = def.in as ZodLike;
+      return typeOf(input._zod.def.type === "transform" ? (def.out as ZodLike) : input, names, indent);
+    }
     case "string":
       return "string";
     case "number":
