@@ -33,6 +33,12 @@ const QUEUED: object = Object.freeze({});
 /** Entries kept in plain arrays (linear scan) before an index by slot and id is built. */
 const SMALL = 32;
 
+/**
+ * The most sub-checks nested in one walk (the path length). Each level takes a few JS stack frames, and Node's
+ * default stack holds about 3,000 levels; deeper chains answer ERROR_CODE_DEPTH_NOT_ENOUGH, like an exhausted depth.
+ */
+export const MAX_NESTING = 1000;
+
 /** `data` of a request without context (rules only read it). */
 const NO_DATA: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
@@ -255,6 +261,8 @@ export class Evaluation implements Walk {
       return FALSE;
     }
     const index = path.length;
+    // the walk recurses on the JS stack: nesting is bounded whatever the request's depth
+    if (index >= MAX_NESTING) return this.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
     path.push(e);
     const outerCut = this.#cut;
     this.#cut = Number.POSITIVE_INFINITY;
