@@ -11,7 +11,10 @@ export const DEFAULT_GC_WINDOW = "24h";
 
 /** The Worker's bindings; every value a string var or secret. */
 export interface WorkerEnv {
-  /** `memory:` (default; state lives as long as the isolate) or a `libsql:`/`https:`/`http:`/`wss:`/`ws:` URL. */
+  /**
+   * `memory:` (default; state lives as long as the isolate), `d1:<BINDING>` (the D1 database bound as BINDING in
+   * wrangler.toml `[[d1_databases]]`), or a `libsql:`/`https:`/`http:`/`wss:`/`ws:` URL.
+   */
   PEMBA_DATABASE?: string;
   /** libSQL auth token (set it as a secret: `wrangler secret put PEMBA_DATABASE_TOKEN`). */
   PEMBA_DATABASE_TOKEN?: string;
@@ -26,11 +29,13 @@ export interface WorkerEnv {
   PEMBA_GC_WINDOW?: string;
 }
 
-export type WorkerDriver = "memory" | "libsql";
+export type WorkerDriver = "memory" | "libsql" | "d1";
 
 export interface WorkerConfig {
   database: string;
   driver: WorkerDriver;
+  /** The D1 binding's name (driver "d1"). */
+  d1Binding?: string;
   databaseToken?: string;
   auth: AuthConfig;
   corsOrigins?: string[];
@@ -47,9 +52,11 @@ export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
     return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
   };
   const database = get("PEMBA_DATABASE") ?? DEFAULT_WORKER_DATABASE;
+  const driver = workerDriverFor(database);
   return {
     database,
-    driver: workerDriverFor(database),
+    driver,
+    ...(driver === "d1" ? { d1Binding: d1BindingName(database) } : {}),
     databaseToken: get("PEMBA_DATABASE_TOKEN"),
     auth: resolveAuth(
       get("PEMBA_AUTH_KEYS"),
@@ -62,14 +69,24 @@ export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
   };
 }
 
-/** A Worker has no file system: only the in-isolate memory store and libSQL over HTTP/WebSockets. */
+/** A Worker has no file system: the in-isolate memory store, a D1 binding, or libSQL over HTTP/WebSockets. */
 export function workerDriverFor(database: string): WorkerDriver {
   if (database === "memory:" || database.startsWith("memory:")) return "memory";
+  if (database.startsWith("d1:")) return "d1";
   if (/^(libsql|https?|wss?):\/\//i.test(database)) return "libsql";
   throw new ConfigError(
-    `PEMBA_DATABASE "${describeDatabase(database)}" is not supported on Workers; use "memory:" or a ` +
-      "libsql://, https:// (or wss://) URL of a libSQL server",
+    `PEMBA_DATABASE "${describeDatabase(database)}" is not supported on Workers; use "memory:", "d1:<BINDING>" ` +
+      "(a D1 database binding) or a libsql://, https:// (or wss://) URL of a libSQL server",
   );
+}
+
+/** `d1:DB` -> `DB`: a binding name as wrangler accepts it (a JavaScript identifier). */
+function d1BindingName(database: string): string {
+  const name = database.slice("d1:".length);
+  if (!/^[A-Za-z_$][\w$]*$/.test(name)) {
+    throw new ConfigError(`PEMBA_DATABASE "${database}": expected d1:<BINDING>, e.g. d1:DB`);
+  }
+  return name;
 }
 
 function resolveAuth(

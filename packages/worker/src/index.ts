@@ -1,7 +1,8 @@
 /**
  * The Cloudflare Worker: the same core Hono app (createApp + PembaService) as the Node server, on a store chosen
  * by PEMBA_DATABASE — `memory:` (default: an in-isolate MemoryStore, for demos and tests; state lives as long as
- * the isolate) or a libSQL server over HTTP (`libsql://` / `https://`, token in PEMBA_DATABASE_TOKEN).
+ * the isolate), `d1:<BINDING>` (a D1 database, with per-request D1 sessions: src/d1.ts) or a libSQL server over
+ * HTTP (`libsql://` / `https://`, token in PEMBA_DATABASE_TOKEN).
  *
  * The store and the app are built once per isolate, on the first request, and shared by every later request.
  * Only Worker-safe modules are imported: the stores directly (not `openStore`, which pulls in better-sqlite3, pg
@@ -14,6 +15,7 @@ import { MemoryStore } from "@pemba/core/store/memory";
 import type { Store } from "@pemba/core/store/store";
 import workerPackage from "../package.json" with { type: "json" };
 import { describeDatabase, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
+import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 
@@ -24,23 +26,29 @@ interface Instance {
   config: WorkerConfig;
   store: Store;
   app: PembaApp;
+  /** Runs one request in the store's per-request scope (D1 sessions); others run it as is. */
+  scope: <T>(run: () => T) => T;
 }
 
 let instance: Promise<Instance> | undefined;
 
 async function openInstance(env: WorkerEnv): Promise<Instance> {
   const config = resolveWorkerConfig(env);
+  const d1 = config.d1Binding === undefined ? undefined : d1Binding(env, config.d1Binding);
   const store: Store =
     config.driver === "memory"
       ? new MemoryStore()
-      : await LibsqlStore.open(config.database, { authToken: config.databaseToken });
+      : d1 !== undefined
+        ? await openD1Store(d1)
+        : await LibsqlStore.open(config.database, { authToken: config.databaseToken });
+  const scope = d1 === undefined ? <T>(run: () => T) => run() : <T>(run: () => T) => withD1Sessions(d1, run);
   const app = createApp({
     service: new PembaService(store),
     auth: config.auth,
     cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
     version: workerPackage.version,
   });
-  return { config, store, app };
+  return { config, store, app, scope };
 }
 
 /** The isolate's store and app, opened on first use; a failed open is retried by the next request. */
@@ -75,19 +83,19 @@ function startupFailure(error: unknown, env: WorkerEnv): Response {
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerExecutionContext): Promise<Response> {
-    let app: PembaApp;
+    let instance: Instance;
     try {
-      ({ app } = await getInstance(env));
+      instance = await getInstance(env);
     } catch (error) {
       return startupFailure(error, env);
     }
-    return app.fetch(request, env, ctx);
+    return instance.scope(() => instance.app.fetch(request, env, ctx));
   },
 
   /** Cron trigger (see wrangler.toml `[triggers]`): garbage-collects data deleted longer than PEMBA_GC_WINDOW ago. */
   async scheduled(_controller: unknown, env: WorkerEnv, _ctx: WorkerExecutionContext): Promise<void> {
-    const { config, store } = await getInstance(env);
+    const { config, store, scope } = await getInstance(env);
     if (config.gcWindowMs <= 0) return;
-    await store.gc(new Date(Date.now() - config.gcWindowMs));
+    await scope(() => store.gc(new Date(Date.now() - config.gcWindowMs)));
   },
 };

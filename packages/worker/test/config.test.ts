@@ -34,6 +34,15 @@ describe("resolveWorkerConfig", () => {
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
   });
 
+  it("d1:<BINDING> selects the D1 database bound under that name", () => {
+    expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB" })).toMatchObject({
+      database: "d1:DB",
+      driver: "d1",
+      d1Binding: "DB",
+    });
+    expect(resolveWorkerConfig({ PEMBA_DATABASE: "memory:" })).not.toHaveProperty("d1Binding");
+  });
+
   it("OIDC: JWKS URL with issuer and audience(s)", () => {
     expect(
       resolveWorkerConfig({
@@ -60,9 +69,13 @@ describe("resolveWorkerConfig", () => {
       throw new Error("no error");
     };
     expect(error({ PEMBA_DATABASE: "./pemba.db" })).toBe(
-      'PEMBA_DATABASE "./pemba.db" is not supported on Workers; use "memory:" or a libsql://, https:// (or wss://) URL of a libSQL server',
+      'PEMBA_DATABASE "./pemba.db" is not supported on Workers; use "memory:", "d1:<BINDING>" (a D1 database binding) or a libsql://, https:// (or wss://) URL of a libSQL server',
     );
     expect(error({ PEMBA_DATABASE: "postgres://u:secret@h/db" })).toContain('"postgres://u:***@h/db"');
+    expect(error({ PEMBA_DATABASE: "d1:" })).toBe('PEMBA_DATABASE "d1:": expected d1:<BINDING>, e.g. d1:DB');
+    expect(error({ PEMBA_DATABASE: "d1:my-db" })).toBe(
+      'PEMBA_DATABASE "d1:my-db": expected d1:<BINDING>, e.g. d1:DB',
+    );
     expect(error({ PEMBA_AUTH_KEYS: "k", PEMBA_JWKS_URL: "https://x/jwks" })).toBe(
       "PEMBA_AUTH_KEYS and PEMBA_JWKS_URL are mutually exclusive; choose one auth mode",
     );

@@ -16,7 +16,18 @@ describe("Worker entry", () => {
     expect(await res.json()).toEqual({
       code: 13,
       message:
-        'PEMBA_DATABASE "file:pemba.db" is not supported on Workers; use "memory:" or a libsql://, https:// (or wss://) URL of a libSQL server',
+        'PEMBA_DATABASE "file:pemba.db" is not supported on Workers; use "memory:", "d1:<BINDING>" (a D1 database binding) or a libsql://, https:// (or wss://) URL of a libSQL server',
+      details: [],
+    });
+  });
+
+  it("d1:<BINDING> without such a D1 binding answers 500 naming the missing binding", async () => {
+    const res = await worker.fetch(get("/healthz"), { PEMBA_DATABASE: "d1:PEMBA_DB" }, ctx);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({
+      code: 13,
+      message:
+        'PEMBA_DATABASE "d1:PEMBA_DB": no D1 database is bound as PEMBA_DB; add a [[d1_databases]] binding = "PEMBA_DB" to wrangler.toml',
       details: [],
     });
   });

@@ -16,6 +16,7 @@ describe("Worker on workerd (wrangler dev, memory store, preshared keys)", () =>
   let w: WranglerDev;
   beforeAll(async () => {
     w = await startWranglerDev({
+      PEMBA_DATABASE: "memory:",
       PEMBA_AUTH_KEYS: `${KEY},${T2_KEY}:t2`,
       PEMBA_CORS_ORIGINS: ORIGIN,
     });

@@ -58,10 +58,49 @@ function track(child: ChildProcess): void {
   });
 }
 
-/** Starts `wrangler dev` with `vars` added to wrangler.toml's [vars]; resolves once /healthz answers. */
+/** Runs a wrangler command with the repository's wrangler.toml, offline; resolves with its output. */
+export function runWrangler(args: string[]): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [WRANGLER_CLI, ...args, "--config", join(REPO_DIR, "wrangler.toml")],
+      {
+        cwd: REPO_DIR,
+        env: { ...process.env, ...OFFLINE_ENV, WRANGLER_LOG_PATH: join(tmpdir(), "pemba-wrangler-logs") },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once("error", fail);
+    child.once("exit", (code) =>
+      code === 0 ? done(output) : fail(new Error(`wrangler ${args.join(" ")} exited ${code}:\n${output}`)),
+    );
+  });
+}
+
+/** Offline and quiet: no telemetry, no fetch of the request.cf object, no update check. */
+const OFFLINE_ENV = {
+  WRANGLER_SEND_METRICS: "false",
+  DO_NOT_TRACK: "1",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "true",
+  NO_COLOR: "1",
+};
+
+/**
+ * Starts `wrangler dev` with `vars` added to wrangler.toml's [vars]; resolves once /healthz answers. Local state
+ * (the D1 database) lives in `persistTo` when given (the caller removes it), else in a scratch folder.
+ */
 export async function startWranglerDev(
   vars: Record<string, string> = {},
   timeoutMs = 90_000,
+  persistTo?: string,
 ): Promise<WranglerDev> {
   const port = await freePort();
   const scratch = mkdtempSync(join(tmpdir(), "pemba-wrangler-"));
@@ -77,7 +116,7 @@ export async function startWranglerDev(
     "--inspector-port",
     String(await freePort()),
     "--persist-to",
-    join(scratch, "state"),
+    persistTo ?? join(scratch, "state"),
     "--show-interactive-dev-session=false",
     "--log-level",
     "warn",
@@ -85,16 +124,7 @@ export async function startWranglerDev(
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn(process.execPath, args, {
     cwd: REPO_DIR,
-    env: {
-      ...process.env,
-      // Offline and quiet: no telemetry, no fetch of the request.cf object, no update check, logs in scratch.
-      WRANGLER_SEND_METRICS: "false",
-      DO_NOT_TRACK: "1",
-      CLOUDFLARE_CF_FETCH_ENABLED: "false",
-      WRANGLER_LOG_PATH: join(scratch, "logs"),
-      CI: "true",
-      NO_COLOR: "1",
-    },
+    env: { ...process.env, ...OFFLINE_ENV, WRANGLER_LOG_PATH: join(scratch, "logs") },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
