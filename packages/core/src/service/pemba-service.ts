@@ -47,6 +47,8 @@ export interface ServiceOptions {
   headSchemaTtlMs?: number;
   /** Compiled schema versions kept in memory (default 1000). */
   maxCompiledSchemas?: number;
+  /** Estimated heap bytes of the compiled schema versions kept in memory (default 256 MiB; see SchemaRegistry). */
+  maxCompiledSchemaBytes?: number;
 }
 
 /** Metadata of a permission request after wire parsing; "" = head. */
@@ -89,6 +91,7 @@ export class PembaService {
     this.schemas = new SchemaRegistry(store, {
       headTtlMs: opts.headSchemaTtlMs,
       maxEntries: opts.maxCompiledSchemas,
+      maxBytes: opts.maxCompiledSchemaBytes,
     });
   }
 
