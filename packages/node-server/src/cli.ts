@@ -1,63 +1,14 @@
 #!/usr/bin/env -S node --experimental-strip-types --no-warnings
-/** The `pemba` command line: serve, validate, migrate. */
-import { ConfigError } from "./config.ts";
-import { keepTickObjectShape } from "./heap.ts";
-import { HELP_TEXT, pembaVersion } from "./help.ts";
+/**
+ * The `pemba` command line. The Node version is checked before anything else is loaded: an older Node would fail
+ * later with an obscure error (chevrotain calls Object.groupBy, which Node 20 lacks).
+ */
+import { nodeVersionProblem } from "./node-version.ts";
 
-async function main(argv: string[]): Promise<number> {
-  keepTickObjectShape(); // before loading a command's modules, which may run a full collection
-  const [command, ...rest] = argv;
-  switch (command) {
-    case undefined:
-    case "help":
-    case "--help":
-    case "-h":
-      process.stdout.write(HELP_TEXT);
-      return 0;
-    case "--version":
-    case "-v":
-    case "version":
-      process.stdout.write(`pemba ${pembaVersion()}\n`);
-      return 0;
-    // Commands load lazily: `--help` should not open database drivers.
-    case "serve":
-      return (await import("./commands/serve.ts")).runServe(rest);
-    case "validate":
-      return (await import("./commands/validate.ts")).runValidate(rest);
-    case "migrate":
-      return (await import("./commands/migrate.ts")).runMigrate(rest);
-    default:
-      process.stderr.write(`pemba: unknown command "${command}"; run \`pemba --help\`\n`);
-      return 2;
-  }
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    // serve keeps the process alive and exits from its signal handler.
-    if (code >= 0) process.exitCode = code;
-  },
-  (error: unknown) => {
-    if (error instanceof ConfigError || isUsageError(error)) {
-      process.stderr.write(`pemba: ${error.message}\n`);
-      process.exitCode = 2;
-      return;
-    }
-    if (error instanceof Error && ("code" in error || error.name === "PembaError")) {
-      // System errors (ENOENT, EADDRINUSE, ...) and PembaErrors say enough without a stack.
-      const code = "code" in error && error.code !== error.message ? ` [${String(error.code)}]` : "";
-      process.stderr.write(`pemba: ${error.message}${code}\n`);
-      process.exitCode = 1;
-      return;
-    }
-    process.stderr.write(
-      `pemba: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
-
-/** parseArgs' errors: unknown option, missing value, unexpected positional. */
-function isUsageError(error: unknown): error is Error {
-  return error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
+const problem = nodeVersionProblem(process.versions.node);
+if (problem !== undefined) {
+  process.stderr.write(`pemba: ${problem}\n`);
+  process.exitCode = 1;
+} else {
+  await import("./run-command.ts");
 }

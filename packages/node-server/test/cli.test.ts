@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "./cli-process.ts";
+import { nodeVersionProblem } from "../src/node-version.ts";
+import { REPO_DIR, runCli } from "./cli-process.ts";
 
 const version = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
@@ -60,6 +63,51 @@ describe("pemba CLI", () => {
     ]) {
       expect(r.stdout).toContain(text);
     }
+  });
+
+  it("`<command> --help` / `-h` prints the help and exits 0 without running the command", async () => {
+    const help = (await runCli(["--help"])).stdout;
+    for (const args of [
+      ["serve", "--help"],
+      ["serve", "--port", "1", "-h"],
+      ["validate", "--help"],
+      ["migrate", "-h"],
+    ]) {
+      const r = await runCli(args);
+      expect(r).toMatchObject({ code: 0, stdout: help, stderr: "" });
+    }
+  });
+
+  it("a Node.js older than 22 is refused with a version message", () => {
+    expect(nodeVersionProblem("22.0.0")).toBeUndefined();
+    expect(nodeVersionProblem("24.1.0")).toBeUndefined();
+    expect(nodeVersionProblem("20.20.2")).toBe(
+      `Node.js 22 or newer is required; this is Node.js 20.20.2 (${process.execPath})`,
+    );
+    expect(nodeVersionProblem("18.0.0")).toMatch(
+      /^Node\.js 22 or newer is required; this is Node\.js 18\.0\.0 /,
+    );
+  });
+
+  // The real thing on an old Node when the machine has one (Debian's /usr/bin/node is 20 here).
+  const oldNode = ["/usr/bin/node", "/usr/local/bin/node"].find(
+    (p) =>
+      existsSync(p) && Number(execFileSync(p, ["-p", "process.versions.node"]).toString().split(".")[0]) < 22,
+  );
+  it.runIf(oldNode !== undefined)("the bundled CLI on an old Node exits 1 with the version message", () => {
+    const node = oldNode as string;
+    const version = execFileSync(node, ["-p", "process.versions.node"]).toString().trim();
+    const r = spawnSync(
+      node,
+      [resolve(REPO_DIR, "packages/node-server/dist/pemba.mjs"), "serve", "--port", "0"],
+      {
+        encoding: "utf8",
+        timeout: 20_000,
+      },
+    );
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`pemba: Node.js 22 or newer is required; this is Node.js ${version} (${node})\n`);
+    expect(r.stdout).toBe("");
   });
 
   it("an unknown command exits 2 with a hint", async () => {
