@@ -1,9 +1,17 @@
 /**
- * A minimal libSQL server for tests: Hrana 2 over HTTP (`POST /v2/pipeline`, JSON), the protocol
- * `@libsql/client/web` speaks to `libsql://`/`https://` URLs, over a node:sqlite database. It answers 404 to the
- * client's `/v3` and `/v3-protobuf` probes, so the client falls back to v2. Implements execute, batch (with step
- * conditions), sequence, store_sql/close_sql, get_autocommit and close; checks `Authorization: Bearer <token>`.
- * No real sqld can run here (offline, and no package ships one), so this stands in for Turso/sqld.
+ * PROTOCOL DOUBLE, not a database server: a minimal stand-in for sqld/Turso that speaks Hrana 2 over HTTP
+ * (`POST /v2/pipeline`, JSON) in front of a node:sqlite database, for tests only. No real sqld can run here
+ * (offline, and no npm package ships one).
+ *
+ * Hrana 2 is what the project's client speaks: @libsql/client 0.18 opens HTTP (`libsql://`, `https://`) and
+ * WebSocket (`wss://`) connections through @libsql/hrana-client 0.10 with its default protocol version 2 (openHttp
+ * and openWs are called without a version), and that hrana-client ships Hrana 3 over HTTP only in its protobuf
+ * encoding (`/v3-protobuf`; the JSON `/v3` endpoint is commented out in its http/client.js). So the client never
+ * asks for `/v3`; the double answers 404 to any Hrana 3 path, and records every request line so a test notices
+ * when a client upgrade starts using another protocol (libsql.test.ts pins this).
+ *
+ * Implements execute, batch (with step conditions), sequence, store_sql/close_sql, get_autocommit and close;
+ * checks `Authorization: Bearer <token>`.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
@@ -41,6 +49,8 @@ export interface FakeSqld {
   url: string;
   /** Pipeline requests served (for assertions that the Worker really used this server). */
   pipelines(): number;
+  /** Every request line received, e.g. "POST /v2/pipeline", in order. */
+  requests(): string[];
   /** Changes the token the server accepts (undefined = none). */
   setToken(token: string | undefined): void;
   /** Runs SQL directly on the backing database. */
@@ -55,6 +65,7 @@ export async function startFakeSqld(token?: string): Promise<FakeSqld> {
   const streams = new Map<string, Map<number, string>>();
   let nextBaton = 1;
   let pipelines = 0;
+  const requestLines: string[] = [];
 
   const decode = (v: HValue): SQLInputValue => {
     switch (v.type) {
@@ -211,6 +222,7 @@ export async function startFakeSqld(token?: string): Promise<FakeSqld> {
       res.end(JSON.stringify(json));
     };
     const text = await readBody(req);
+    requestLines.push(`${req.method} ${req.url}`);
     if (token !== undefined && req.headers.authorization !== `Bearer ${token}`) {
       reply(401, { message: "Unauthorized" });
       return;
@@ -230,6 +242,7 @@ export async function startFakeSqld(token?: string): Promise<FakeSqld> {
   return {
     url: `http://127.0.0.1:${port}`,
     pipelines: () => pipelines,
+    requests: () => [...requestLines],
     setToken: (t) => {
       token = t;
     },

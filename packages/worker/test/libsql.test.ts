@@ -1,6 +1,6 @@
 /**
  * The Worker on a libSQL server over HTTP, in workerd: `wrangler dev` with PEMBA_DATABASE = an http:// URL and
- * PEMBA_DATABASE_TOKEN, against a fake sqld (test/fake-sqld.ts: Hrana 2 over HTTP on node:sqlite) on loopback.
+ * PEMBA_DATABASE_TOKEN, against a protocol double of sqld (test/fake-sqld.ts: Hrana 2 over HTTP on node:sqlite).
  * This exercises the bundled web build of @libsql/client (fetch), the embedded migrations, and that the data
  * lives in the database (a restarted Worker still sees it), not in the isolate.
  */
@@ -68,6 +68,12 @@ describe("Worker on workerd with a libSQL database over HTTP", () => {
     expect((await check("document:2", "view", "user:9")).body).toEqual(allowed(4));
     expect(await check("document:1", "edit", "user:3")).toMatchObject({ status: 200, body: denied(3) });
     expect((await check("document:1", "view", "user:9")).body).toEqual(denied(6));
+  });
+
+  it("the Worker's libSQL client speaks Hrana 2 over HTTP: every request is POST /v2/pipeline", () => {
+    // (no GET /v3 probe, no /v3/pipeline, no /v3-protobuf: see fake-sqld.ts for why)
+    expect([...new Set(sqld.requests())]).toEqual(["POST /v2/pipeline"]);
+    expect(sqld.pipelines()).toBeGreaterThan(10);
   });
 
   it("the data lives in the database: a restarted Worker answers from it", async () => {
