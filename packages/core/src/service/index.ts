@@ -9,4 +9,4 @@ export {
 export { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 export { SchemaVersionGenerator } from "./schema-version.ts";
 export { decodeSnapToken, encodeSnapToken } from "./snap-token.ts";
-export { type WatchBatch, watchChanges } from "./watch.ts";
+export { type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";

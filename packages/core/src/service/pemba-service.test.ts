@@ -112,7 +112,7 @@ describe("PembaService", () => {
     const s3 = await service.deleteRelationships("t1", { entity: { type: "document", ids: ["1"] } });
     const abort = new AbortController();
     const seen: { snapToken: string; ops: string[] }[] = [];
-    for await (const batch of service.watch("t1", from, { signal: abort.signal, pollMs: 5 })) {
+    for await (const batch of await service.watch("t1", from, { signal: abort.signal, pollMs: 5 })) {
       seen.push({ snapToken: batch.snapToken, ops: batch.changes.map((c) => c.operation) });
       if (seen.length === 2) abort.abort();
     }

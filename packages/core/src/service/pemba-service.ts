@@ -40,7 +40,7 @@ import { runBundleOperations } from "./bundle-runner.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
-import { type WatchBatch, watchChanges } from "./watch.ts";
+import { type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";
 
 export interface ServiceOptions {
   /** How long a tenant's head schema version is trusted without asking the store (default 1000 ms). */
@@ -49,6 +49,8 @@ export interface ServiceOptions {
   maxCompiledSchemas?: number;
   /** Estimated heap bytes of the compiled schema versions kept in memory (default 256 MiB; see SchemaRegistry). */
   maxCompiledSchemaBytes?: number;
+  /** Watch streams open at once (default 1000); one more is refused with ERROR_CODE_RATE_LIMITED. */
+  maxWatchStreams?: number;
 }
 
 /** Metadata of a permission request after wire parsing; "" = head. */
@@ -84,6 +86,7 @@ const isEmptyAttributeFilter = (f: AttributeFilter): boolean =>
 export class PembaService {
   readonly store: Store;
   readonly schemas: SchemaRegistry;
+  readonly watches: WatchHub;
   readonly #versions = new SchemaVersionGenerator();
 
   constructor(store: Store, opts: ServiceOptions = {}) {
@@ -93,6 +96,7 @@ export class PembaService {
       maxEntries: opts.maxCompiledSchemas,
       maxBytes: opts.maxCompiledSchemaBytes,
     });
+    this.watches = new WatchHub(store, { maxStreams: opts.maxWatchStreams });
   }
 
   // ---- metadata ----
@@ -288,15 +292,16 @@ export class PembaService {
   // ---- watch ----
 
   /**
-   * The change sets after `snapToken` ("" = from now on), polled every `pollMs` until `signal` aborts.
-   * Each yielded batch is one transaction.
+   * The change sets after `snapToken` ("" = from now on), until `signal` aborts; each yielded batch is one
+   * transaction. Caught-up streams share one poll per tenant every `pollMs`. Throws ERROR_CODE_RATE_LIMITED when
+   * `maxWatchStreams` streams are open.
    */
-  async *watch(
+  async watch(
     tenantId: string,
     snapToken: string,
-    opts: { signal?: AbortSignal; pollMs?: number; batch?: number } = {},
-  ): AsyncGenerator<WatchBatch> {
-    yield* watchChanges(this.store, tenantId, await this.resolveSnap(tenantId, snapToken), opts);
+    opts: WatchOptions = {},
+  ): Promise<AsyncGenerator<WatchBatch>> {
+    return this.watches.open(tenantId, await this.resolveSnap(tenantId, snapToken), opts);
   }
 
   // ---- permissions ----

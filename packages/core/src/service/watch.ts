@@ -1,4 +1,10 @@
-/** The change feed as a stream of transactions, polling the store until aborted. */
+/**
+ * The change feed as streams of transactions. A stream reads the change sets after its position until it is
+ * caught up, then waits for its tenant's poller: ONE poll of the store per tenant (and poll interval) every `pollMs`
+ * feeds every stream waiting on that tenant, so idle streams cost no store calls of their own. The number of open
+ * streams is capped (`maxStreams`); one over it is refused with RATE_LIMITED before anything is streamed.
+ */
+import { PembaError } from "../errors.ts";
 import type { DataChange, Snap, Store } from "../store/store.ts";
 import { encodeSnapToken } from "./snap-token.ts";
 
@@ -7,32 +13,133 @@ export interface WatchBatch {
   changes: DataChange[];
 }
 
-/** Each change set with snap > `after`, oldest first, one batch per transaction; polls every `pollMs` (250). */
-export async function* watchChanges(
-  store: Store,
-  tenantId: string,
-  after: Snap,
-  opts: { signal?: AbortSignal; pollMs?: number; batch?: number } = {},
-): AsyncGenerator<WatchBatch> {
-  const pollMs = opts.pollMs ?? 250;
-  while (!opts.signal?.aborted) {
-    const sets = await store.changes(tenantId, after, opts.batch ?? 100);
-    for (const set of sets) {
-      after = set.snap;
-      yield { snapToken: encodeSnapToken(set.snap), changes: set.changes };
-    }
-    if (sets.length === 0) await sleep(pollMs, opts.signal);
-  }
+export interface WatchOptions {
+  signal?: AbortSignal;
+  /** Poll interval of the tenant's poller (default 250 ms). */
+  pollMs?: number;
+  /** Change sets per read (default 100). */
+  batch?: number;
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
+/** A caught-up stream waiting for a change set after `after`. */
+interface Waiter {
+  readonly after: Snap;
+  wake(): void;
+}
+
+interface Poller {
+  readonly tenantId: string;
+  readonly pollMs: number;
+  readonly waiters: Set<Waiter>;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  polling: boolean;
+}
+
+export class WatchHub {
+  readonly #store: Store;
+  readonly #maxStreams: number;
+  readonly #pollers = new Map<string, Poller>();
+  #streams = 0;
+  /** Store reads made by the pollers (for tests). */
+  polls = 0;
+
+  constructor(store: Store, opts: { maxStreams?: number } = {}) {
+    this.#store = store;
+    this.#maxStreams = opts.maxStreams ?? 1000;
+  }
+
+  /** Streams open now. */
+  get streams(): number {
+    return this.#streams;
+  }
+
+  /**
+   * Each change set with snap > `after`, oldest first, one batch per transaction, until `signal` aborts (or the
+   * generator is returned). Throws RATE_LIMITED at once when `maxStreams` streams are open.
+   */
+  open(tenantId: string, after: Snap, opts: WatchOptions = {}): AsyncGenerator<WatchBatch> {
+    if (this.#streams >= this.#maxStreams)
+      throw new PembaError("ERROR_CODE_RATE_LIMITED", `too many watch streams (limit ${this.#maxStreams})`);
+    this.#streams++;
+    let open = true;
+    const close = () => {
+      if (!open) return;
+      open = false;
+      this.#streams--;
+    };
+    opts.signal?.addEventListener("abort", close, { once: true });
+    return this.#stream(tenantId, after, opts, close);
+  }
+
+  async *#stream(
+    tenantId: string,
+    after: Snap,
+    opts: WatchOptions,
+    close: () => void,
+  ): AsyncGenerator<WatchBatch> {
+    try {
+      while (!opts.signal?.aborted) {
+        const sets = await this.#store.changes(tenantId, after, opts.batch ?? 100);
+        for (const set of sets) {
+          after = set.snap;
+          yield { snapToken: encodeSnapToken(set.snap), changes: set.changes };
+        }
+        if (sets.length === 0) await this.#wait(tenantId, opts.pollMs ?? 250, after, opts.signal);
+      }
+    } finally {
+      close();
     }
-    signal?.addEventListener("abort", done, { once: true });
-  });
+  }
+
+  /** Resolves when the tenant's poller sees a change set after `after`, or when `signal` aborts. */
+  #wait(tenantId: string, pollMs: number, after: Snap, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.resolve();
+    const key = `${pollMs}\u0000${tenantId}`;
+    let poller = this.#pollers.get(key);
+    if (poller === undefined) {
+      poller = { tenantId, pollMs, waiters: new Set(), timer: undefined, polling: false };
+      this.#pollers.set(key, poller);
+    }
+    const p = poller;
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        after,
+        wake() {
+          p.waiters.delete(waiter);
+          signal?.removeEventListener("abort", waiter.wake);
+          resolve();
+        },
+      };
+      p.waiters.add(waiter);
+      signal?.addEventListener("abort", waiter.wake, { once: true });
+      this.#schedule(key, p);
+    });
+  }
+
+  #schedule(key: string, p: Poller): void {
+    if (p.timer !== undefined || p.polling) return;
+    p.timer = setTimeout(() => void this.#poll(key, p), p.pollMs);
+  }
+
+  /** One read for every waiter of the tenant: the first change set after the oldest waiter's position. */
+  async #poll(key: string, p: Poller): Promise<void> {
+    p.timer = undefined;
+    if (p.waiters.size > 0) {
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const w of p.waiters) if (w.after < oldest) oldest = w.after;
+      p.polling = true;
+      try {
+        this.polls++;
+        const sets = await this.#store.changes(p.tenantId, oldest, 1);
+        if (sets.length > 0) for (const w of [...p.waiters]) if (w.after < sets[0].snap) w.wake();
+      } catch {
+        // each stream's own read reports the error
+        for (const w of [...p.waiters]) w.wake();
+      } finally {
+        p.polling = false;
+      }
+    }
+    if (p.waiters.size === 0) this.#pollers.delete(key);
+    else this.#schedule(key, p);
+  }
 }

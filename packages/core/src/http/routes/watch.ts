@@ -32,7 +32,8 @@ export function registerWatchRoutes({ routes, service, limits, watchPollMs }: Ap
       const abort = new AbortController();
       c.req.raw.signal?.addEventListener("abort", () => abort.abort(), { once: true });
       const encoder = new TextEncoder();
-      const changes = service.watch(tenantId, start, { signal: abort.signal, pollMs: watchPollMs });
+      // a stream over the limit is refused here, before the response starts
+      const changes = await service.watch(tenantId, start, { signal: abort.signal, pollMs: watchPollMs });
       const body = new ReadableStream<Uint8Array>({
         async pull(controller) {
           const next = await changes.next();
