@@ -8,11 +8,11 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
+import { BUNDLE_OPTIONS, measureBrowserBundle, SDK_DIR } from "./bundle-size.ts";
 import { generateWireTypes, WIRE_TYPES_FILE } from "./wire-types.ts";
 
-const pkgDir = resolve(import.meta.dirname, "..");
+const pkgDir = SDK_DIR;
 const dist = join(pkgDir, "dist");
 const quiet = process.argv.includes("--quiet");
 const log = (line: string) => {
@@ -27,16 +27,7 @@ if (readFileSync(WIRE_TYPES_FILE, "utf8") !== wire) {
 }
 
 rmSync(dist, { recursive: true, force: true });
-const common = {
-  entryPoints: [join(pkgDir, "src/index.ts")],
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  target: "es2022",
-  legalComments: "none",
-  logLevel: "warning",
-} as const;
-await build({ ...common, outfile: join(dist, "index.js") });
+await build({ ...BUNDLE_OPTIONS, outfile: join(dist, "index.js") });
 
 const tsc = resolve(pkgDir, "../../node_modules/typescript/bin/tsc");
 execFileSync(process.execPath, [tsc, "-p", join(pkgDir, "tsconfig.build.json")], { stdio: "inherit" });
@@ -48,12 +39,7 @@ for (const file of readdirSync(dist)) {
   writeFileSync(path, text);
 }
 
-const browser = await build({ ...common, minify: true, write: false, outfile: "index.min.js" });
-const minified = browser.outputFiles[0].contents;
-export const browserBundleBytes = {
-  minified: minified.length,
-  gzipped: gzipSync(minified, { level: 9 }).length,
-};
+const browserBundleBytes = await measureBrowserBundle();
 log(
   `sdk build: dist/index.js + .d.ts in ${Math.round(performance.now() - started)} ms; browser bundle ` +
     `${(browserBundleBytes.minified / 1024).toFixed(1)} KB minified, ${(browserBundleBytes.gzipped / 1024).toFixed(2)} KB gzipped`,
