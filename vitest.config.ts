@@ -34,6 +34,16 @@ export default defineConfig({
       },
       {
         test: {
+          name: "loadtest",
+          root: "loadtest",
+          include: ["test/**/*.test.ts", "lib/**/*.test.ts"],
+          testTimeout: 180_000,
+          // building k6 with Go when it is missing
+          hookTimeout: 900_000,
+        },
+      },
+      {
+        test: {
           name: "worker",
           root: "packages/worker",
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],

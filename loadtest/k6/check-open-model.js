@@ -1,13 +1,17 @@
-// Open-model check load for bench-http.ts: a constant arrival rate with no sleep, the request mix of Permify's
-// k6test.js (content/interaction `view`, random ids in 0..99,999, 10% id reuse).
-//   k6 run -e PEMBA_URL=http://127.0.0.1:3476 -e TENANT_ID=t1 -e SCHEMA_VERSION=<v> -e RATE=2000 -e DURATION=60s \
-//     check-open-model.js
+// Open-model check load (permify scenario's stepping variant, bench-http.ts): a constant arrival rate with no sleep,
+// the request mix of Permify's k6test.js (content/interaction `view`, random ids in 0..TOTAL_IDS-1, 10% id reuse).
+// Iterations that find no free VU are dropped (dropped_iterations), never queued.
+//   k6 run -e PEMBA_URL=http://127.0.0.1:3476 -e PEMBA_TOKEN=<key> -e SCHEMA_VERSION=<v> -e RATE=2000 \
+//     -e DURATION=60s check-open-model.js
 
 import { check } from "k6";
 import http from "k6/http";
+import { BASE_URL, cloud, envNumber, jsonHeaders, TENANT_ID } from "./lib/env.js";
 
 const rate = Number(__ENV.RATE || 1000);
+const TOTAL_IDS = envNumber("TOTAL_IDS", 100000);
 export const options = {
+  cloud,
   discardResponseBodies: false,
   scenarios: {
     open_model: {
@@ -21,11 +25,11 @@ export const options = {
   },
 };
 
-const url = `${__ENV.PEMBA_URL || "http://127.0.0.1:3476"}/v1/tenants/${__ENV.TENANT_ID || "t1"}/permissions/check`;
-const params = { headers: { "Content-Type": "application/json" }, timeout: "10s" };
+const url = `${BASE_URL}/v1/tenants/${TENANT_ID}/permissions/check`;
+const params = { headers: jsonHeaders(), timeout: "10s" };
 
 function getRandomId() {
-  return Math.floor(Math.random() * 100000).toString();
+  return Math.floor(Math.random() * TOTAL_IDS).toString();
 }
 const reuseIdProbability = 0.1;
 let currentEntityId = getRandomId();

@@ -1,11 +1,15 @@
-// Permify's check load test (k6test.js) from its v1.6.9 load-test document
-// (/work/shared/seeds/permify-loadtest-v1.6.9.md), unchanged except that the endpoint, tenant, schema version
-// and token come from the environment:
-//   k6 run -e PEMBA_URL=http://127.0.0.1:3476 -e TENANT_ID=t1 -e SCHEMA_VERSION=<version> permify-check.js
+// Permify's check load test (k6test.js) from its v1.6.9 load-test document, unchanged except that the endpoint,
+// tenant, schema version and token come from the environment, `options.cloud` (from the v1.3 document), and, for
+// the CI smoke, TIME_SCALE (stage durations x TIME_SCALE) and TOTAL_IDS (ids drawn from 0..TOTAL_IDS-1):
+//   k6 run -e PEMBA_URL=http://127.0.0.1:3476 -e PEMBA_TOKEN=<key> -e SCHEMA_VERSION=<version> permify-check.js
 
 import { check, sleep } from "k6";
 import http from "k6/http";
+import { BASE_URL, cloud, envNumber, scaled, TENANT_ID, TOKEN } from "./lib/env.js";
+
+const TOTAL_IDS = envNumber("TOTAL_IDS", 100000);
 export const options = {
+  cloud,
   scenarios: {
     contacts_load: {
       executor: "ramping-arrival-rate",
@@ -14,15 +18,15 @@ export const options = {
       preAllocatedVUs: 50, // minimum number of VUs before the test starts
       maxVUs: 100, // maximum number of VUs during the test
       stages: [
-        { target: 100, duration: "10s" }, // Warm-up phase
-        { target: 1000, duration: "30s" }, // Warm-up phase
-        { target: 10000, duration: "1m" }, // Ramp up to full load
+        { target: 100, duration: scaled(10) }, // Warm-up phase
+        { target: 1000, duration: scaled(30) }, // Warm-up phase
+        { target: 10000, duration: scaled(60) }, // Ramp up to full load
       ],
     },
   },
 };
 function getRandomId() {
-  return Math.floor(Math.random() * 100000).toString();
+  return Math.floor(Math.random() * TOTAL_IDS).toString();
 }
 const reuseIdProbability = 0.1;
 let currentEntityId = getRandomId();
@@ -44,7 +48,7 @@ export default function () {
     subjectId = getRandomId(); // Generate a new subject ID
     currentSubjectId = subjectId; // Update current subject ID
   }
-  const url = `${__ENV.PEMBA_URL || "http://127.0.0.1:3476"}/v1/tenants/${__ENV.TENANT_ID || "t1"}/permissions/check`;
+  const url = `${BASE_URL}/v1/tenants/${TENANT_ID}/permissions/check`;
   const payload = JSON.stringify({
     metadata: {
       snap_token: "",
@@ -65,7 +69,7 @@ export default function () {
   const params = {
     headers: {
       "Content-Type": "application/json",
-      Authorization: `Bearer ${__ENV.PEMBA_TOKEN || "<your-token>"}`,
+      Authorization: `Bearer ${TOKEN || "<your-token>"}`,
     },
     timeout: 360000,
   };

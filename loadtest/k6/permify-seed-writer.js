@@ -1,13 +1,14 @@
-// Permify's seed writer from its v1.6.9 load-test document (/work/shared/seeds/permify-loadtest-v1.6.9.md),
-// unchanged except that the endpoint, tenant and schema version come from the environment:
-//   k6 run -e PEMBA_URL=http://127.0.0.1:3476 -e TENANT_ID=t1 -e SCHEMA_VERSION=<version> permify-seed-writer.js
+// Permify's seed writer from its v1.6.9 load-test document, unchanged except that the endpoint, tenant, schema
+// version, bearer token and (for the CI smoke) the number of ids come from the environment, and `options.cloud`:
+//   k6 run -e PEMBA_URL=http://127.0.0.1:3476 -e PEMBA_TOKEN=<key> -e SCHEMA_VERSION=<version> permify-seed-writer.js
+// The schema it seeds for is ./permify.perm (write it first: POST /v1/tenants/t1/schemas/write).
 
 import { fail } from "k6";
 import http from "k6/http";
-export const options = { vus: 1, iterations: 1 };
-const TENANT_ID = __ENV.TENANT_ID || "t1";
-const url = __ENV.PEMBA_URL || "http://127.0.0.1:3476";
-const TOTAL_IDS = 100000;
+import { BASE_URL, cloud, envNumber, jsonHeaders, TENANT_ID } from "./lib/env.js";
+export const options = { vus: 1, iterations: 1, cloud };
+const url = BASE_URL;
+const TOTAL_IDS = envNumber("TOTAL_IDS", 100000);
 const BATCH_SIZE = 1000;
 function writeInBatches(items, key) {
   for (let start = 0; start < items.length; start += BATCH_SIZE) {
@@ -20,7 +21,8 @@ function writeInBatches(items, key) {
         [key]: chunk,
       }),
       {
-        headers: { "Content-Type": "application/json" },
+        headers: jsonHeaders(),
+        timeout: "120s",
       },
     );
     if (res.status < 200 || res.status >= 300) {

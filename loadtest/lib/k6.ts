@@ -1,15 +1,36 @@
 /** Runs k6 scripts as child processes and reads their end-of-test summaries. */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { delimiter, join, resolve } from "node:path";
 
 export const LOADTEST_DIR = resolve(import.meta.dirname, "..");
+const INSTALL_DIR = join(LOADTEST_DIR, ".bin");
+
+/** k6 from `K6=`, loadtest/.bin (where install-k6.sh puts it), or PATH; undefined when there is none. */
+export function findK6(): string | undefined {
+  const onPath = (process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, "k6"));
+  for (const c of [process.env.K6, join(INSTALL_DIR, "k6"), ...onPath]) if (c && existsSync(c)) return c;
+  return undefined;
+}
 
 export function k6Binary(): string {
-  const candidates = [process.env.K6, "/work/tools/bin/k6", join(LOADTEST_DIR, ".bin", "k6")];
-  for (const c of candidates) if (c && existsSync(c)) return c;
-  throw new Error("k6 not found: set K6=/path/to/k6 or run loadtest/scripts/install-k6.sh loadtest/.bin");
+  const found = findK6();
+  if (found === undefined) {
+    throw new Error("k6 not found: set K6=/path/to/k6 or run loadtest/scripts/install-k6.sh loadtest/.bin");
+  }
+  return found;
+}
+
+/** k6's path; builds it into loadtest/.bin with `go install go.k6.io/k6@v1.8.1` (install-k6.sh) when missing. */
+export function ensureK6(log: (line: string) => void = console.log): string {
+  const found = findK6();
+  if (found !== undefined) return found;
+  log("k6 not found: building it with go install (a few minutes the first time) ...");
+  execFileSync("bash", [join(LOADTEST_DIR, "scripts", "install-k6.sh"), INSTALL_DIR], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  return k6Binary();
 }
 
 /** The parts of `k6 run --summary-export` we read. */
@@ -24,11 +45,19 @@ export interface K6Run {
   seconds: number;
 }
 
+export interface K6Options {
+  /** Also write every metric sample to this file (`--out json=`; gzipped when it ends in .gz), e.g. for charts. */
+  jsonOut?: string;
+  /** Run k6 on these CPUs only (`taskset -c <cpus>`), e.g. away from a server pinned to CPU 0. */
+  cpus?: string;
+}
+
 /** `k6 run <script>` with `-e` variables; output is streamed through `onLine` and kept. */
 export async function runK6(
   script: string,
   env: Record<string, string | number>,
   onLine: (line: string) => void = () => {},
+  options: K6Options = {},
 ): Promise<K6Run> {
   const dir = mkdtempSync(join(tmpdir(), "pemba-k6-"));
   const summaryFile = join(dir, "summary.json");
@@ -43,11 +72,14 @@ export async function runK6(
     "avg,min,med,p(90),p(95),p(99),max",
     "--summary-export",
     summaryFile,
+    ...(options.jsonOut === undefined ? [] : ["--out", `json=${options.jsonOut}`]),
     ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
     join(LOADTEST_DIR, "k6", script),
   ];
   const started = performance.now();
-  const child = spawn(k6Binary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  const [command, commandArgs] =
+    options.cpus === undefined ? [k6Binary(), args] : ["taskset", ["-c", options.cpus, k6Binary(), ...args]];
+  const child = spawn(command, commandArgs, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const collect = (chunk: Buffer) => {
     const text = chunk.toString();

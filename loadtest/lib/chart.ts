@@ -1,0 +1,163 @@
+/**
+ * Latency over time from k6's JSON output (`k6 run --out json=<file>[.gz]`): the http_req_duration samples of the
+ * test (setup and teardown left out) in time buckets, drawn as a self-contained SVG (p50, p95, p99 and requests/s).
+ * No network, no library: the SVG is written by hand.
+ */
+import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+import { createGunzip } from "node:zlib";
+
+export interface LatencyBucket {
+  /** Seconds since the first sample of the chart. */
+  start: number;
+  requests: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+interface Sample {
+  second: number;
+  value: number;
+}
+
+/** The test's http_req_duration samples of one k6 JSON output file, by whole epoch second. */
+async function readSamples(file: string): Promise<Sample[]> {
+  const raw = createReadStream(file);
+  const input = file.endsWith(".gz") ? raw.pipe(createGunzip()) : raw;
+  const samples: Sample[] = [];
+  for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+    // cheap filter before parsing: most lines are other metrics
+    if (!line.includes('"metric":"http_req_duration"') || !line.includes('"type":"Point"')) continue;
+    const point = JSON.parse(line) as {
+      data: { time: string; value: number; tags?: Record<string, string> };
+    };
+    const group = point.data.tags?.group ?? "";
+    if (group === "::setup" || group === "::teardown") continue;
+    samples.push({ second: Math.floor(Date.parse(point.data.time) / 1000), value: point.data.value });
+  }
+  return samples;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Buckets of `bucketSeconds` (chosen so there are at most ~300 when not given) over all files, in time order. */
+export async function latencyBuckets(files: string[], bucketSeconds?: number): Promise<LatencyBucket[]> {
+  const all: Sample[] = [];
+  for (const file of files) for (const s of await readSamples(file)) all.push(s);
+  if (all.length === 0) return [];
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const s of all) {
+    first = Math.min(first, s.second);
+    last = Math.max(last, s.second);
+  }
+  const width = bucketSeconds ?? Math.max(1, Math.ceil((last - first + 1) / 300));
+  const byBucket = new Map<number, number[]>();
+  for (const s of all) {
+    const index = Math.floor((s.second - first) / width);
+    let values = byBucket.get(index);
+    if (values === undefined) {
+      values = [];
+      byBucket.set(index, values);
+    }
+    values.push(s.value);
+  }
+  return [...byBucket.keys()]
+    .sort((a, b) => a - b)
+    .map((index) => {
+      const sorted = Float64Array.from(byBucket.get(index)!).sort();
+      return {
+        start: index * width,
+        requests: sorted.length / width,
+        p50: percentile(sorted, 50),
+        p95: percentile(sorted, 95),
+        p99: percentile(sorted, 99),
+      };
+    });
+}
+
+const W = 920;
+const H = 380;
+const PAD = { left: 64, right: 70, top: 40, bottom: 44 };
+
+/** A "nice" axis maximum (1, 2 or 5 times a power of ten) at or above `value`. */
+function niceMax(value: number): number {
+  if (value <= 0) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  for (const m of [1, 2, 5, 10]) if (m * power >= value) return m * power;
+  return 10 * power;
+}
+
+const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** The chart as a standalone SVG document. Lines break where a bucket has no samples (between k6 runs). */
+export function latencySvg(buckets: LatencyBucket[], title: string): string {
+  const plotW = W - PAD.left - PAD.right;
+  const plotH = H - PAD.top - PAD.bottom;
+  const span = Math.max(1, buckets.length === 0 ? 1 : buckets.at(-1)!.start + 1);
+  const maxMs = niceMax(Math.max(0, ...buckets.map((b) => b.p99)));
+  const maxRate = niceMax(Math.max(0, ...buckets.map((b) => b.requests)));
+  const x = (t: number) => PAD.left + (t / span) * plotW;
+  const yMs = (v: number) => PAD.top + plotH - (Math.min(v, maxMs) / maxMs) * plotH;
+  const yRate = (v: number) => PAD.top + plotH - (v / maxRate) * plotH;
+  const step = buckets.length > 1 ? buckets[1]!.start - buckets[0]!.start : 1;
+  const path = (value: (b: LatencyBucket) => number, y: (v: number) => number) => {
+    let d = "";
+    let previous = Number.NaN;
+    for (const b of buckets) {
+      const move = d === "" || b.start - previous > step;
+      d += `${move ? "M" : "L"}${x(b.start).toFixed(1)},${y(value(b)).toFixed(1)} `;
+      previous = b.start;
+    }
+    return d.trim();
+  };
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${PAD.left}" y="22" font-size="14" font-weight="bold">${esc(title)}</text>`,
+  ];
+  for (let i = 0; i <= 5; i++) {
+    const y = PAD.top + (plotH * i) / 5;
+    parts.push(
+      `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y}" y2="${y}" stroke="#ddd"/>`,
+      `<text x="${PAD.left - 6}" y="${y + 4}" text-anchor="end">${fmt((maxMs * (5 - i)) / 5)}</text>`,
+      `<text x="${W - PAD.right + 6}" y="${y + 4}" fill="#777">${fmt((maxRate * (5 - i)) / 5)}</text>`,
+    );
+  }
+  for (let i = 0; i <= 6; i++) {
+    const t = (span * i) / 6;
+    parts.push(`<text x="${x(t)}" y="${H - PAD.bottom + 16}" text-anchor="middle">${fmt(t)}</text>`);
+  }
+  parts.push(
+    `<text x="${PAD.left + plotW / 2}" y="${H - 8}" text-anchor="middle">seconds since the first request</text>`,
+    `<text transform="translate(16,${PAD.top + plotH / 2}) rotate(-90)" text-anchor="middle">http_req_duration (ms)</text>`,
+    `<text transform="translate(${W - 14},${PAD.top + plotH / 2}) rotate(90)" text-anchor="middle" fill="#777">requests/s</text>`,
+    `<rect x="${PAD.left}" y="${PAD.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`,
+  );
+  const lines: [string, string, (b: LatencyBucket) => number, (v: number) => number][] = [
+    ["requests/s", "#aaa", (b) => b.requests, yRate],
+    ["p50", "#1f77b4", (b) => b.p50, yMs],
+    ["p95", "#ff7f0e", (b) => b.p95, yMs],
+    ["p99", "#d62728", (b) => b.p99, yMs],
+  ];
+  lines.forEach(([name, color, value, y], i) => {
+    if (buckets.length > 0) {
+      parts.push(`<path d="${path(value, y)}" fill="none" stroke="${color}" stroke-width="1.5"/>`);
+    }
+    const lx = PAD.left + 260 + i * 110;
+    parts.push(
+      `<line x1="${lx}" x2="${lx + 22}" y1="18" y2="18" stroke="${color}" stroke-width="3"/>`,
+      `<text x="${lx + 27}" y="22">${name}</text>`,
+    );
+  });
+  if (buckets.length === 0) {
+    parts.push(`<text x="${PAD.left + 20}" y="${PAD.top + 30}">no samples</text>`);
+  }
+  parts.push("</svg>");
+  return `${parts.join("\n")}\n`;
+}

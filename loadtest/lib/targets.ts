@@ -1,0 +1,112 @@
+/**
+ * The targets of `pnpm loadtest`: `pemba serve` on a temp SQLite file or a throwaway PostgreSQL server, or the
+ * Worker in workerd through `wrangler dev` (local mode, offline) with the store wrangler.toml configures. Each is
+ * started on 127.0.0.1 with authentication on, and stopped with everything it started.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startWranglerDev } from "../../packages/worker/test/wrangler-dev.ts";
+import { startDatabase } from "./database.ts";
+import { descendants } from "./proc.ts";
+import { startPemba } from "./servers.ts";
+
+export const TARGETS = ["node-sqlite", "node-postgres", "worker"] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+/** How clients authenticate: a preshared key, or OIDC access tokens checked against a JWKS. */
+export type TargetAuth =
+  | { kind: "key"; key: string }
+  | { kind: "jwks"; jwksUrl: string; issuer: string; audience: string };
+
+export interface Target {
+  name: TargetName;
+  url: string;
+  /** The process that answers requests (`pemba serve`'s node, or workerd), for CPU, RSS, pinning. */
+  serverPid: number;
+  /** What runs, for the report (database kind, store). */
+  description: string;
+  /** The Prometheus text of GET /metrics; undefined for a target without it (the Worker). */
+  metrics(): Promise<string | undefined>;
+  stop(): Promise<void>;
+}
+
+export interface TargetOptions {
+  auth: TargetAuth;
+  logLevel?: string;
+  /** Extra flags for the server's node (e.g. --cpu-prof); node targets only. */
+  nodeFlags?: string[];
+}
+
+export function parseTarget(name: string): TargetName {
+  const found = TARGETS.find((t) => t === name);
+  if (found === undefined) throw new Error(`unknown target "${name}": one of ${TARGETS.join(", ")}`);
+  return found;
+}
+
+export async function startTarget(name: TargetName, options: TargetOptions): Promise<Target> {
+  return name === "worker" ? startWorker(options) : startNode(name === "node-postgres", options);
+}
+
+function authArgs(auth: TargetAuth): string[] {
+  return auth.kind === "key"
+    ? ["--auth-keys", auth.key]
+    : ["--jwks-url", auth.jwksUrl, "--issuer", auth.issuer, "--audience", auth.audience];
+}
+
+async function startNode(postgres: boolean, options: TargetOptions): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), "pemba-loadtest-"));
+  const database = await startDatabase(postgres, dir);
+  try {
+    const server = await startPemba(
+      database.url,
+      ["--log-level", options.logLevel ?? "warn", ...authArgs(options.auth)],
+      options.nodeFlags ?? [],
+    );
+    return {
+      name: postgres ? "node-postgres" : "node-sqlite",
+      url: server.url,
+      serverPid: server.pid,
+      description: `pemba serve (Node ${process.version}) on ${database.label}`,
+      async metrics() {
+        const response = await fetch(`${server.url}/metrics`);
+        return response.text();
+      },
+      async stop() {
+        await server.stop();
+        await database.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await database.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+async function startWorker(options: TargetOptions): Promise<Target> {
+  const vars: Record<string, string> =
+    options.auth.kind === "key"
+      ? { PEMBA_AUTH_KEYS: options.auth.key }
+      : {
+          PEMBA_JWKS_URL: options.auth.jwksUrl,
+          PEMBA_ISSUER: options.auth.issuer,
+          PEMBA_AUDIENCE: options.auth.audience,
+        };
+  const dev = await startWranglerDev(vars);
+  const workerd = descendants(dev.child.pid!).find((p) => p.comm === "workerd");
+  if (workerd === undefined) {
+    await dev.close();
+    throw new Error("wrangler dev is up but no workerd process was found below it");
+  }
+  return {
+    name: "worker",
+    url: dev.url,
+    serverPid: workerd.pid,
+    description:
+      "the Worker (packages/worker) in workerd via `wrangler dev` (local mode), wrangler.toml's store",
+    metrics: async () => undefined,
+    stop: () => dev.close(),
+  };
+}
