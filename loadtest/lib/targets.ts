@@ -26,8 +26,8 @@ export interface Target {
   serverPid: number;
   /** What runs, for the report (database kind, store). */
   description: string;
-  /** The Prometheus text of GET /metrics; undefined for a target without it (the Worker). */
-  metrics(): Promise<string | undefined>;
+  /** The Prometheus text of GET /metrics (with auth on it needs a token); undefined for the Worker (none). */
+  metrics(token: string): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -68,9 +68,11 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
       url: server.url,
       serverPid: server.pid,
       description: `pemba serve (Node ${process.version}) on ${database.label}`,
-      async metrics() {
-        const response = await fetch(`${server.url}/metrics`);
-        return response.text();
+      async metrics(token) {
+        const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        const text = await response.text();
+        if (!response.ok) throw new Error(`GET /metrics: ${response.status} ${text.slice(0, 300)}`);
+        return text;
       },
       async stop() {
         await server.stop();

@@ -63,7 +63,7 @@ async function run(ctx: ScenarioContext) {
   if (checks.percent < 100) failures.push(`checks ${checksText(s)}`);
   if (result.exitCode !== 0) failures.push(`k6 exited with ${result.exitCode}`);
 
-  const metricsText = await target.metrics();
+  const metricsText = await target.metrics(tokens[0]!);
   const costs = metricsText === undefined ? undefined : statementCosts(metricsText);
   const top3 =
     costs === undefined
