@@ -3,10 +3,10 @@
  * Worker in workerd through `wrangler dev` (local mode, offline) with the store wrangler.toml configures. Each is
  * started on 127.0.0.1 with authentication on, and stopped with everything it started.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startWranglerDev } from "../../packages/worker/test/wrangler-dev.ts";
+import { REPO_DIR, runWrangler, startWranglerDev } from "../../packages/worker/test/wrangler-dev.ts";
 import { startDatabase } from "./database.ts";
 import { descendants } from "./proc.ts";
 import { startPemba } from "./servers.ts";
@@ -69,7 +69,9 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
       serverPid: server.pid,
       description: `pemba serve (Node ${process.version}) on ${database.label}`,
       async metrics(token) {
-        const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        const response = await fetch(`${server.url}/metrics`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
         const text = await response.text();
         if (!response.ok) throw new Error(`GET /metrics: ${response.status} ${text.slice(0, 300)}`);
         return text;
@@ -87,6 +89,12 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
   }
 }
 
+/** wrangler.toml's store: its [vars] PEMBA_DATABASE ("d1:DB", "memory:", a libSQL URL). */
+function workerDatabase(): string {
+  const toml = readFileSync(join(REPO_DIR, "wrangler.toml"), "utf8");
+  return /^PEMBA_DATABASE\s*=\s*"([^"]*)"/m.exec(toml)?.[1] ?? "memory:";
+}
+
 async function startWorker(options: TargetOptions): Promise<Target> {
   const vars: Record<string, string> =
     options.auth.kind === "key"
@@ -96,19 +104,34 @@ async function startWorker(options: TargetOptions): Promise<Target> {
           PEMBA_ISSUER: options.auth.issuer,
           PEMBA_AUDIENCE: options.auth.audience,
         };
-  const dev = await startWranglerDev(vars);
-  const workerd = descendants(dev.child.pid!).find((p) => p.comm === "workerd");
-  if (workerd === undefined) {
-    await dev.close();
-    throw new Error("wrangler dev is up but no workerd process was found below it");
+  const database = workerDatabase();
+  const state = mkdtempSync(join(tmpdir(), "pemba-loadtest-worker-"));
+  let store = `wrangler.toml's store (${database})`;
+  try {
+    if (database.startsWith("d1:")) {
+      // a fresh local D1 database (miniflare's SQLite under `state`), migrated as a deploy would
+      await runWrangler(["d1", "migrations", "apply", "pemba", "--local", "--persist-to", state]);
+      store = `local D1 (${database}, migrated with wrangler d1 migrations apply --local)`;
+    }
+    const dev = await startWranglerDev(vars, 90_000, state);
+    const workerd = descendants(dev.child.pid!).find((p) => p.comm === "workerd");
+    if (workerd === undefined) {
+      await dev.close();
+      throw new Error("wrangler dev is up but no workerd process was found below it");
+    }
+    return {
+      name: "worker",
+      url: dev.url,
+      serverPid: workerd.pid,
+      description: `the Worker (packages/worker) in workerd via \`wrangler dev\` (local mode) on ${store}`,
+      metrics: async () => undefined,
+      async stop() {
+        await dev.close();
+        rmSync(state, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    rmSync(state, { recursive: true, force: true });
+    throw e;
   }
-  return {
-    name: "worker",
-    url: dev.url,
-    serverPid: workerd.pid,
-    description:
-      "the Worker (packages/worker) in workerd via `wrangler dev` (local mode), wrangler.toml's store",
-    metrics: async () => undefined,
-    stop: () => dev.close(),
-  };
 }
