@@ -55,11 +55,23 @@ main(process.argv.slice(2)).then(
       return;
     }
     process.stderr.write(
-      `pemba: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      `pemba: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n${causes(error)}`,
     );
     process.exitCode = 1;
   },
 );
+
+/** The `cause` chain, one line each: a wrapped error (drizzle's `Failed query: ...`) shows what actually failed. */
+function causes(error: unknown): string {
+  let text = "";
+  for (let e = (error as { cause?: unknown }).cause, n = 0; e !== undefined && n < 5; n++) {
+    const code = (e as { code?: unknown }).code;
+    const message = e instanceof Error ? e.message : String(e);
+    text += `  caused by: ${message}${code !== undefined && code !== message ? ` [${String(code)}]` : ""}\n`;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return text;
+}
 
 /** parseArgs' errors: unknown option, missing value, unexpected positional. */
 function isUsageError(error: unknown): error is Error {

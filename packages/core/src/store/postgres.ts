@@ -103,6 +103,13 @@ export class PostgresStore extends SqlStore {
       },
     });
     try {
+      // Connect first: a connection failure inside the migrator surfaces only as drizzle's
+      // `Failed query: CREATE SCHEMA ... "drizzle"`, hiding ECONNREFUSED or a missing database.
+      try {
+        (await pool.connect()).release();
+      } catch (e) {
+        throw connectionError(url, e);
+      }
       await migrate(drizzle(pool), { migrationsFolder: PG_MIGRATIONS });
     } catch (e) {
       await pool.end();
@@ -110,4 +117,21 @@ export class PostgresStore extends SqlStore {
     }
     return new PostgresStore(new PostgresExecutor(pool, opts.onQuery));
   }
+}
+
+/**
+ * `cannot connect to PostgreSQL at host:port (database "d", user "u"): <cause>`, with the cause's code
+ * (ECONNREFUSED, ENOTFOUND, 3D000 for a missing database, 28P01 for a wrong password, ...) as `code`.
+ */
+function connectionError(url: string, cause: unknown): Error {
+  // pg's own reading of the URL (host, port, socket directory, defaults), without connecting
+  const target = new pg.Client({ connectionString: url });
+  const reason = cause instanceof Error ? cause.message || String(cause) : String(cause);
+  const error = new Error(
+    `cannot connect to PostgreSQL at ${target.host}:${target.port} (database "${target.database}", user "${target.user}"): ${reason}`,
+    { cause },
+  );
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string") Object.assign(error, { code });
+  return error;
 }
