@@ -1,6 +1,11 @@
 /**
  * The embedded default store: SQLite through better-sqlite3 (WAL mode). better-sqlite3 is synchronous, so engine
  * reads answer with plain values, and a write transaction runs start to end without yielding.
+ *
+ * Lock waits: SQLite's busy timeout waits synchronously, which would stop the whole event loop while another
+ * connection (another process) holds the write lock. So the busy timeout is short (BUSY_TIMEOUT_MS) and a write
+ * that finds the database locked is retried with an asynchronous backoff for up to LOCK_WAIT_MS before it fails:
+ * other requests are served meanwhile.
  */
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -16,6 +21,19 @@ import { SqlStore } from "./sql/sql-store.ts";
 import type { AttributeQuery, Snap, SubjectTupleQuery, TupleQuery } from "./store.ts";
 
 export const SQLITE_MIGRATIONS = fileURLToPath(SQLITE_MIGRATIONS_URL);
+
+/** SQLite's own (synchronous) wait for a lock, per statement. */
+export const BUSY_TIMEOUT_MS = 5;
+/** How long a write waits, asynchronously, for another connection's write lock before failing. */
+export const LOCK_WAIT_MS = 5000;
+const BACKOFF_FIRST_MS = 2;
+const BACKOFF_MAX_MS = 50;
+
+const isBusy = (e: unknown): boolean =>
+  typeof (e as { code?: unknown })?.code === "string" &&
+  (e as { code: string }).code.startsWith("SQLITE_BUSY");
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface SqliteStoreOptions {
   onQuery?: QueryObserver;
@@ -75,10 +93,14 @@ class BetterSqliteExecutor implements SqlExecutor {
       }
       return statements.map((s) => this.runOne(s.sql, s.params));
     });
-    try {
-      return timed(this.onQuery, kind, () => run.immediate());
-    } catch (e) {
-      throw asSqlError(e);
+    const started = performance.now();
+    for (let wait = BACKOFF_FIRST_MS; ; wait = Math.min(wait * 2, BACKOFF_MAX_MS)) {
+      try {
+        return timed(this.onQuery, kind, () => run.immediate());
+      } catch (e) {
+        if (!isBusy(e) || performance.now() - started >= LOCK_WAIT_MS) throw asSqlError(e);
+      }
+      await sleep(wait);
     }
   }
 
@@ -119,8 +141,10 @@ export class SqliteStore extends SqlStore {
     const db = new Database(sqlitePath(url));
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
-    db.pragma("busy_timeout = 5000");
+    // migrations run once at startup, before any request: they may wait for the lock synchronously
+    db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
     migrate(drizzle(db), { migrationsFolder: SQLITE_MIGRATIONS });
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     return new SqliteStore(new BetterSqliteExecutor(db, opts.onQuery));
   }
 }
