@@ -3,8 +3,8 @@
  * periodic garbage collection, and a graceful close (stop accepting, finish in-flight requests, close the store).
  */
 
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener, type Http2Bindings, type HttpBindings } from "@hono/node-server";
 import { CHECK_ROUTE, createApp } from "@pemba/core/http/index";
 import { PembaService } from "@pemba/core/service/index";
@@ -94,6 +94,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   });
 
   let server: Server;
+  let connections: Connections;
   try {
     const app = createApp({
       service: new PembaService(store),
@@ -124,13 +125,18 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     const checkAnswered = (status: number, body: string, ms: number) =>
       status < 400 ? logAnswered(status, ms) : logCheckFailed(logger, status, body, ms);
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
+    const open: Connections = { sockets: new Set(), closing: false };
+    connections = open;
     server = createServer((req, res) => {
+      // a request on a keep-alive connection during the shutdown: answered, then the connection closes
+      if (open.closing) res.shouldKeepAlive = false;
       if (app.handleNodeCheck(req, res, checkAnswered)) return;
       if (req.method === "POST" && WRITE_PATH.test(req.url ?? "")) {
         compactor.noteWrite(Number(req.headers["content-length"]));
       }
       listener(req, res);
     });
+    trackConnections(server, open);
     await listen(server, config.port, config.host);
   } catch (error) {
     await store.close();
@@ -151,7 +157,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     closing ??= (async () => {
       if (gcTimer) clearInterval(gcTimer);
       compactor.close();
-      await closeGracefully(server);
+      await closeGracefully(server, connections);
       await store.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
       ownLogger?.close();
@@ -205,7 +211,31 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-function closeGracefully(server: Server): Promise<void> {
+/**
+ * Open connections and whether the server is shutting down. Once it is, every response still to be written says
+ * `Connection: close`: a keep-alive client then opens a new connection for its next request (refused, so it can
+ * go elsewhere) instead of writing it on a socket the server is about to close (ECONNRESET).
+ */
+interface Connections {
+  readonly sockets: Set<Socket>;
+  closing: boolean;
+}
+
+function trackConnections(server: Server, connections: Connections): void {
+  server.on("connection", (socket: Socket) => {
+    connections.sockets.add(socket);
+    socket.once("close", () => connections.sockets.delete(socket));
+  });
+}
+
+function closeGracefully(server: Server, connections: Connections): Promise<void> {
+  connections.closing = true;
+  for (const socket of connections.sockets) {
+    // the response in flight on the socket (Node keeps it there until it is finished)
+    const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // Node then writes `Connection: close` and ends the socket after the response
+    if (res !== undefined && res !== null && !res.headersSent) res.shouldKeepAlive = false;
+  }
   return new Promise((resolve) => {
     // close() stops accepting and closes idle keep-alive connections once; connections that finish their
     // in-flight request later become idle and are closed by the sweep below.

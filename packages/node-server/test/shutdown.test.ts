@@ -95,6 +95,34 @@ describe("graceful shutdown", () => {
     expect(readdirSync(dir).filter((f) => f.endsWith("-journal"))).toEqual([]);
   });
 
+  it("SIGTERM during a keep-alive client's writes: the in-flight write answers `Connection: close`", async () => {
+    const server = await startServe(["--database", join(dir, "keep-alive.db")]);
+    await writeSchema(server.url);
+    const body = JSON.stringify({
+      metadata: { schema_version: "" },
+      tuples: [tuple("document:2", "owner", "user:bob")],
+    });
+    const write = slowRequest(server.url, "/v1/tenants/t1/data/write", body);
+    await write.sendFirstHalf();
+    await new Promise((r) => setTimeout(r, 200));
+    server.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    write.sendRest();
+    // the server ends the connection after the answer: the client does not write its next request on it
+    const raw = await write.ended;
+    const head = raw.slice(0, raw.indexOf("\r\n\r\n")).toLowerCase().split("\r\n");
+    expect(head[0]).toBe("http/1.1 200 ok");
+    expect(head).toContain("connection: close");
+    expect(JSON.parse(responseBody(raw))).toHaveProperty("snap_token");
+    // the client's next write opens a new connection, which is refused (not reset mid-request)
+    await expect(
+      fetch(`${server.url}/v1/tenants/t1/data/write`, { method: "POST", body }),
+    ).rejects.toMatchObject({
+      cause: { code: "ECONNREFUSED" },
+    });
+    expect((await server.exited).code).toBe(0);
+  });
+
   it("the data written before the shutdown is there after a restart", async () => {
     const server = await startServe(["--database", database]);
     try {
