@@ -441,6 +441,27 @@ export class Evaluation implements Walk {
     this.#pendingAttributes = [];
     let tupleRows: Tuple[] | Promise<Tuple[]> | undefined;
     let attributeRows: Attribute[] | Promise<Attribute[]> | undefined;
+    const store = this.store;
+    if (tuples.length > 0 && attributes.length > 0 && store.queryTuplesAndAttributes !== undefined) {
+      // one round trip for the level instead of two
+      this.storeCalls++;
+      const both = store.queryTuplesAndAttributes(
+        this.tenantId,
+        this.snap,
+        this.#queries(tuples, false) as TupleQuery[],
+        this.#queries(attributes, true) as AttributeQuery[],
+      );
+      if (both instanceof Promise) {
+        return both.then(([t, a]) => {
+          this.#fillTuples(tuples, t);
+          this.#fillAttributes(attributes, a);
+        });
+      }
+      synchronousStores.add(store);
+      this.#fillTuples(tuples, both[0]);
+      this.#fillAttributes(attributes, both[1]);
+      return undefined;
+    }
     if (tuples.length > 0) {
       this.storeCalls++;
       tupleRows = this.store.queryTuples(

@@ -60,6 +60,12 @@ export interface PermissionMetadata {
   depth: number;
 }
 
+/** A request's snapshot: the snap token's snap (0 = none) and the snap its reads use. */
+interface RequestSnap {
+  token: Snap;
+  snap: MaybePromise<Snap>;
+}
+
 export interface SchemaPartials {
   write: string[];
   update: string[];
@@ -119,9 +125,40 @@ export class PembaService {
     return this.schemas.resolve(tenantId, schemaVersion);
   }
 
+  /**
+   * The request's snapshot, resolved ONCE: `token` is the snap token's snap (0 = none, head), `snap` the snap to
+   * read at (the head snap, one statement on a remote store, or the token's once it is known to be readable).
+   * Never throws: a bad token comes back as a rejected `snap`.
+   */
+  #snapshot(tenantId: string, snapToken: string): RequestSnap {
+    try {
+      if (snapToken === "") return { token: 0, snap: this.store.headSnap(tenantId) };
+      const token = decodeSnapToken(snapToken);
+      const readable = this.store.assertSnapReadable(tenantId, token);
+      return { token, snap: readable instanceof Promise ? readable.then(() => token) : token };
+    } catch (e) {
+      return { token: 0, snap: Promise.reject(e) };
+    }
+  }
+
+  /** The schema (a head no older than the token) and the snap, both in flight at once; a schema error wins. */
+  async #resolve(
+    tenantId: string,
+    schemaVersion: string,
+    at: RequestSnap,
+    cached?: ResolvedSchema,
+  ): Promise<{ schema: ResolvedSchema; snap: Snap }> {
+    if (at.snap instanceof Promise) at.snap.catch(() => {}); // awaited below, after the schema
+    const schema = cached ?? (await this.schemas.resolve(tenantId, schemaVersion, at.token));
+    return { schema, snap: await at.snap };
+  }
+
   async #target(tenantId: string, meta: PermissionMetadata, context?: Context) {
-    const schema = await this.schemas.resolve(tenantId, meta.schemaVersion);
-    const snap = await this.resolveSnap(tenantId, meta.snapToken);
+    const { schema, snap } = await this.#resolve(
+      tenantId,
+      meta.schemaVersion,
+      this.#snapshot(tenantId, meta.snapToken),
+    );
     const target: EvaluationTarget = { store: this.store, tenantId, snap, depth: meta.depth, context };
     return { schema, target };
   }
@@ -154,9 +191,10 @@ export class PembaService {
   async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
     const compiled = compileSchema(definition);
     const version = this.#versions.next();
+    const before = await this.store.headSnap(tenantId);
     await this.store.writeSchema(tenantId, version, text);
     this.schemas.remember(tenantId, version, text, definition, compiled);
-    this.schemas.setHead(tenantId, version);
+    this.schemas.setHead(tenantId, version, before);
     return version;
   }
 
@@ -307,8 +345,8 @@ export class PembaService {
   // ---- permissions ----
 
   /**
-   * The hot path: with the schema version compiled and cached and no snap token, a check makes no storage call
-   * of its own and no extra await before the engine runs.
+   * The hot path: with the schema version compiled and cached, a check resolves the head snap once (no statement
+   * with a replica or a synchronous store, one on a remote store) and runs the engine without another await.
    */
   check(
     tenantId: string,
@@ -316,25 +354,22 @@ export class PembaService {
     query: CheckQuery,
     context?: Context,
   ): MaybePromise<CheckOutcome> {
-    const schema = meta.snapToken === "" ? this.schemas.cached(tenantId, meta.schemaVersion) : undefined;
-    if (schema !== undefined) {
-      const snap = this.store.headSnap(tenantId);
-      if (typeof snap === "number") {
-        const target: EvaluationTarget = { store: this.store, tenantId, snap, depth: meta.depth, context };
-        return engine.check(schema.compiled, target, query);
-      }
+    const at = this.#snapshot(tenantId, meta.snapToken);
+    const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
+    if (schema !== undefined && typeof at.snap === "number") {
+      const target: EvaluationTarget = {
+        store: this.store,
+        tenantId,
+        snap: at.snap,
+        depth: meta.depth,
+        context,
+      };
+      return engine.check(schema.compiled, target, query);
     }
-    return this.#checkResolving(tenantId, meta, query, context);
-  }
-
-  async #checkResolving(
-    tenantId: string,
-    meta: PermissionMetadata,
-    query: CheckQuery,
-    context?: Context,
-  ): Promise<CheckOutcome> {
-    const { schema, target } = await this.#target(tenantId, meta, context);
-    return engine.check(schema.compiled, target, query);
+    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) => {
+      const target: EvaluationTarget = { store: this.store, tenantId, snap, depth: meta.depth, context };
+      return engine.check(schema.compiled, target, query);
+    });
   }
 
   /** Results in request order; an engine error for one item makes that item DENIED (Permify's behaviour). */

@@ -3,7 +3,13 @@
  * tenant is remembered for `headTtlMs` (writes through this registry update it at once), so a check on the head
  * schema costs no storage call. When it expires, the cached head is still served for one more `headTtlMs` while
  * ONE background read refreshes it: under steady traffic no check ever waits for (or issues) a storage call, and
- * another process writing a schema is seen after at most about `headTtlMs` (2 x `headTtlMs` at the very worst).
+ * another process writing a schema is seen by requests without a snap token after at most about `headTtlMs`
+ * (2 x `headTtlMs` at the very worst).
+ *
+ * A request WITH a snap token is never answered with an older head: the registry keeps the store snap at which
+ * each head was read (`readAt`, a lower bound of the store head at that read). A schema written before the write
+ * that produced token `s` is visible to any head read whose snap is >= `s`; so when `s` > `readAt` the head is
+ * read again (one statement) before the request is answered, and the new `readAt` is >= `s`.
  *
  * The cache is bounded by an estimate of its heap bytes (`maxBytes`) as well as by a count: a parsed and compiled
  * schema takes about HEAP_BYTES_PER_CHAR bytes per character of its text, so a few large schemas cannot fill the
@@ -13,7 +19,7 @@ import { type CompiledSchema, compileSchema } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
 import { parseSchema } from "../schema/index.ts";
-import type { Store } from "../store/store.ts";
+import type { HeadSchemaRecord, Snap, Store } from "../store/store.ts";
 
 export interface ResolvedSchema {
   tenantId: string;
@@ -32,6 +38,8 @@ export const estimatedBytes = (text: string): number => text.length * HEAP_BYTES
 interface HeadEntry {
   version: string;
   expires: number;
+  /** A store snap at (or before) which this head was read: a request with a newer token reads the head again. */
+  readAt: Snap;
 }
 
 export class SchemaRegistry {
@@ -60,11 +68,14 @@ export class SchemaRegistry {
     return this.#bytes;
   }
 
-  /** The cached schema for (tenant, version or head), without any storage call; undefined on a miss. */
-  cached(tenantId: string, version: string): ResolvedSchema | undefined {
+  /**
+   * The cached schema for (tenant, version or head), without any storage call; undefined on a miss. `atSnap` is the
+   * request's snap token (0 = none): a head read before that snap is a miss.
+   */
+  cached(tenantId: string, version: string, atSnap: Snap = 0): ResolvedSchema | undefined {
     if (version === "") {
       const head = this.#heads.get(tenantId);
-      if (head === undefined) return undefined;
+      if (head === undefined || head.readAt < atSnap) return undefined;
       const now = Date.now();
       if (head.expires < now) {
         if (head.expires + this.#headTtlMs < now) return undefined; // too old to serve: load it inline
@@ -88,17 +99,27 @@ export class SchemaRegistry {
       .finally(() => this.#refreshing.delete(tenantId));
   }
 
-  /** Empty version = the tenant's head; ERROR_CODE_SCHEMA_NOT_FOUND when the tenant has no such schema. */
-  resolve(tenantId: string, version: string): ResolvedSchema | Promise<ResolvedSchema> {
-    return this.cached(tenantId, version) ?? this.#load(tenantId, version);
+  /**
+   * Empty version = the tenant's head (as of `atSnap` or later); ERROR_CODE_SCHEMA_NOT_FOUND when the tenant has no
+   * such schema.
+   */
+  resolve(tenantId: string, version: string, atSnap: Snap = 0): ResolvedSchema | Promise<ResolvedSchema> {
+    return this.cached(tenantId, version, atSnap) ?? this.#load(tenantId, version);
   }
 
   async #load(tenantId: string, version: string): Promise<ResolvedSchema> {
     let text: string | undefined;
     if (version === "") {
-      const head = await this.#store.headSchema(tenantId);
-      if (head === undefined) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
-      this.#heads.set(tenantId, { version: head.version, expires: Date.now() + this.#headTtlMs });
+      const head = await this.#readHead(tenantId);
+      const known = this.#heads.get(tenantId);
+      // two reads in flight: keep the one made at the later snap
+      if (known === undefined || known.readAt <= head.readAt || known.expires < Date.now()) {
+        this.#heads.set(tenantId, {
+          version: head.version,
+          expires: Date.now() + this.#headTtlMs,
+          readAt: head.readAt,
+        });
+      }
       version = head.version;
       text = head.schema;
     }
@@ -111,6 +132,12 @@ export class SchemaRegistry {
       this.#pending.set(key, pending);
     }
     return pending;
+  }
+
+  async #readHead(tenantId: string): Promise<HeadSchemaRecord> {
+    const head = await this.#store.headSchema(tenantId);
+    if (head === undefined) throw new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND");
+    return head;
   }
 
   async #compile(tenantId: string, version: string, text: string | undefined): Promise<ResolvedSchema> {
@@ -155,9 +182,12 @@ export class SchemaRegistry {
     if (this.#last === entry) this.#last = undefined;
   }
 
-  /** Called after this process wrote a new head version. */
-  setHead(tenantId: string, version: string): void {
-    this.#heads.set(tenantId, { version, expires: Date.now() + this.#headTtlMs });
+  /**
+   * Called after this process wrote a new head version; `readAt` is a store snap read before that write (every
+   * write up to it committed before the new schema, so no schema older than it can be newer than this one).
+   */
+  setHead(tenantId: string, version: string, readAt: Snap): void {
+    this.#heads.set(tenantId, { version, expires: Date.now() + this.#headTtlMs, readAt });
   }
 
   forgetTenant(tenantId: string): void {

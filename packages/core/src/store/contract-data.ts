@@ -170,6 +170,38 @@ export function describeDataContract(h: StoreHandle): void {
       expect(await h.store.queryTuples("t1", snap, [])).toEqual([]);
     });
 
+    it("queryTuplesAndAttributes (where a store has it) answers exactly what the two separate reads answer", async () => {
+      const s = h.store;
+      if (s.queryTuplesAndAttributes === undefined) return;
+      const first = await seed();
+      const second = await s.write("t1", {
+        deleteTuples: [tuple("doc:1#viewer@user:1")],
+        attributes: [attr("doc:1$public", bool(false)), attr("doc:2$level", int(7))],
+      });
+      const tupleQueries = [
+        { entityType: "doc", entityIds: ["1", "2"], relations: ["viewer", "owner"] },
+        { entityType: "group", entityIds: ["g"], relations: ["member"] },
+      ];
+      const attributeQueries = [
+        { entityType: "doc", entityIds: ["1", "2", "3"], attributes: ["public", "level"] },
+        { entityType: "doc", attributes: ["level"] },
+      ];
+      for (const snap of [first, second]) {
+        const [tuples, attributes] = await s.queryTuplesAndAttributes(
+          "t1",
+          snap,
+          tupleQueries,
+          attributeQueries,
+        );
+        expect(keys(tuples)).toEqual(keys(await s.queryTuples("t1", snap, tupleQueries)));
+        const byKey = (list: Attribute[]) =>
+          list.map((a) => `${a.entity.id}$${a.attribute}=${JSON.stringify(a.value)}`).sort();
+        expect(byKey(attributes)).toEqual(byKey(await s.queryAttributes("t1", snap, attributeQueries)));
+        expect(attributes.length).toBeGreaterThan(0);
+      }
+      expect(await s.queryTuplesAndAttributes("t1", second, [], [])).toEqual([[], []]);
+    });
+
     it("large batches (hundreds of keys) answer every key", async () => {
       const ids = Array.from({ length: 600 }, (_, i) => String(i));
       const snap = await h.store.write("t1", {

@@ -111,6 +111,16 @@ export function describeMetadataContract(h: StoreHandle): void {
       expect(p2.cursor).toBe("");
     });
 
+    it("the head schema says at which snap it was read: every write up to it is older than the read", async () => {
+      const s = h.store;
+      await s.writeSchema("t1", "v1", "entity user {}");
+      const written = await s.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+      const head = await s.headSchema("t1");
+      expect(head?.version).toBe("v1");
+      expect(head?.readAt).toBeGreaterThanOrEqual(written);
+      expect(head?.readAt).toBeLessThanOrEqual(await s.headSnap("t1"));
+    });
+
     it("schemas are per tenant", async () => {
       await h.store.createTenant("other", "Other");
       await h.store.writeSchema("other", "v1", "entity user {}");

@@ -31,6 +31,7 @@ import type {
   ChangeSet,
   DataBundle,
   DataChange,
+  HeadSchemaRecord,
   Page,
   SchemaRecord,
   Snap,
@@ -140,10 +141,12 @@ export class MemoryStore implements Store {
     return s ? { version: s.version, schema: s.schema, createdAt: s.createdAt } : undefined;
   }
 
-  async headSchema(tenantId: string): Promise<SchemaRecord | undefined> {
+  async headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
     const list = this.tenants.get(tenantId)?.schemas ?? [];
     const s = list[list.length - 1];
-    return s ? { version: s.version, schema: s.schema, createdAt: s.createdAt } : undefined;
+    return s
+      ? { version: s.version, schema: s.schema, createdAt: s.createdAt, readAt: this.head }
+      : undefined;
   }
 
   async listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {

@@ -20,6 +20,14 @@
  *   collects the memory copy up to at most the same horizon.
  * - Size guard: when the initial load passes `maxRows` rows, the load is abandoned and `open` returns the inner
  *   store itself (reads go to SQL), with a log line saying so.
+ *
+ * Runtimes where I/O may only happen inside a request (Cloudflare Workers: no background timers) use
+ * `ReplicaStore.lazy` instead of `open`: no timer, and
+ * - each tenant is loaded on first use (once per isolate), unless its rows would take the replica above
+ *   `maxRows`: such a tenant is never loaded and its reads go to the inner store (batched SQL);
+ * - freshness is request-driven: reading a loaded tenant's head snap (once per check) costs no statement while the
+ *   tenant's last look at the database is younger than `freshnessMs`, else ONE statement (head snap, GC horizon
+ *   and the tenant's created_at together), plus a catch-up from the change feed only when the head moved.
  */
 import { PembaError } from "../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
@@ -29,6 +37,7 @@ import type {
   ChangeSet,
   DataBundle,
   DataChange,
+  HeadSchemaRecord,
   MaybePromise,
   Page,
   SchemaRecord,
@@ -58,6 +67,11 @@ export interface ReplicaOptions {
   logger?: ReplicaLogger;
 }
 
+export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
+  /** A read of the head snap looks for writes of other instances when the last look is older than this (ms). */
+  freshnessMs?: number;
+}
+
 export const DEFAULT_REPLICA_REFRESH_MS = 1000;
 export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
 
@@ -68,6 +82,21 @@ interface HorizonSource {
 
 const hasHorizon = (s: Store): s is Store & HorizonSource =>
   typeof (s as Partial<HorizonSource>).gcHorizon === "function";
+
+/** The database's state as one statement reads it (SqlStore.freshness). */
+export interface Freshness {
+  head: Snap;
+  horizon: Snap;
+  /** The tenant's created_at (ms); undefined when the tenant does not exist. */
+  tenantCreatedAt: number | undefined;
+}
+
+interface FreshnessSource {
+  freshness(tenantId: string): MaybePromise<Freshness>;
+}
+
+const hasFreshness = (s: Store): s is Store & FreshnessSource =>
+  typeof (s as Partial<FreshnessSource>).freshness === "function";
 
 interface TenantState {
   id: string;
@@ -81,6 +110,10 @@ interface TenantState {
   applied: Snap;
   /** The catch-up in flight, if any (one at a time per tenant). */
   busy?: Promise<void>;
+  /** Rows of this tenant in the copy (loaded plus created minus deleted since). */
+  rows: number;
+  /** Date.now() of the tenant's last look at the database head (request-driven freshness). */
+  checkedAt: number;
 }
 
 class TooLarge extends Error {}
@@ -101,6 +134,10 @@ export class ReplicaStore implements Store {
   private readonly states = new Map<string, TenantState>();
   private readonly loading = new Map<string, Promise<TenantState | undefined>>();
   private readonly refreshMs: number;
+  /** Request-driven freshness window (lazy replicas); undefined = the refresh timer keeps the copy fresh. */
+  private readonly freshnessMs?: number;
+  /** Tenants too large for the copy (lazy replicas): served by the inner store. */
+  private readonly oversized = new Set<string>();
   private readonly maxRows: number;
   private readonly pageSize: number;
   private readonly feedBatch: number;
@@ -114,13 +151,14 @@ export class ReplicaStore implements Store {
   private loadMs = 0;
   private guarding = true;
   private warnedSize = false;
-  private timer?: NodeJS.Timeout;
+  private timer?: ReturnType<typeof setInterval>;
   private refreshing?: Promise<void>;
   private closed = false;
 
-  private constructor(inner: Store, opts: ReplicaOptions) {
+  private constructor(inner: Store, opts: ReplicaOptions, freshnessMs?: number) {
     this.inner = inner;
     this.kind = inner.kind;
+    this.freshnessMs = freshnessMs;
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
     this.maxRows = opts.maxRows ?? DEFAULT_REPLICA_MAX_ROWS;
     this.pageSize = opts.loadPageSize ?? 10_000;
@@ -159,10 +197,30 @@ export class ReplicaStore implements Store {
       `replica loaded ${replica.rows} rows of ${replica.states.size} tenant(s) in ${Math.round(replica.loadMs)} ms`,
     );
     if (replica.refreshMs > 0) {
-      replica.timer = setInterval(() => void replica.refresh(), replica.refreshMs);
-      replica.timer.unref();
+      const timer = setInterval(() => void replica.refresh(), replica.refreshMs);
+      // Node: the timer alone keeps no process alive
+      if (typeof timer === "object" && "unref" in timer) timer.unref();
+      replica.timer = timer;
     }
     return replica;
+  }
+
+  /**
+   * A replica without a timer that loads each tenant on first use (see the module comment): for Workers. Nothing
+   * is read before the first request.
+   */
+  static lazy(inner: Store, opts: LazyReplicaOptions = {}): ReplicaStore {
+    const replica = new ReplicaStore(
+      inner,
+      { ...opts, refreshMs: 0 },
+      opts.freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS,
+    );
+    return replica;
+  }
+
+  /** Whether the tenant's reads are answered from memory (loaded) rather than by the inner store. */
+  holds(tenantId: string): boolean {
+    return this.states.has(tenantId);
   }
 
   stats(): ReplicaStats {
@@ -171,13 +229,19 @@ export class ReplicaStore implements Store {
 
   // ---- loading and catching up ----
 
-  /** The tenant's state, loading it on first use; undefined when the inner store has no such tenant. */
+  /**
+   * The tenant's state, loading it on first use; undefined when the inner store has no such tenant or (lazy
+   * replicas) the tenant is too large for the copy.
+   */
   private ensure(id: string, known?: Tenant): MaybePromise<TenantState | undefined> {
     const st = this.states.get(id);
     if (st !== undefined) return st;
+    if (this.oversized.has(id)) return undefined;
     let pending = this.loading.get(id);
     if (pending === undefined) {
-      pending = this.load(id, known).finally(() => this.loading.delete(id));
+      pending = (
+        this.freshnessMs === undefined ? this.load(id, known) : this.loadWithinCap(id, known)
+      ).finally(() => this.loading.delete(id));
       this.loading.set(id, pending);
     }
     return pending;
@@ -196,6 +260,25 @@ export class ReplicaStore implements Store {
     }
   }
 
+  /** A lazy replica's load: a tenant that does not fit under `maxRows` is left to the inner store. */
+  private async loadWithinCap(id: string, known?: Tenant): Promise<TenantState | undefined> {
+    try {
+      return await this.load(id, known);
+    } catch (e) {
+      if (!(e instanceof TooLarge)) throw e;
+      this.markOversized(id);
+      return undefined;
+    }
+  }
+
+  private markOversized(id: string): void {
+    this.oversized.add(id);
+    this.logger?.warn(
+      { tenant: id, rows: this.rows, maxRows: this.maxRows },
+      `replica: tenant ${id} does not fit under ${this.maxRows} rows (PEMBA_REPLICA_MAX_ROWS); its reads go to SQL`,
+    );
+  }
+
   /**
    * Loads the tenant's live rows at the current head `h`. Each page is applied as its own change set (so the load
    * never holds more than one page of garbage): pages take snaps 1, 2, ... below `h` and the last one (or all the
@@ -212,8 +295,14 @@ export class ReplicaStore implements Store {
       let nextSnap = 1;
       let count = 0;
       const take = (changes: DataChange[]) => {
-        this.countRows(changes.length);
         count += changes.length;
+        try {
+          this.countRows(changes.length);
+        } catch (e) {
+          this.rows -= count;
+          void this.memory.deleteTenant(id);
+          throw e;
+        }
         pending = pending.length === 0 ? changes : pending.concat(changes);
         if (nextSnap < head) {
           this.apply(id, { snap: nextSnap++, changes: pending });
@@ -245,6 +334,8 @@ export class ReplicaStore implements Store {
         floor: head,
         caughtUp: head,
         applied: head,
+        rows: count,
+        checkedAt: Date.now(),
       };
       this.states.set(id, st);
       return st;
@@ -285,6 +376,14 @@ export class ReplicaStore implements Store {
       }
       if (sets.length < this.feedBatch) break;
     }
+    st.rows += created;
+    if (this.freshnessMs !== undefined && this.rows + created > this.maxRows) {
+      // a lazy replica gives a tenant that outgrew the cap back to the inner store (its memory is freed)
+      this.rows += created;
+      this.drop(st.id);
+      this.markOversized(st.id);
+      return;
+    }
     this.countRows(created);
     // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
     // changes may have been skipped, so reload the tenant from scratch
@@ -302,7 +401,10 @@ export class ReplicaStore implements Store {
   }
 
   private drop(id: string): void {
-    if (!this.states.delete(id)) return;
+    const st = this.states.get(id);
+    if (st === undefined) return;
+    this.states.delete(id);
+    this.rows -= st.rows;
     void this.memory.deleteTenant(id);
   }
 
@@ -359,6 +461,30 @@ export class ReplicaStore implements Store {
     }
   }
 
+  /**
+   * A lazy replica's look at the database (one statement with SqlStore): catches the tenant up when the head moved,
+   * mirrors a GC, drops a tenant deleted (or re-created) elsewhere. Requests meanwhile use the current copy.
+   */
+  private async freshen(st: TenantState): Promise<Snap> {
+    st.checkedAt = Date.now();
+    const f = await this.readFreshness(st.id);
+    if (f.horizon > this.horizon) {
+      this.horizon = f.horizon;
+      await this.mirrorGc(f.horizon);
+    }
+    if (this.states.get(st.id) === st && f.tenantCreatedAt !== st.createdAt) this.drop(st.id);
+    else if (f.head > st.caughtUp) await this.catchUp(st, f.head, true);
+    return this.states.get(st.id) === st ? st.caughtUp : await this.headSnap(st.id);
+  }
+
+  private async readFreshness(tenantId: string): Promise<Freshness> {
+    if (hasFreshness(this.inner)) return await this.inner.freshness(tenantId);
+    const head = await this.inner.headSnap(tenantId);
+    const horizon = hasHorizon(this.inner) ? await this.inner.gcHorizon() : this.horizon;
+    const tenant = await this.inner.getTenant(tenantId);
+    return { head, horizon, tenantCreatedAt: tenant?.createdAt.getTime() };
+  }
+
   // ---- reads answered from memory ----
 
   private async slow<T>(
@@ -377,7 +503,12 @@ export class ReplicaStore implements Store {
 
   headSnap(tenantId: string): MaybePromise<Snap> {
     const st = this.states.get(tenantId);
-    if (st !== undefined) return st.caughtUp;
+    if (st !== undefined) {
+      const window = this.freshnessMs;
+      if (window === undefined || Date.now() - st.checkedAt < window) return st.caughtUp;
+      return this.freshen(st);
+    }
+    if (this.oversized.has(tenantId)) return this.inner.headSnap(tenantId);
     return (async () => {
       const loaded = await this.ensure(tenantId);
       return loaded !== undefined ? loaded.caughtUp : await this.inner.headSnap(tenantId);
@@ -425,6 +556,29 @@ export class ReplicaStore implements Store {
       () => this.memory.queryAttributes(tenantId, snap, queries),
       () => this.inner.queryAttributes(tenantId, snap, queries),
     );
+  }
+
+  queryTuplesAndAttributes(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+  ): MaybePromise<[Tuple[], Attribute[]]> {
+    const fromMemory = (): [Tuple[], Attribute[]] => [
+      this.memory.queryTuples(tenantId, snap, tuples),
+      this.memory.queryAttributes(tenantId, snap, attributes),
+    ];
+    const st = this.states.get(tenantId);
+    if (st !== undefined && snap <= st.caughtUp && snap >= st.floor) return fromMemory();
+    return this.slow(tenantId, snap, fromMemory, () => {
+      const inner = this.inner;
+      if (inner.queryTuplesAndAttributes !== undefined)
+        return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
+      return Promise.all([
+        inner.queryTuples(tenantId, snap, tuples),
+        inner.queryAttributes(tenantId, snap, attributes),
+      ]);
+    });
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
@@ -492,7 +646,7 @@ export class ReplicaStore implements Store {
     return this.inner.readSchema(tenantId, version);
   }
 
-  headSchema(tenantId: string): Promise<SchemaRecord | undefined> {
+  headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
     return this.inner.headSchema(tenantId);
   }
 

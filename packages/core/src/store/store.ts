@@ -35,6 +35,11 @@ export interface SchemaRecord {
   createdAt: Date;
 }
 
+/** The head schema and the store snap it was read at (a lower bound: every write <= readAt was visible). */
+export interface HeadSchemaRecord extends SchemaRecord {
+  readAt: Snap;
+}
+
 /** Tuples with these entity ids and relations (the check direction: entity -> subjects). */
 export interface TupleQuery {
   entityType: string;
@@ -111,8 +116,11 @@ export interface Store {
   // schema versions
   writeSchema(tenantId: string, version: string, schema: string): Promise<void>;
   readSchema(tenantId: string, version: string): Promise<SchemaRecord | undefined>;
-  /** The newest schema version of the tenant. */
-  headSchema(tenantId: string): Promise<SchemaRecord | undefined>;
+  /**
+   * The newest schema version of the tenant, with a snap `readAt` such that every write with a snap <= readAt had
+   * committed before the schema was read (read in the same statement, or just before it).
+   */
+  headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined>;
   /** Newest first. */
   listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>>;
 
@@ -127,6 +135,16 @@ export interface Store {
   queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]>;
   querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]>;
   queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]>;
+  /**
+   * Optional: the tuples and the attributes one level of the walk needs, in ONE call (one SQL statement) instead of
+   * two, for stores where every call is a round trip. Same rows as queryTuples + queryAttributes.
+   */
+  queryTuplesAndAttributes?(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+  ): MaybePromise<[Tuple[], Attribute[]]>;
   /** Distinct ids of `type` that appear anywhere (tuple entity or subject, attribute entity), sorted. */
   listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]>;
 

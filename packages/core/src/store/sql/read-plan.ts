@@ -1,5 +1,5 @@
 /** The read statements: each engine read batch is ONE statement joining the bound query rows to the table. */
-import type { AttributeFilter, TupleFilter } from "../../model.ts";
+import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
 import type { AttributeQuery, ChangeSet, DataChange, SubjectTupleQuery, TupleQuery } from "../store.ts";
 import type { Dialect, Fragment } from "./dialect.ts";
 import type { Row, Statement } from "./executor.ts";
@@ -15,12 +15,17 @@ import {
 const TUPLE_SELECT =
   "t.entity_type, t.entity_id, t.relation, t.subject_type, t.subject_id, t.subject_relation";
 const ATTRIBUTE_SELECT = "t.entity_type, t.entity_id, t.attribute, t.value_type, t.value";
+/** The columns of both tables in one row shape (`is_attribute` tells them apart), for the combined read. */
+const NULL_TEXT = "CAST(NULL AS TEXT)";
+const TUPLE_AS_READ = `0 AS is_attribute, ${TUPLE_SELECT}, ${NULL_TEXT} AS attribute, ${NULL_TEXT} AS value_type, ${NULL_TEXT} AS value`;
+const ATTRIBUTE_AS_READ = `1 AS is_attribute, t.entity_type, t.entity_id, ${NULL_TEXT} AS relation, ${NULL_TEXT} AS subject_type, ${NULL_TEXT} AS subject_id, ${NULL_TEXT} AS subject_relation, t.attribute, t.value_type, t.value`;
 
 export function queryTuplesStatement(
   d: Dialect,
   tenantId: string,
   snap: number,
   queries: TupleQuery[],
+  select = TUPLE_SELECT,
 ): Statement {
   const keys: string[][] = [];
   for (const q of queries) {
@@ -29,7 +34,7 @@ export function queryTuplesStatement(
   const match = d.keyIn(["t.entity_type", "t.entity_id", "t.relation"], keys);
   const vis = visibleAt("t", snap);
   return {
-    sql: `SELECT ${TUPLE_SELECT} FROM ${d.table("tuples", "t", "tuples_entity_idx")}
+    sql: `SELECT ${select} FROM ${d.table("tuples", "t", "tuples_entity_idx")}
       WHERE t.tenant_id = ? AND ${match.sql} AND ${vis.sql}`,
     params: [tenantId, ...match.params, ...vis.params],
   };
@@ -64,6 +69,7 @@ export function queryAttributesStatement(
   tenantId: string,
   snap: number,
   queries: AttributeQuery[],
+  select = ATTRIBUTE_SELECT,
 ): Statement {
   const byId: string[][] = [];
   const byType: string[][] = [];
@@ -78,7 +84,7 @@ export function queryAttributesStatement(
   if (byId.length > 0 || byType.length === 0) {
     const match = d.keyIn(["t.entity_type", "t.entity_id", "t.attribute"], byId);
     parts.push({
-      sql: `SELECT ${ATTRIBUTE_SELECT} FROM ${d.table("attributes", "t", "attributes_entity_idx")}
+      sql: `SELECT ${select} FROM ${d.table("attributes", "t", "attributes_entity_idx")}
         WHERE t.tenant_id = ? AND ${match.sql} AND ${vis.sql}`,
       params: [tenantId, ...match.params, ...vis.params],
     });
@@ -86,12 +92,39 @@ export function queryAttributesStatement(
   if (byType.length > 0) {
     const match = d.keyIn(["t.entity_type", "t.attribute"], byType);
     parts.push({
-      sql: `SELECT ${ATTRIBUTE_SELECT} FROM ${d.table("attributes", "t", "attributes_entity_idx")}
+      sql: `SELECT ${select} FROM ${d.table("attributes", "t", "attributes_entity_idx")}
         WHERE t.tenant_id = ? AND ${match.sql} AND ${vis.sql}`,
       params: [tenantId, ...match.params, ...vis.params],
     });
   }
   return join(parts, " UNION ALL ");
+}
+
+/** queryTuples and queryAttributes of one walk level as ONE statement; rows split by `splitReads`. */
+export function queryReadsStatement(
+  d: Dialect,
+  tenantId: string,
+  snap: number,
+  tuples: TupleQuery[],
+  attributes: AttributeQuery[],
+): Statement {
+  return join(
+    [
+      queryTuplesStatement(d, tenantId, snap, tuples, TUPLE_AS_READ),
+      queryAttributesStatement(d, tenantId, snap, attributes, ATTRIBUTE_AS_READ),
+    ],
+    " UNION ALL ",
+  );
+}
+
+export function splitReads(rows: Row[]): [Tuple[], Attribute[]] {
+  const tuples: Tuple[] = [];
+  const attributes: Attribute[] = [];
+  for (const r of rows) {
+    if (Number(r.is_attribute) === 1) attributes.push(rowToAttribute(r));
+    else tuples.push(rowToTuple(r));
+  }
+  return [tuples, attributes];
 }
 
 export function listObjectIdsStatement(d: Dialect, tenantId: string, snap: number, type: string): Statement {

@@ -5,10 +5,12 @@
 import { PembaError } from "../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
+import type { Freshness } from "../replica.ts";
 import type {
   AttributeQuery,
   ChangeSet,
   DataBundle,
+  HeadSchemaRecord,
   MaybePromise,
   Page,
   SchemaRecord,
@@ -28,10 +30,12 @@ import {
   changedTxStatement,
   listObjectIdsStatement,
   queryAttributesStatement,
+  queryReadsStatement,
   querySubjectTuplesStatement,
   queryTuplesStatement,
   readAttributesStatement,
   readTuplesStatement,
+  splitReads,
 } from "./read-plan.ts";
 import { planWrite } from "./write-plan.ts";
 
@@ -136,12 +140,14 @@ export abstract class SqlStore implements Store {
     return rows.length > 0 ? toSchema(rows[0]) : undefined;
   }
 
-  async headSchema(tenantId: string): Promise<SchemaRecord | undefined> {
+  /** The head snap comes from the same statement: one snapshot of the database for both. */
+  async headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
     const rows = await this.rows("read_schema", {
-      sql: "SELECT version, schema, created_at FROM schemas WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1",
+      sql: `SELECT version, schema, created_at, (SELECT value FROM pemba_meta WHERE key = 'tx') AS read_at
+        FROM schemas WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1`,
       params: [tenantId],
     });
-    return rows.length > 0 ? toSchema(rows[0]) : undefined;
+    return rows.length > 0 ? { ...toSchema(rows[0]), readAt: Number(rows[0].read_at) } : undefined;
   }
 
   async listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
@@ -169,6 +175,25 @@ export abstract class SqlStore implements Store {
   headSnap(_tenantId: string): MaybePromise<Snap> {
     return then(this.exec.all("head_snap", "SELECT value FROM pemba_meta WHERE key = 'tx'", []), (rows) =>
       Number(rows[0].value),
+    );
+  }
+
+  /** The head snap, the GC horizon and the tenant's created_at in ONE statement (the lazy replica's look). */
+  freshness(tenantId: string): MaybePromise<Freshness> {
+    return then(
+      this.exec.all(
+        "freshness",
+        `SELECT (SELECT value FROM pemba_meta WHERE key = 'tx') AS head,
+          (SELECT value FROM pemba_meta WHERE key = 'gc_horizon') AS horizon,
+          (SELECT created_at FROM tenants WHERE id = ?) AS created_at`,
+        [tenantId],
+      ),
+      ([r]) => ({
+        head: Number(r.head),
+        horizon: Number(r.horizon),
+        tenantCreatedAt:
+          r.created_at === null || r.created_at === undefined ? undefined : Number(r.created_at),
+      }),
     );
   }
 
@@ -204,6 +229,16 @@ export abstract class SqlStore implements Store {
   queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
     const s = queryAttributesStatement(this.exec.dialect, tenantId, snap, queries);
     return then(this.exec.all("query_attributes", s.sql, s.params), (rows) => rows.map(rowToAttribute));
+  }
+
+  queryTuplesAndAttributes(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+  ): MaybePromise<[Tuple[], Attribute[]]> {
+    const s = queryReadsStatement(this.exec.dialect, tenantId, snap, tuples, attributes);
+    return then(this.exec.all("query_reads", s.sql, s.params), splitReads);
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
