@@ -114,11 +114,7 @@ export class PembaService {
 
   /** Empty = head; garbage = ERROR_CODE_INVALID_SNAP_TOKEN; too old = ERROR_CODE_SNAP_TOKEN_EXPIRED. */
   resolveSnap(tenantId: string, snapToken: string): MaybePromise<Snap> {
-    if (snapToken === "") return this.store.headSnap(tenantId);
-    const { snap, bookmark } = decodeSnapTokenWithBookmark(snapToken);
-    if (bookmark !== undefined) this.store.readAfterBookmark?.(bookmark);
-    const readable = this.store.assertSnapReadable(tenantId, snap);
-    return readable instanceof Promise ? readable.then(() => snap) : snap;
+    return this.#snapshot(tenantId, snapToken).snap;
   }
 
   resolveSchema(tenantId: string, schemaVersion: string): MaybePromise<ResolvedSchema> {
@@ -133,7 +129,9 @@ export class PembaService {
   #snapshot(tenantId: string, snapToken: string): RequestSnap {
     try {
       if (snapToken === "") return { token: 0, snap: this.store.headSnap(tenantId) };
-      const token = decodeSnapToken(snapToken);
+      const { snap: token, bookmark } = decodeSnapTokenWithBookmark(snapToken);
+      // a replicated store (D1) reads at least as new as the write's bookmark
+      if (bookmark !== undefined) this.store.readAfterBookmark?.(bookmark);
       const readable = this.store.assertSnapReadable(tenantId, token);
       return { token, snap: readable instanceof Promise ? readable.then(() => token) : token };
     } catch (e) {

@@ -690,6 +690,15 @@ export class ReplicaStore implements Store {
     return this.inner.deleteBundle(tenantId, name);
   }
 
+  // a replicated inner store's (D1) replication position travels in snap tokens through the replica unchanged
+  consistencyBookmark(): string | undefined {
+    return this.inner.consistencyBookmark?.();
+  }
+
+  readAfterBookmark(bookmark: string): void {
+    this.inner.readAfterBookmark?.(bookmark);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);

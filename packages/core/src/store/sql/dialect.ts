@@ -19,6 +19,8 @@ export interface Dialect {
   keyIn(columns: string[], rows: string[][]): Fragment;
   /** `table alias`, pinned to `index` where the planner needs it (SQLite has no statistics without ANALYZE). */
   table(table: string, alias: string, index: string): string;
+  /** Most bound parameters one statement may have. */
+  readonly maxParams: number;
   /** ORDER BY expression for a text column in byte order. */
   orderText(column: string): string;
 }
@@ -30,9 +32,10 @@ const columns = (width: number) => Array.from({ length: width }, (_, i) => `c${i
  * VALUES are several times faster than json_each for the usual small batch; json_each (one parameter) takes
  * bigger batches, so a statement stays under the engine's parameter limit.
  */
-function sqliteDialectWith(maxValuesParams: number): Dialect {
+function sqliteDialectWith(maxValuesParams: number, maxParams: number): Dialect {
   const dialect: Dialect = {
     name: "sqlite",
+    maxParams,
     inList: (column, values) => ({
       sql: `${column} IN (SELECT value FROM json_each(?))`,
       params: [JSON.stringify(values)],
@@ -62,16 +65,17 @@ function sqliteDialectWith(maxValuesParams: number): Dialect {
 }
 
 /** SQLite and libSQL: up to 999 bound parameters per statement (SQLite's historical default limit). */
-export const sqliteDialect: Dialect = sqliteDialectWith(999);
+export const sqliteDialect: Dialect = sqliteDialectWith(999, 999);
 
 /**
  * D1: at most 100 bound parameters per statement. A read statement holds at most two key lists (attribute reads by
  * id and by type) plus 3 other parameters each, so 45 per key list keeps every statement at or under 96.
  */
-export const d1Dialect: Dialect = sqliteDialectWith(45);
+export const d1Dialect: Dialect = sqliteDialectWith(45, 100);
 
 export const pgDialect: Dialect = {
   name: "pg",
+  maxParams: 65535,
   inList: (column, values) => ({ sql: `${column} = ANY(?::text[])`, params: [values] }),
   rows: (width, rows) => ({
     sql: `(SELECT * FROM unnest(${columns(width)

@@ -238,7 +238,14 @@ export abstract class SqlStore implements Store {
     attributes: AttributeQuery[],
   ): MaybePromise<[Tuple[], Attribute[]]> {
     const s = queryReadsStatement(this.exec.dialect, tenantId, snap, tuples, attributes);
-    return then(this.exec.all("query_reads", s.sql, s.params), splitReads);
+    if (s.params.length <= this.exec.dialect.maxParams) {
+      return then(this.exec.all("query_reads", s.sql, s.params), splitReads);
+    }
+    // too many parameters for one statement (D1: 100): the two reads separately
+    const t = this.queryTuples(tenantId, snap, tuples);
+    const a = this.queryAttributes(tenantId, snap, attributes);
+    if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
+    return [t, a];
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
