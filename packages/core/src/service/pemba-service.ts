@@ -189,10 +189,9 @@ export class PembaService {
   async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
     const compiled = compileSchema(definition);
     const version = this.#versions.next();
-    const before = await this.store.headSnap(tenantId);
     await this.store.writeSchema(tenantId, version, text);
     this.schemas.remember(tenantId, version, text, definition, compiled);
-    this.schemas.setHead(tenantId, version, before);
+    this.schemas.setHead(tenantId, version);
     return version;
   }
 

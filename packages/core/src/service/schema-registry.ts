@@ -183,11 +183,11 @@ export class SchemaRegistry {
   }
 
   /**
-   * Called after this process wrote a new head version; `readAt` is a store snap read before that write (every
-   * write up to it committed before the new schema, so no schema older than it can be newer than this one).
+   * Called after this process wrote a new head version. The snap it was read at is unknown (0): the first request
+   * with a snap token reads the head once more, which also notices a schema written meanwhile by another process.
    */
-  setHead(tenantId: string, version: string, readAt: Snap): void {
-    this.#heads.set(tenantId, { version, expires: Date.now() + this.#headTtlMs, readAt });
+  setHead(tenantId: string, version: string): void {
+    this.#heads.set(tenantId, { version, expires: Date.now() + this.#headTtlMs, readAt: 0 });
   }
 
   forgetTenant(tenantId: string): void {
