@@ -43,10 +43,14 @@ export class D1Sessions {
     this.maxQueries = maxQueries;
   }
 
-  /** Later reads are answered by a database at least as new as `bookmark` (a write's, from its snap token). */
+  /**
+   * Later reads are answered by a database at least as new as `bookmark` (a write's, from its snap token). A read
+   * session already opened (e.g. for the schema) is replaced by one starting at the bookmark.
+   */
   readAfter(bookmark: string): void {
-    if (this.#reader !== undefined || this.#wrote) return;
+    if (this.#wrote) return;
     this.#readAfter = bookmark;
+    if (this.#reader !== undefined) this.#reader = this.#db.withSession(bookmark);
   }
 
   /** The session reads go to: after a write of this request, the primary's (read your own write). */

@@ -36,6 +36,8 @@ async function setUp() {
   let current = new D1Sessions(db);
   const store = await D1Store.open(db, { sessions: () => current });
   const service = new PembaService(store);
+  /** A service with nothing cached (a new isolate): its first read of a request is the schema. */
+  const coldService = () => new PembaService(store);
   /** Runs `work` as one request: fresh sessions, and only its statements in the returned log. */
   const request = async <T>(work: () => Promise<T> | T) => {
     current = new D1Sessions(db);
@@ -45,7 +47,7 @@ async function setUp() {
   };
   await request(() => service.writeSchema("t1", SCHEMA));
   await db.catchUp();
-  return { db, service, request };
+  return { db, service, coldService, request };
 }
 
 describe("D1 sessions", () => {
@@ -114,5 +116,19 @@ describe("D1 sessions", () => {
     );
     expect(old.result.can).toBe("CHECK_RESULT_ALLOWED");
     expect(old.log.filter((s) => s.target === "primary")).toEqual([]);
+  });
+
+  it("a token still wins when the request read the schema from the replica first (nothing cached)", async () => {
+    const { db, service, coldService, request } = await setUp();
+    const { result: token } = await request(() => service.writeData("t1", "", [viewer("1", "alice")], []));
+    const cold = await request(() =>
+      coldService().check("t1", { schemaVersion: "", snapToken: token, depth: 10 }, query("1", "alice")),
+    );
+    expect(cold.result.can).toBe("CHECK_RESULT_ALLOWED");
+    // the schema came from the replica, everything after the token's bookmark from the primary
+    expect(cold.log[0]).toMatchObject({ target: "replica" });
+    expect(cold.log[0].sql).toContain("FROM schemas");
+    expect(cold.log.slice(1).map((s) => s.target)).toEqual(cold.log.slice(1).map(() => "primary"));
+    await db.catchUp();
   });
 });
