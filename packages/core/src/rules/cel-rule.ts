@@ -7,11 +7,24 @@
  * tell is checked at run time (a non-bool result is an evaluation error).
  *
  * Work is bounded (@bufbuild/cel has no cost limit of its own): every comprehension's loop condition is wrapped in
- * a call that spends one unit of the evaluation's budget per iteration, `matches` spends units for the text and
+ * a call that spends one unit of the evaluation's budget per iteration, and its range in one that spends a unit per
+ * element when the comprehension starts, `matches` spends units for the text and
  * pattern lengths and refuses patterns longer than MAX_PATTERN_LENGTH (RE2 compile time grows faster than the
  * pattern), and compiled patterns are cached. Over budget: RESOURCE_EXHAUSTED.
  */
-import { CelScalar, type CelType, celEnv, celFunc, isCelError, listType, parse, plan } from "@bufbuild/cel";
+import {
+  CelScalar,
+  type CelType,
+  type CelValue,
+  celEnv,
+  celFunc,
+  isCelError,
+  isCelList,
+  isCelMap,
+  listType,
+  parse,
+  plan,
+} from "@bufbuild/cel";
 import { RE2JS } from "@bufbuild/re2";
 import { PembaError } from "../errors.ts";
 import type { AttributeData, AttributeType } from "../model.ts";
@@ -89,7 +102,7 @@ export function ruleArgument(t: AttributeType, data: AttributeData): RuleArgumen
   return data as RuleArgument;
 }
 
-/** Units one rule evaluation may spend: an iteration of a comprehension is 1. */
+/** Units one rule evaluation may spend: an iteration of a comprehension is 1, as is an element of its range. */
 export const MAX_RULE_COST = 100_000;
 /** The longest pattern `matches` compiles. */
 export const MAX_PATTERN_LENGTH = 1024;
@@ -111,11 +124,18 @@ class CostLimitExceeded extends Error {
   }
 }
 
-/** Not a CEL identifier: rule bodies cannot call it. */
+/** Not CEL identifiers: rule bodies cannot call them. */
 const STEP = "@pemba_step";
+const RANGE = "@pemba_range";
+/** Spends 1 unit per iteration (wraps a comprehension's loop condition). */
 const step = celFunc(STEP, [CelScalar.BOOL], CelScalar.BOOL, (condition: boolean) => {
   if (!spend(1)) throw new CostLimitExceeded();
   return condition;
+});
+/** Spends 1 unit per element of a comprehension's range when it starts (building the range walks it). */
+const range = celFunc(RANGE, [CelScalar.DYN], CelScalar.DYN, (value: CelValue) => {
+  if (!spend(isCelList(value) || isCelMap(value) ? value.size : 1)) throw new CostLimitExceeded();
+  return value;
 });
 
 /** What @bufbuild/cel's `re2` option compiles a pattern to (its type is not exported). */
@@ -148,7 +168,11 @@ const re2 = {
   },
 };
 
-/** Wraps every comprehension's loop condition in STEP (the planner evaluates it once per iteration). */
+/** `fn(node)`, keeping the node's id (errors point at the metered expression). */
+const meteredCall = (fn: string, node: AstNode): AstNode =>
+  ({ ...node, exprKind: { case: "callExpr", value: { function: fn, args: [node] } } }) as AstNode;
+
+/** Wraps every comprehension's loop condition in STEP and its range in RANGE (the planner evaluates it once per iteration). */
 function meterComprehensions(node: AstNode | undefined): void {
   if (!node) return;
   const k = node.exprKind;
@@ -178,11 +202,8 @@ function meterComprehensions(node: AstNode | undefined): void {
       >;
       for (const part of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result])
         meterComprehensions(part);
-      const condition = c.loopCondition;
-      c.loopCondition = {
-        ...condition,
-        exprKind: { case: "callExpr", value: { function: STEP, args: [condition] } },
-      } as AstNode;
+      c.loopCondition = meteredCall(STEP, c.loopCondition);
+      c.iterRange = meteredCall(RANGE, c.iterRange);
       return;
     }
     default:
@@ -313,7 +334,7 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
   if (nonBool !== undefined)
     throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
   meterComprehensions(parsed.expr as AstNode);
-  const planned = plan(celEnv({ variables, funcs: [step], re2 }), parsed) as (
+  const planned = plan(celEnv({ variables, funcs: [step, range], re2 }), parsed) as (
     ctx: Record<string, unknown>,
   ) => unknown;
   const run = (bindings: Record<string, unknown>): unknown => {
