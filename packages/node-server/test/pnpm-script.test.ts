@@ -1,11 +1,14 @@
 /**
- * The root `pnpm pemba` script as a user runs it: `pnpm pemba serve &` then `kill $!` signals pnpm, not the server.
- * The script execs node (no shell in between), so pnpm's forwarded SIGTERM reaches the server itself.
+ * The scripts as a user runs them. The root `pnpm pemba`: `pnpm pemba serve &` then `kill $!` signals pnpm, not the
+ * server; the script execs node (no shell in between), so pnpm's forwarded SIGTERM reaches the server itself.
+ * A package's own `pnpm --filter <package> test`: runs that package's vitest project(s) of the root config.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
+import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import rootConfig from "../../../vitest.config.ts";
 import { REPO_DIR } from "./cli-process.ts";
 
 /** pnpm as the test runner was started with it (npm_execpath), else the `pnpm` on PATH. */
@@ -99,5 +102,50 @@ describe("pnpm pemba", () => {
     } finally {
       for (const pid of [pnpm.pid as number, ...serverPids]) if (alive(pid)) process.kill(pid, "SIGKILL");
     }
+  });
+});
+
+/** The vitest projects of the root config: name and folder (relative to the repository). */
+function vitestProjects(): { name: string; root: string }[] {
+  const projects = (rootConfig.test?.projects ?? []) as (
+    | string
+    | { test?: { name?: string; root?: string } }
+  )[];
+  return projects.map((p) => {
+    if (typeof p !== "string") return { name: p.test?.name ?? "", root: p.test?.root ?? "" };
+    const text = readFileSync(join(REPO_DIR, p), "utf8");
+    return { name: /\bname: "([^"]+)"/.exec(text)?.[1] ?? "", root: dirname(p) };
+  });
+}
+
+describe("pnpm --filter <package> test", () => {
+  it("every package's test script runs exactly its own projects of the root vitest config", () => {
+    const projects = vitestProjects();
+    for (const dir of ["packages/core", "packages/node-server", "packages/sdk", "packages/worker"]) {
+      const pkg = JSON.parse(readFileSync(join(REPO_DIR, dir, "package.json"), "utf8")) as {
+        scripts: Record<string, string>;
+      };
+      const script = pkg.scripts.test;
+      const named = [...script.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
+      const own = projects
+        .filter((p) => relative(p.root, dir) === "")
+        .map((p) => p.name)
+        .sort();
+      expect({ dir, named }).toEqual({ dir, named: own });
+      expect(script).toMatch(/^cd \.\.\/\.\. && vitest run /);
+    }
+  });
+
+  it("runs the package's tests (core, one file)", () => {
+    const [command, prefix] = pnpmCommand();
+    const r = spawnSync(command, [...prefix, "--filter", "@pemba/core", "test", "src/http/convert.test.ts"], {
+      cwd: REPO_DIR,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      timeout: 120_000,
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("src/http/convert.test.ts");
+    expect(r.stdout).toMatch(/Test Files\s+1 passed \(1\)/);
   });
 });
