@@ -30,6 +30,10 @@ Usage:
                                       run a Permify validation file (schema, relationships, attributes,
                                       scenarios, assertions); exits 1 when any assertion fails
   pemba migrate [--database <url>]    create or upgrade the database tables, then exit
+  pemba codegen <schema.perm> [-o <out.ts>]
+                                      TypeScript types of a schema for @pemba/sdk's typed client (unknown
+                                      entity types, relations, permissions, attributes and disallowed
+                                      subject types fail to compile); stdout without -o
   pemba --help                        this text
   pemba --version                     print the version
 
@@ -47,6 +51,11 @@ validate options:
   --unchecked                         write relationships and attributes without validating them against
                                       the schema
 
+codegen options:
+  -o, --out <file.ts>                 write here instead of stdout
+  --type-name <Name>                  name of the schema type (default AuthzSchema; the client type is AuthzClient)
+  --sdk-import <specifier>            module TypedClient is imported from (default @pemba/sdk)
+
 migrate options:
   --database <path|url>               as for serve (env PEMBA_DATABASE)
 
@@ -54,5 +63,6 @@ Examples:
   pemba serve
   pemba serve --database postgres://pemba@localhost/pemba --host 0.0.0.0 --auth-keys secret1,ci:t1|t2
   pemba validate ./authz.yaml
+  pemba codegen schema.perm -o src/authz.ts
   PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
 `;

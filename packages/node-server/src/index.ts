@@ -30,6 +30,7 @@ import { createBatchedLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { normalizeRoute } from "./routes.ts";
 
+export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
 export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
 export { resolveServeConfig } from "./config.ts";
 
