@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RuleDefinition } from "../schema/ast.ts";
-import { compileRule, MAX_PATTERN_LENGTH, MAX_RULE_COST, ruleArgument, zeroArgument } from "./cel-rule.ts";
+import { MAX_PATTERN_LENGTH, MAX_RULE_COST } from "./cel-budget.ts";
+import { compileRule, ruleArgument, zeroArgument } from "./cel-rule.ts";
 
 const rule = (expression: string, parameters: RuleDefinition["parameters"]): RuleDefinition => ({
   name: "r",

@@ -6,29 +6,21 @@
  * identifiers (`undeclared reference to 'vip'`) and an obviously non-boolean result type. Anything the AST cannot
  * tell is checked at run time (a non-bool result is an evaluation error).
  *
- * Work is bounded (@bufbuild/cel has no cost limit of its own): every comprehension's loop condition is wrapped in
- * a call that spends one unit of the evaluation's budget per iteration, and its range in one that spends a unit per
- * element when the comprehension starts, `matches` spends units for the text and
- * pattern lengths and refuses patterns longer than MAX_PATTERN_LENGTH (RE2 compile time grows faster than the
- * pattern), and compiled patterns are cached. Over budget: RESOURCE_EXHAUSTED.
+ * Work is bounded: see cel-budget.ts.
  */
-import {
-  CelScalar,
-  type CelType,
-  type CelValue,
-  celEnv,
-  celFunc,
-  isCelError,
-  isCelList,
-  isCelMap,
-  listType,
-  parse,
-  plan,
-} from "@bufbuild/cel";
-import { RE2JS } from "@bufbuild/re2";
+import { CelScalar, type CelType, celEnv, isCelError, listType, parse, plan } from "@bufbuild/cel";
 import { PembaError } from "../errors.ts";
 import type { AttributeData, AttributeType } from "../model.ts";
 import type { RuleDefinition } from "../schema/ast.ts";
+import { type AstNode, type Comprehension, childrenOf } from "./cel-ast.ts";
+import {
+  budgetFuncs,
+  MAX_PATTERN_LENGTH,
+  MAX_RULE_COST,
+  meterComprehensions,
+  meteredRe2,
+  withBudget,
+} from "./cel-budget.ts";
 
 /** A CEL input value for one rule parameter. */
 export type RuleArgument = bigint | number | string | boolean | bigint[] | number[] | string[] | boolean[];
@@ -102,120 +94,7 @@ export function ruleArgument(t: AttributeType, data: AttributeData): RuleArgumen
   return data as RuleArgument;
 }
 
-/** Units one rule evaluation may spend: an iteration of a comprehension is 1, as is an element of its range. */
-export const MAX_RULE_COST = 100_000;
-/** The longest pattern `matches` compiles. */
-export const MAX_PATTERN_LENGTH = 1024;
-/** `matches` spends (text length x pattern length) / this many units. */
-const MATCH_CHARS_PER_UNIT = 1024;
-
-/** The budget left to the evaluation running now (evaluation is synchronous: one at a time). */
-let budget = 0;
-
-/** Spends units; false once the budget is gone (the evaluation then fails whatever its result). */
-function spend(units: number): boolean {
-  budget -= units;
-  return budget >= 0;
-}
-
-class CostLimitExceeded extends Error {
-  constructor() {
-    super(`cost limit exceeded (${MAX_RULE_COST})`);
-  }
-}
-
-/** Not CEL identifiers: rule bodies cannot call them. */
-const STEP = "@pemba_step";
-const RANGE = "@pemba_range";
-/** Spends 1 unit per iteration (wraps a comprehension's loop condition). */
-const step = celFunc(STEP, [CelScalar.BOOL], CelScalar.BOOL, (condition: boolean) => {
-  if (!spend(1)) throw new CostLimitExceeded();
-  return condition;
-});
-/** Spends 1 unit per element of a comprehension's range when it starts (building the range walks it). */
-const range = celFunc(RANGE, [CelScalar.DYN], CelScalar.DYN, (value: CelValue) => {
-  if (!spend(isCelList(value) || isCelMap(value) ? value.size : 1)) throw new CostLimitExceeded();
-  return value;
-});
-
-/** What @bufbuild/cel's `re2` option compiles a pattern to (its type is not exported). */
-interface Matcher {
-  test(text: string): boolean;
-}
-
-/** Compiled patterns by source (RE2 programs; a rule called per entity compiles its pattern once). */
-const patterns = new Map<string, Matcher>();
-const MAX_CACHED_PATTERNS = 256;
-
-const re2 = {
-  compile(pattern: string): Matcher {
-    if (pattern.length > MAX_PATTERN_LENGTH)
-      throw new Error(`regular expression longer than ${MAX_PATTERN_LENGTH} characters`);
-    let compiled = patterns.get(pattern);
-    if (compiled === undefined) {
-      compiled = RE2JS.compile(pattern);
-      if (patterns.size >= MAX_CACHED_PATTERNS) patterns.delete(patterns.keys().next().value as string);
-      patterns.set(pattern, compiled);
-    }
-    const matcher = compiled;
-    return {
-      test(text: string): boolean {
-        if (!spend(Math.ceil((text.length * pattern.length) / MATCH_CHARS_PER_UNIT)))
-          throw new CostLimitExceeded();
-        return matcher.test(text);
-      },
-    };
-  },
-};
-
-/** `fn(node)`, keeping the node's id (errors point at the metered expression). */
-const meteredCall = (fn: string, node: AstNode): AstNode =>
-  ({ ...node, exprKind: { case: "callExpr", value: { function: fn, args: [node] } } }) as AstNode;
-
-/** Wraps every comprehension's loop condition in STEP and its range in RANGE (the planner evaluates it once per iteration). */
-function meterComprehensions(node: AstNode | undefined): void {
-  if (!node) return;
-  const k = node.exprKind;
-  switch (k.case) {
-    case "selectExpr":
-      meterComprehensions((k.value as { operand?: AstNode }).operand);
-      return;
-    case "callExpr": {
-      const c = k.value as { target?: AstNode; args: AstNode[] };
-      meterComprehensions(c.target);
-      for (const a of c.args) meterComprehensions(a);
-      return;
-    }
-    case "listExpr":
-      for (const e of (k.value as { elements: AstNode[] }).elements) meterComprehensions(e);
-      return;
-    case "structExpr":
-      for (const e of (k.value as { entries: { mapKey?: AstNode; value?: AstNode }[] }).entries) {
-        meterComprehensions(e.mapKey);
-        meterComprehensions(e.value);
-      }
-      return;
-    case "comprehensionExpr": {
-      const c = k.value as Record<
-        "iterRange" | "accuInit" | "loopCondition" | "loopStep" | "result",
-        AstNode
-      >;
-      for (const part of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result])
-        meterComprehensions(part);
-      c.loopCondition = meteredCall(STEP, c.loopCondition);
-      c.iterRange = meteredCall(RANGE, c.iterRange);
-      return;
-    }
-    default:
-      return;
-  }
-}
-
 const ARITHMETIC = new Set(["_+_", "_-_", "_*_", "_/_", "_%_", "-_"]);
-
-interface AstNode {
-  exprKind: { case: string | undefined; value?: unknown };
-}
 
 const compileError = (rule: RuleDefinition, message: string) =>
   new PembaError("ERROR_CODE_SCHEMA_COMPILE", `${rule.pos.line}:${rule.pos.column}: ${message}`, {
@@ -227,57 +106,27 @@ function checkIdentifiers(rule: RuleDefinition, root: AstNode, declared: Set<str
   const visit = (node: AstNode | undefined, bound: ReadonlySet<string>): void => {
     if (!node) return;
     const k = node.exprKind;
-    switch (k.case) {
-      case "identExpr": {
-        const name = (k.value as { name: string }).name;
-        if (!declared.has(name) && !bound.has(name))
-          throw compileError(rule, `undeclared reference to '${name}'`);
-        return;
-      }
-      case "selectExpr":
-        visit((k.value as { operand?: AstNode }).operand, bound);
-        return;
-      case "callExpr": {
-        const c = k.value as { target?: AstNode; args: AstNode[] };
-        visit(c.target, bound);
-        for (const a of c.args) visit(a, bound);
-        return;
-      }
-      case "listExpr":
-        for (const e of (k.value as { elements: AstNode[] }).elements) visit(e, bound);
-        return;
-      case "structExpr":
-        for (const e of (k.value as { entries: { mapKey?: AstNode; value?: AstNode }[] }).entries) {
-          visit(e.mapKey, bound);
-          visit(e.value, bound);
-        }
-        return;
-      case "comprehensionExpr": {
-        const c = k.value as {
-          iterVar: string;
-          iterVar2?: string;
-          accuVar: string;
-          iterRange?: AstNode;
-          accuInit?: AstNode;
-          loopCondition?: AstNode;
-          loopStep?: AstNode;
-          result?: AstNode;
-        };
-        visit(c.iterRange, bound);
-        visit(c.accuInit, bound);
-        const inner = new Set(bound);
-        inner.add(c.accuVar);
-        const loop = new Set(inner);
-        loop.add(c.iterVar);
-        if (c.iterVar2) loop.add(c.iterVar2);
-        visit(c.loopCondition, loop);
-        visit(c.loopStep, loop);
-        visit(c.result, inner);
-        return;
-      }
-      default:
-        return;
+    if (k.case === "identExpr") {
+      const name = (k.value as { name: string }).name;
+      if (!declared.has(name) && !bound.has(name))
+        throw compileError(rule, `undeclared reference to '${name}'`);
+      return;
     }
+    if (k.case !== "comprehensionExpr") {
+      for (const child of childrenOf(node)) visit(child, bound);
+      return;
+    }
+    const c = k.value as Comprehension;
+    visit(c.iterRange, bound);
+    visit(c.accuInit, bound);
+    const inner = new Set(bound);
+    inner.add(c.accuVar);
+    const loop = new Set(inner);
+    loop.add(c.iterVar);
+    if (c.iterVar2) loop.add(c.iterVar2);
+    visit(c.loopCondition, loop);
+    visit(c.loopStep, loop);
+    visit(c.result, inner);
   };
   visit(root, new Set());
 }
@@ -334,15 +183,10 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
   if (nonBool !== undefined)
     throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
   meterComprehensions(parsed.expr as AstNode);
-  const planned = plan(celEnv({ variables, funcs: [step, range], re2 }), parsed) as (
+  const planned = plan(celEnv({ variables, funcs: budgetFuncs, re2: meteredRe2 }), parsed) as (
     ctx: Record<string, unknown>,
   ) => unknown;
-  const run = (bindings: Record<string, unknown>): unknown => {
-    budget = MAX_RULE_COST;
-    const out = planned(bindings);
-    if (budget < 0) throw costLimitError();
-    return out;
-  };
+  const run = (bindings: Record<string, unknown>): unknown => withBudget(() => planned(bindings));
   const names = rule.parameters.map((p) => p.name);
   const result = (out: unknown): boolean => {
     if (typeof out === "boolean") return out;
@@ -374,47 +218,21 @@ function firstParameterRead(root: AstNode, parameters: ReadonlySet<string>): str
   const visit = (node: AstNode | undefined): string | undefined => {
     if (!node) return undefined;
     const k = node.exprKind;
-    switch (k.case) {
-      case "identExpr": {
-        const name = (k.value as { name: string }).name;
-        return parameters.has(name) ? name : undefined;
-      }
-      case "selectExpr":
-        return visit((k.value as { operand?: AstNode }).operand);
-      case "callExpr": {
-        const c = k.value as { target?: AstNode; args: AstNode[] };
-        const first = visit(c.target);
-        if (first !== undefined) return first;
-        for (const a of c.args) {
-          const found = visit(a);
-          if (found !== undefined) return found;
-        }
-        return undefined;
-      }
-      case "listExpr":
-        for (const e of (k.value as { elements: AstNode[] }).elements) {
-          const found = visit(e);
-          if (found !== undefined) return found;
-        }
-        return undefined;
-      case "comprehensionExpr":
-        return visit((k.value as { iterRange?: AstNode }).iterRange);
-      default:
-        return undefined;
+    if (k.case === "identExpr") {
+      const name = (k.value as { name: string }).name;
+      return parameters.has(name) ? name : undefined;
     }
+    // a comprehension's own variables are not parameters: only its range is read first
+    if (k.case === "comprehensionExpr") return visit((k.value as Comprehension).iterRange);
+    if (k.case === "structExpr") return undefined;
+    for (const child of childrenOf(node)) {
+      const found = visit(child);
+      if (found !== undefined) return found;
+    }
+    return undefined;
   };
   return visit(root);
 }
-
-/** RESOURCE_EXHAUSTED (HTTP 429), as for the other limits on one request's work. */
-const costLimitError = (): PembaError =>
-  new PembaError(
-    "ERROR_CODE_EXECUTION",
-    `failed to evaluate expression: cost limit exceeded (${MAX_RULE_COST})`,
-    {
-      grpcCode: 8,
-    },
-  );
 
 /** Permify's wording: cel-go says `no such key: x` where @bufbuild/cel says `field not found: x`. */
 function evaluationError(message: string): PembaError {
