@@ -4,6 +4,8 @@
  * SQLite's json_each, arrays for PostgreSQL's unnest) so a whole batch of queries is one statement.
  */
 
+import { D1_LIMITS } from "../d1-binding.ts";
+
 export interface Fragment {
   sql: string;
   params: unknown[];
@@ -71,7 +73,7 @@ export const sqliteDialect: Dialect = sqliteDialectWith(999, 999);
  * D1: at most 100 bound parameters per statement. A read statement holds at most two key lists (attribute reads by
  * id and by type) plus 3 other parameters each, so 45 per key list keeps every statement at or under 96.
  */
-export const d1Dialect: Dialect = sqliteDialectWith(45, 100);
+export const d1Dialect: Dialect = sqliteDialectWith(45, D1_LIMITS.maxParams);
 
 export const pgDialect: Dialect = {
   name: "pg",
