@@ -321,3 +321,57 @@ describe("HTTP permission endpoints", () => {
     expect(only.body).toEqual({ results: { view: "CHECK_RESULT_ALLOWED" } });
   });
 });
+
+describe("HTTP: work limits on one request", () => {
+  let s: TestServer;
+  const T = "/v1/tenants/limits";
+  beforeAll(async () => {
+    s = await startTestServer();
+    expect((await s.call("/v1/tenants/create", { id: "limits", name: "limits" })).status).toBe(200);
+    // p_a = a or b, p_b = p_a and p_a, ... (the tree doubles per level), and a rule that nests loops
+    const names = Array.from({ length: 26 }, (_, i) => `p_${String.fromCharCode(97 + i)}`);
+    const schema = [
+      "entity user {}",
+      "entity doc {",
+      "  relation a @user",
+      "  relation b @user",
+      "  attribute on boolean",
+      `  permission ${names[0]} = a or b`,
+      ...names.slice(1).map((n, i) => `  permission ${n} = ${names[i]} and ${names[i]}`),
+      "  permission nested = loops(on)",
+      "}",
+      "rule loops(on boolean) {",
+      "  context.data.l.all(x, context.data.l.all(y, context.data.l.all(z, x + y + z >= 0))) || on",
+      "}",
+    ].join("\n");
+    expect((await s.call(`${T}/schemas/write`, { schema })).status).toBe(200);
+    await s.call(`${T}/data/write`, { metadata: {}, tuples: [tuple("doc:1", "a", "user:1")] });
+  });
+  afterAll(() => s.close());
+
+  it("expand of an exponential tree: 429 RESOURCE_EXHAUSTED", async () => {
+    const r = await s.call(`${T}/permissions/expand`, {
+      metadata: {},
+      entity: { type: "doc", id: "1" },
+      permission: "p_z",
+    });
+    expect(r.status).toBe(429);
+    expect(r.body).toEqual({ code: 8, message: "expand tree exceeds 100000 nodes", details: [] });
+  });
+
+  it("a rule over its CEL cost limit: 429 RESOURCE_EXHAUSTED", async () => {
+    const r = await s.call(`${T}/permissions/check`, {
+      metadata: { depth: 20 },
+      entity: { type: "doc", id: "1" },
+      permission: "nested",
+      subject: { type: "user", id: "1", relation: "" },
+      context: { tuples: [], attributes: [], data: { l: Array.from({ length: 200 }, (_, i) => i) } },
+    });
+    expect(r.status).toBe(429);
+    expect(r.body).toEqual({
+      code: 8,
+      message: "failed to evaluate expression: cost limit exceeded (100000)",
+      details: [],
+    });
+  });
+});
