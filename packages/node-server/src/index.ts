@@ -94,11 +94,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     log: (fields, message) => logger.info(fields, message),
   });
 
+  const service = new PembaService(store);
   let server: Server;
   let connections: Connections;
   try {
     const app = createApp({
-      service: new PembaService(store),
+      service,
       auth: config.auth,
       cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
       publicPaths: config.publicPaths,
@@ -158,6 +159,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     closing ??= (async () => {
       if (gcTimer) clearInterval(gcTimer);
       compactor.close();
+      service.watches.close(); // open watch streams end now instead of holding the shutdown
       await closeGracefully(server, connections);
       await store.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");

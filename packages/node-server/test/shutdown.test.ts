@@ -123,6 +123,20 @@ describe("graceful shutdown", () => {
     expect((await server.exited).code).toBe(0);
   });
 
+  it("SIGTERM ends open watch streams cleanly instead of holding the shutdown until they are cut", async () => {
+    const server = await startServe(["--database", join(dir, "watch.db")]);
+    const res = await fetch(`${server.url}/v1/tenants/t1/watch`, { method: "POST", body: "{}" });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const read = reader.read();
+    await new Promise((r) => setTimeout(r, 200));
+    server.child.kill("SIGTERM");
+    // the response ends (a cut connection would reject the read)
+    expect(await read).toEqual({ done: true, value: undefined });
+    const result = await server.exited;
+    expect(result.code).toBe(0);
+  });
+
   it("the data written before the shutdown is there after a restart", async () => {
     const server = await startServe(["--database", database]);
     try {

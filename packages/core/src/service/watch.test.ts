@@ -90,4 +90,21 @@ describe("WatchHub", () => {
     c.abort();
     expect(hub.streams).toBe(0);
   });
+
+  it("close ends every open stream, and streams opened afterwards end at once", async () => {
+    const store = new MemoryStore();
+    const hub = new WatchHub(store);
+    const streams = [hub.open("t1", 0, { pollMs: 5 }), hub.open("t2", 0, { pollMs: 5 })];
+    const next = streams.map((s) => s.next());
+    await sleep(20);
+    hub.close();
+    expect(await Promise.all(next)).toEqual([
+      { done: true, value: undefined },
+      { done: true, value: undefined },
+    ]);
+    expect(hub.streams).toBe(0);
+    const late = hub.open("t1", 0, { pollMs: 5 });
+    expect(await late.next()).toEqual({ done: true, value: undefined });
+    expect(hub.streams).toBe(0);
+  });
 });

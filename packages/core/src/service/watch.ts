@@ -2,7 +2,8 @@
  * The change feed as streams of transactions. A stream reads the change sets after its position until it is
  * caught up, then waits for its tenant's poller: ONE poll of the store per tenant (and poll interval) every `pollMs`
  * feeds every stream waiting on that tenant, so idle streams cost no store calls of their own. The number of open
- * streams is capped (`maxStreams`); one over it is refused with RATE_LIMITED before anything is streamed.
+ * streams is capped (`maxStreams`); one over it is refused with RATE_LIMITED before anything is streamed. `close`
+ * ends them all (server shutdown).
  */
 import { PembaError } from "../errors.ts";
 import type { DataChange, Snap, Store } from "../store/store.ts";
@@ -39,7 +40,9 @@ export class WatchHub {
   readonly #store: Store;
   readonly #maxStreams: number;
   readonly #pollers = new Map<string, Poller>();
-  #streams = 0;
+  /** One per open stream: aborted by the stream's own signal or by `close`. */
+  readonly #open = new Set<AbortController>();
+  #closed = false;
   /** Store reads made by the pollers (for tests). */
   polls = 0;
 
@@ -50,7 +53,13 @@ export class WatchHub {
 
   /** Streams open now. */
   get streams(): number {
-    return this.#streams;
+    return this.#open.size;
+  }
+
+  /** Ends every open stream (each finishes after the batch it is sending) and every later one at once: shutdown. */
+  close(): void {
+    this.#closed = true;
+    for (const stream of this.#open) stream.abort();
   }
 
   /**
@@ -58,17 +67,18 @@ export class WatchHub {
    * generator is returned). Throws RATE_LIMITED at once when `maxStreams` streams are open.
    */
   open(tenantId: string, after: Snap, opts: WatchOptions = {}): AsyncGenerator<WatchBatch> {
-    if (this.#streams >= this.#maxStreams)
+    if (this.#open.size >= this.#maxStreams)
       throw new PembaError("ERROR_CODE_RATE_LIMITED", `too many watch streams (limit ${this.#maxStreams})`);
-    this.#streams++;
-    let open = true;
+    const stream = new AbortController();
+    this.#open.add(stream);
     const close = () => {
-      if (!open) return;
-      open = false;
-      this.#streams--;
+      this.#open.delete(stream);
+      stream.abort();
     };
-    opts.signal?.addEventListener("abort", close, { once: true });
-    return this.#stream(tenantId, after, opts, close);
+    if (opts.signal?.aborted || this.#closed) close();
+    else opts.signal?.addEventListener("abort", close, { once: true });
+    stream.signal.addEventListener("abort", close, { once: true });
+    return this.#stream(tenantId, after, { ...opts, signal: stream.signal }, close);
   }
 
   async *#stream(
