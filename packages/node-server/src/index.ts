@@ -6,7 +6,8 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener, type Http2Bindings, type HttpBindings } from "@hono/node-server";
-import { CHECK_ROUTE, createApp } from "@pemba/core/http/index";
+import type { Answer } from "@pemba/core/http/index";
+import { createApp } from "@pemba/core/http/index";
 import { PembaService } from "@pemba/core/service/index";
 import { openStore } from "@pemba/core/store/open";
 import type { Store } from "@pemba/core/store/store";
@@ -26,8 +27,9 @@ import {
 } from "./config.ts";
 import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
-import { createBatchedLogger } from "./logger.ts";
+import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
+import { CHECK_ROUTE, handleNodeCheck } from "./node-check.ts";
 import { normalizeRoute } from "./routes.ts";
 
 export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
@@ -35,7 +37,7 @@ export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
 export { resolveServeConfig } from "./config.ts";
 
 export interface StartServerOptions extends Partial<ServeConfig> {
-  /** Defaults to a pino logger on stdout at `logLevel` (lines batched, see logger.ts). */
+  /** Defaults to a pino logger on stdout at `logLevel` (lines written in batches, see logger.ts). */
   logger?: Logger;
 }
 
@@ -72,14 +74,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     compactAfterWritesMb: options.compactAfterWritesMb ?? DEFAULT_COMPACT_AFTER_WRITES_MB,
   };
   assertSafeBind(config);
-  const ownLogger = options.logger === undefined ? createBatchedLogger(config.logLevel) : undefined;
+  const ownLogger = options.logger === undefined ? createServerLogger(config.logLevel) : undefined;
   const logger = options.logger ?? ownLogger!.logger;
-  // The access line of a successful check: written directly when the logger is ours, via pino otherwise.
-  const logAnswered =
-    ownLogger === undefined
-      ? (status: number, ms: number) =>
-          logger.info({ method: "POST", route: CHECK_ROUTE, status, ms: round(ms) }, "request")
-      : (status: number, ms: number) => ownLogger.request("POST", CHECK_ROUTE, status, ms);
   const metrics = createServerMetrics();
   const store = await openStore(config.database, {
     onQuery: metrics.observeQuery,
@@ -116,23 +112,34 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       const pathStart = url.indexOf("/", url.indexOf("//") + 2);
       const queryStart = url.indexOf("?", pathStart);
       const path = url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
-      // `env` carries Node's incoming/outgoing objects; the core app reads headers from it.
       const answer = app.fetch(request, env);
       const done = (response: Response) => {
-        logRequest(logger, request.method, path, response, performance.now() - started);
+        const route = normalizeRoute(request.method, path);
+        const ms = performance.now() - started;
+        if (response.status < 400) logAnswer(logger, request.method, route, response.status, ms);
+        else {
+          // Error bodies are small JSON ({code, message, details}); read a copy to log the error code.
+          response
+            .clone()
+            .text()
+            .then(
+              (body) => logAnswer(logger, request.method, route, response.status, ms, body),
+              () => logAnswer(logger, request.method, route, response.status, ms, ""),
+            );
+        }
         return response;
       };
       return answer instanceof Promise ? answer.then(done) : done(answer);
     });
-    const checkAnswered = (status: number, body: string, ms: number) =>
-      status < 400 ? logAnswered(status, ms) : logCheckFailed(logger, status, body, ms);
+    const checkAnswered = (answer: Answer, ms: number) =>
+      logAnswer(logger, "POST", CHECK_ROUTE, answer.status, ms, answer.body as string);
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
     const open: Connections = { sockets: new Set(), closing: false };
     connections = open;
     server = createServer((req, res) => {
       // a request on a keep-alive connection during the shutdown: answered, then the connection closes
       if (open.closing) res.shouldKeepAlive = false;
-      if (app.handleNodeCheck(req, res, checkAnswered)) return;
+      if (handleNodeCheck(app, req, res, checkAnswered)) return;
       if (req.method === "POST" && WRITE_PATH.test(req.url ?? "")) {
         compactor.noteWrite(Number(req.headers["content-length"]));
       }
@@ -163,35 +170,27 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       await closeGracefully(server, connections);
       await store.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
-      ownLogger?.close();
+      await ownLogger?.close();
     })();
     return closing;
   };
   return { url, store, metrics, close };
 }
 
-function logRequest(logger: Logger, method: string, path: string, response: Response, ms: number): void {
-  const entry = { method, route: normalizeRoute(method, path), status: response.status, ms: round(ms) };
-  if (response.status < 400) {
+/** The access line of a request: info when it succeeded; warn with the gRPC code and message from the error body. */
+function logAnswer(
+  logger: Logger,
+  method: string,
+  route: string,
+  status: number,
+  ms: number,
+  body = "",
+): void {
+  const entry = { method, route, status, ms: round(ms) };
+  if (status < 400) {
     logger.info(entry, "request");
     return;
   }
-  // Error bodies are small JSON ({code, message, details}); read a copy to log the error code.
-  response
-    .clone()
-    .json()
-    .then(
-      (body: unknown) => {
-        const { code, message } = body as { code?: number; message?: string };
-        logger.warn({ ...entry, grpcCode: code, error: message }, "request failed");
-      },
-      () => logger.warn(entry, "request failed"),
-    );
-}
-
-/** The warning of a check answered with an error on the node:http fast path (always POST on the check route). */
-function logCheckFailed(logger: Logger, status: number, body: string, ms: number): void {
-  const entry = { method: "POST", route: CHECK_ROUTE, status, ms: round(ms) };
   try {
     const { code, message } = JSON.parse(body) as { code?: number; message?: string };
     logger.warn({ ...entry, grpcCode: code, error: message }, "request failed");

@@ -1,8 +1,9 @@
 /**
- * Prometheus metrics served at GET /metrics. One registry per server (tests start several in one process).
+ * Prometheus metrics served at GET /metrics (prom-client). One registry per server (tests start several in one
+ * process). The per-request series are prom-client's children, looked up once per label set (`labels()` hashes the
+ * label object on every call) and kept.
  */
-import { collectDefaultMetrics, Registry } from "prom-client";
-import { type CounterSeries, type HistogramSeries, LocalCounter, LocalHistogram } from "./local-metrics.ts";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 
 /** What the core HTTP app reports once per request (its `observe` hook). */
 export interface RequestObservation {
@@ -21,68 +22,78 @@ export interface ServerMetrics {
   observeQuery(kind: string, seconds: number): void;
 }
 
+type CounterChild = ReturnType<Counter<string>["labels"]>;
+type HistogramChild = ReturnType<Histogram<string>["labels"]>;
+
+/** `create(key)` once per key, then the kept value. */
+function cached<V>(create: (key: string) => V): (key: string) => V {
+  const children = new Map<string, V>();
+  return (key) => {
+    let child = children.get(key);
+    if (child === undefined) {
+      child = create(key);
+      children.set(key, child);
+    }
+    return child;
+  };
+}
+
 export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "pemba_" });
-  const requests = new LocalCounter(
-    "pemba_http_requests_total",
-    "HTTP requests answered, by route and status",
-    registry,
-  );
-  const latency = new LocalHistogram(
-    "pemba_http_request_duration_seconds",
-    "HTTP request latency in seconds, by route and status",
-    LATENCY_BUCKETS,
-    registry,
-  );
-  const decisions = new LocalCounter(
-    "pemba_check_decisions_total",
-    "Permission check decisions, by decision (allowed/denied)",
-    registry,
-  );
-  const queries = new LocalHistogram(
-    "pemba_sql_query_duration_seconds",
-    "Time spent per SQL statement, by statement kind",
-    SQL_BUCKETS,
-    registry,
-  );
-  // The series of each (route, status), decision and statement kind, looked up once.
-  type RouteSeries = { count: CounterSeries; time: HistogramSeries };
-  const byRoute = new Map<string, Map<number, RouteSeries>>();
-  const byDecision = new Map<string, CounterSeries>();
-  const byKind = new Map<string, HistogramSeries>();
+  const requests = new Counter({
+    name: "pemba_http_requests_total",
+    help: "HTTP requests answered, by route and status",
+    labelNames: ["route", "status"],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "pemba_http_request_duration_seconds",
+    help: "HTTP request latency in seconds, by route and status",
+    labelNames: ["route", "status"],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const decisions = new Counter({
+    name: "pemba_check_decisions_total",
+    help: "Permission check decisions, by decision (allowed/denied)",
+    labelNames: ["decision"],
+    registers: [registry],
+  });
+  const queries = new Histogram({
+    name: "pemba_sql_query_duration_seconds",
+    help: "Time spent per SQL statement, by statement kind",
+    labelNames: ["kind"],
+    buckets: SQL_BUCKETS,
+    registers: [registry],
+  });
+  // by route, then by status
+  const routeSeries = cached((route: string) => {
+    const byStatus = new Map<number, { count: CounterChild; time: HistogramChild }>();
+    return (status: number) => {
+      let series = byStatus.get(status);
+      if (series === undefined) {
+        series = {
+          count: requests.labels(route, String(status)),
+          time: latency.labels(route, String(status)),
+        };
+        byStatus.set(status, series);
+      }
+      return series;
+    };
+  });
+  const decisionSeries = cached((decision: string) => decisions.labels(normalizeDecision(decision)));
+  const querySeries = cached((kind: string) => queries.labels(kind));
   return {
     registry,
     observeRequest({ route, status, seconds, decision }) {
-      let byStatus = byRoute.get(route);
-      if (byStatus === undefined) {
-        byStatus = new Map();
-        byRoute.set(route, byStatus);
-      }
-      let series = byStatus.get(status);
-      if (series === undefined) {
-        const labels = { route, status: String(status) };
-        series = { count: requests.labels(labels), time: latency.labels(labels) };
-        byStatus.set(status, series);
-      }
-      series.count.value++;
+      const series = routeSeries(route)(status);
+      series.count.inc();
       series.time.observe(seconds);
-      if (decision !== undefined) {
-        let counter = byDecision.get(decision);
-        if (counter === undefined) {
-          counter = decisions.labels({ decision: normalizeDecision(decision) });
-          byDecision.set(decision, counter);
-        }
-        counter.value++;
-      }
+      if (decision !== undefined) decisionSeries(decision).inc();
     },
     observeQuery(kind, seconds) {
-      let histogram = byKind.get(kind);
-      if (histogram === undefined) {
-        histogram = queries.labels({ kind });
-        byKind.set(kind, histogram);
-      }
-      histogram.observe(seconds);
+      querySeries(kind).observe(seconds);
     },
   };
 }

@@ -5,11 +5,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import { createServer } from "node:http";
-import { type AddressInfo, connect } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAdaptorServer, getRequestListener } from "@hono/node-server";
-import { rawHeader } from "@pemba/core/http/check-fast-fetch";
 import { createApp } from "@pemba/core/http/index";
 import { PembaService } from "@pemba/core/service/index";
 import { MemoryStore } from "@pemba/core/store/memory";
@@ -18,6 +17,7 @@ import { SqliteStore } from "@pemba/core/store/sqlite";
 import type { Store } from "@pemba/core/store/store";
 import { startPostgres } from "@pemba/core/store/testing/postgres-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkPathTenant, handleNodeCheck } from "../src/node-check.ts";
 import { checkBody, post, TEST_SCHEMA, tuple } from "./api-client.ts";
 
 async function serve(store: Store): Promise<{ url: string; close: () => Promise<void> }> {
@@ -165,7 +165,7 @@ describe.each(stores)("HTTP API over @hono/node-server on %s", (_name, open) => 
   });
 });
 
-describe("app.handleNodeCheck: checks answered straight on node:http", () => {
+describe("handleNodeCheck: checks answered straight on node:http", () => {
   let url: string;
   let server: Server;
   const observed: { route: string; status: number; decision?: string }[] = [];
@@ -179,7 +179,7 @@ describe("app.handleNodeCheck: checks answered straight on node:http", () => {
     });
     const listener = getRequestListener(app.fetch);
     server = createServer((req, res) => {
-      if (!app.handleNodeCheck(req, res)) void listener(req, res);
+      if (!handleNodeCheck(app, req, res)) void listener(req, res);
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -294,52 +294,15 @@ describe("app.handleNodeCheck: checks answered straight on node:http", () => {
   });
 });
 
-describe("rawHeader: one header from node:http's rawHeaders", () => {
-  it("gives what IncomingMessage.headers gives: case-insensitive, repeats dropped or joined", async () => {
-    const names = ["origin", "authorization", "content-length", "content-type", "x-custom", "missing"];
-    const server = createServer((req, res) => {
-      const ours = Object.fromEntries(names.map((n) => [n, rawHeader(req.rawHeaders, n) ?? null]));
-      const node = Object.fromEntries(names.map((n) => [n, req.headers[n] ?? null]));
-      req.resume();
-      res.end(JSON.stringify({ ours, node }));
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const { port } = server.address() as AddressInfo;
-    const request = [
-      "POST / HTTP/1.1",
-      "Host: x",
-      "Origin: https://a.example",
-      "AUTHORIZATION: Bearer first",
-      "origin: https://b.example",
-      "authorization: Bearer second",
-      "Content-Type: application/json",
-      "content-type: text/plain",
-      "X-Custom: 1",
-      "x-CUSTOM: 2",
-      "Content-Length: 2",
-      "Connection: close",
-      "",
-      "{}",
-    ].join("\r\n");
-    const reply = await new Promise<string>((resolve, reject) => {
-      let text = "";
-      const socket = connect(port, "127.0.0.1", () => socket.write(request));
-      socket.on("data", (d) => {
-        text += d.toString();
-      });
-      socket.on("end", () => resolve(text));
-      socket.on("error", reject);
-    });
-    server.close();
-    const { ours, node } = JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4));
-    expect(node).toEqual({
-      origin: "https://a.example, https://b.example",
-      authorization: "Bearer first",
-      "content-length": "2",
-      "content-type": "application/json",
-      "x-custom": "1, 2",
-      missing: null,
-    });
-    expect(ours).toEqual(node);
+describe("checkPathTenant: the tenant of a check URL", () => {
+  it("matches only POST paths of the check endpoint, decoding the tenant id", () => {
+    expect(checkPathTenant("/v1/tenants/t1/permissions/check")).toBe("t1");
+    expect(checkPathTenant("/v1/tenants/t1/permissions/check?x=1")).toBe("t1");
+    expect(checkPathTenant("/v1/tenants/a%40b/permissions/check")).toBe("a@b");
+    expect(checkPathTenant("/v1/tenants/%E0%A4/permissions/check")).toBeUndefined();
+    expect(checkPathTenant("/v1/tenants/t1/permissions/checks")).toBeUndefined();
+    expect(checkPathTenant("/v1/tenants/t1/x/permissions/check")).toBeUndefined();
+    expect(checkPathTenant("/v1/tenants//permissions/check")).toBeUndefined();
+    expect(checkPathTenant("/v1/tenants/t1/permissions/bulk-check")).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RequestInfo } from "./route.ts";
+import type { RequestInfo } from "./pipeline.ts";
 import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
 
 const CHECK = "/v1/tenants/t1/permissions/check";

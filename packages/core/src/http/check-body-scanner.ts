@@ -1,16 +1,25 @@
 /**
- * The check endpoint's body scanner: reads the common check body straight from its text, without JSON.parse and
- * without building the object tree (JSON.parse internalizes every key and builds five objects per request; under
- * load that was the largest single cost of a check after the socket work).
+ * A fast path of the check endpoint: reads the common check body straight from its text, without JSON.parse and
+ * without zod (the two were most of the validation cost of a check; see loadtest/RESULTS.md for the A/B).
  *
- * Contract: for every text it accepts, the result equals `parseCheckFast(JSON.parse(text))`, and it accepts no text
- * JSON.parse rejects. It returns undefined for anything it does not handle (escapes in strings, duplicate keys,
- * a context, arguments, deep nesting, invalid JSON, invalid values), and the caller takes the general path, which
- * also produces the error message. A property test compares the two on generated and mutated bodies.
+ * Contract: zod's wire schema (`PermissionCheckRequestSchema`) is the definition of a valid request. For every
+ * text the scanner accepts, JSON.parse accepts it and zod's parse gives the same request (a fast-check property
+ * test compares the two on generated and mutated bodies). It returns undefined for anything it does not handle
+ * (escapes in strings, duplicate keys, a context, arguments, numbers as strings, deep nesting, invalid JSON,
+ * invalid values), and the caller takes the general path: JSON.parse, then zod, which also words the errors.
  *
  * The scanner keeps its cursor in module variables: it runs synchronously and never re-enters.
  */
-import { type FastCheckRequest, isCheckDepth } from "./check-fast-path.ts";
+import type { CheckQuery } from "../engine/types.ts";
+import type { PermissionMetadata } from "../service/index.ts";
+
+export interface ScannedCheck {
+  meta: PermissionMetadata;
+  query: CheckQuery;
+}
+
+/** A valid check depth: an int32 (Permify's type) of at least 3. */
+const isCheckDepth = (depth: number): boolean => Number.isInteger(depth) && depth >= 3 && depth <= 2147483647;
 
 /** Nesting accepted inside skipped values (unknown fields); deeper goes to the general path. */
 const MAX_SKIP_NESTING = 16;
@@ -243,8 +252,10 @@ function isName(start: number, stop: number): boolean {
   const n = stop - start;
   if (n < 1 || n > 64) return false;
   for (let i = start; i < stop; i++) {
-    const c = src.charCodeAt(i) | 0x20; // lower case letters; "_" (95) becomes 127
-    if (!((c >= 97 && c <= 122) || c === 127)) return false;
+    const c = src.charCodeAt(i);
+    if (c === 95) continue; // "_"
+    const lower = c | 0x20; // lower case letters (U+007F stays 127, not a letter)
+    if (!(lower >= 97 && lower <= 122)) return false;
   }
   return true;
 }
@@ -351,14 +362,14 @@ const idField = (field: number) => starts[field] >= 0 && isId(starts[field], sto
 /**
  * The check request of a body text, or undefined when the general path (JSON.parse, then zod) must read it.
  */
-export function scanCheckBody(body: string): FastCheckRequest | undefined {
+export function scanCheckBody(body: string): ScannedCheck | undefined {
   reset(body);
   const result = topLevel() && metaSeen && entitySeen && subjectSeen ? request() : undefined;
   src = ""; // no reference to the body text stays behind
   return result;
 }
 
-function request(): FastCheckRequest | undefined {
+function request(): ScannedCheck | undefined {
   if (!isCheckDepth(depth)) return undefined;
   if (
     !nameField(ENTITY_TYPE) ||

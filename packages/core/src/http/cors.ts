@@ -11,6 +11,7 @@
  * Methods GET, POST, HEAD, PATCH, DELETE, PUT and any request headers are allowed, as in Permify's gateway.
  */
 import { PembaError } from "../errors.ts";
+import type { Answer, ApiRequest } from "./pipeline.ts";
 
 export interface CorsOptions {
   origins: string[] | "*";
@@ -61,20 +62,16 @@ export class CorsPolicy {
     return [];
   }
 
-  /** The answer to a preflight request. */
-  preflight(req: Request): Response {
-    const origin = req.headers.get("origin");
-    const headers = new Headers({
-      vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
-    });
-    if (origin !== null && (this.#all || this.#origins.has(origin))) {
-      const allow = this.headersFor(origin);
-      for (let i = 0; i < allow.length; i += 2) headers.set(allow[i]!, allow[i + 1]!);
-      headers.set("access-control-allow-methods", CORS_METHODS);
-      const requested = req.headers.get("access-control-request-headers");
-      if (requested) headers.set("access-control-allow-headers", requested);
+  /** The answer to a preflight (OPTIONS) request (the pipeline adds the allow-origin headers of `headersFor`). */
+  preflight(req: ApiRequest): Answer {
+    const origin = req.header("origin");
+    const headers = ["vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"];
+    if (origin !== undefined && (this.#all || this.#origins.has(origin))) {
+      headers.push("access-control-allow-methods", CORS_METHODS);
+      const requested = req.header("access-control-request-headers");
+      if (requested) headers.push("access-control-allow-headers", requested);
     }
-    return new Response(null, { status: 204, headers });
+    return { status: 204, headers, body: null };
   }
 }
 

@@ -12,7 +12,6 @@ export {
   type Principal,
   parsePresharedKeys,
 } from "./auth/index.ts";
-export { CHECK_ROUTE } from "./check-fast-fetch.ts";
 export {
   attributeValueFromWire,
   attributeValueToWire,
@@ -20,4 +19,5 @@ export {
 export type { CorsOptions } from "./cors.ts";
 export { errorResponse, errorResponseParts } from "./error-response.ts";
 export { defaultLimits, type Limits } from "./limits.ts";
-export type { Observe, RequestInfo } from "./route.ts";
+export type { Answer, ApiRequest, Observe, RequestInfo } from "./pipeline.ts";
+export { readStreamText, requestTooLarge } from "./request-body.ts";

@@ -124,6 +124,60 @@ describe("HTTP permission endpoints", () => {
     }
   });
 
+  it("check and bulk-check accept and refuse the same bodies (one wire schema)", async () => {
+    const item = { entity: doc("1"), permission: "view", subject: user("1") };
+    const both = async (metadata: Record<string, unknown>, override: Record<string, unknown> = {}) => {
+      const one = await s.call(`${P}/check`, { metadata, ...item, ...override });
+      const bulk = await s.call(`${P}/bulk-check`, { metadata, items: [{ ...item, ...override }] });
+      return { one, bulk };
+    };
+    // proto3 JSON: null means the default value
+    const nulls = await both(
+      { depth: 20, schema_version: null, snap_token: null },
+      { context: null, arguments: null },
+    );
+    expect(nulls.one).toMatchObject({ status: 200, body: allowed });
+    expect(nulls.bulk).toMatchObject({ status: 200, body: { results: [allowed] } });
+    const nullRelation = await both({ depth: 20 }, { subject: { type: "user", id: "1", relation: null } });
+    expect(nullRelation.one).toMatchObject({ status: 200, body: allowed });
+    expect(nullRelation.bulk).toMatchObject({ status: 200, body: { results: [allowed] } });
+    // depth is an int32
+    const big = await both({ depth: 2147483648 });
+    expect(big.one).toEqual({
+      status: 400,
+      body: {
+        code: 3,
+        message:
+          "invalid PermissionCheckRequest.Metadata: embedded message failed validation | caused by: invalid PermissionCheckRequestMetadata.Depth: value must be less than or equal to 2147483647",
+        details: [],
+      },
+      headers: expect.anything(),
+    });
+    expect(big.bulk.status).toBe(400);
+    expect((big.bulk.body as { message: string }).message).toBe(
+      "invalid PermissionBulkCheckRequest.Metadata: embedded message failed validation | caused by: invalid PermissionCheckRequestMetadata.Depth: value must be less than or equal to 2147483647",
+    );
+    expect((await both({ depth: 2147483647 })).one).toMatchObject({ status: 200, body: allowed });
+    // a raw U+007F in a type name does not match the name pattern
+    const del = await both({ depth: 20 }, { entity: { type: "document\u007f", id: "1" } });
+    expect(del.one).toMatchObject({
+      status: 400,
+      body: {
+        code: 3,
+        message:
+          'invalid PermissionCheckRequest.Entity: embedded message failed validation | caused by: invalid Entity.Type: value does not match regex pattern "^[a-zA-Z_]{1,64}$"',
+      },
+    });
+    expect(del.bulk).toMatchObject({
+      status: 400,
+      body: {
+        code: 3,
+        message:
+          'invalid PermissionBulkCheckRequest.Items[0]: embedded message failed validation | caused by: invalid PermissionBulkCheckRequestItem.Entity: embedded message failed validation | caused by: invalid Entity.Type: value does not match regex pattern "^[a-zA-Z_]{1,64}$"',
+      },
+    });
+  });
+
   it("check errors: unknown permission / entity type / schema version -> 404 ERROR_CODE_SCHEMA_NOT_FOUND", async () => {
     const notFound = { code: 5, message: "ERROR_CODE_SCHEMA_NOT_FOUND", details: [] };
     const perm = await check("document:1", "nope", "user:1");

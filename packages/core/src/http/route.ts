@@ -1,33 +1,16 @@
 /**
- * One place where every endpoint is registered: it documents the route in the OpenAPI registry, and wraps the
- * handler with authentication, tenant checks, CORS headers, error rendering and the `observe` hook. Each route is a
- * single Hono handler (no middleware chain), which keeps the hot check path short.
+ * The fetch adapter: Hono routes every request, and each route hands it to the one request pipeline
+ * (pipeline.ts) as an `ApiRequest`, then turns the pipeline's `Answer` into a Response. `RouteTable.add` also
+ * documents the endpoint in the OpenAPI registry.
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { PembaError } from "../errors.ts";
-import type { Authenticator, Principal } from "./auth/index.ts";
-import { assertTenantAllowed, assertUnrestricted, UNRESTRICTED } from "./auth/index.ts";
-import type { CorsPolicy } from "./cors.ts";
-import { errorResponse } from "./error-response.ts";
-import { ErrorSchema, TENANT_ID_PATTERN, tenantIdRegex } from "./wire/common.ts";
+import type { Answer, ApiRequest, Endpoint, Handler, RequestPipeline } from "./pipeline.ts";
+import { readStreamText } from "./request-body.ts";
+import { ErrorSchema } from "./wire/common.ts";
 
-export interface RequestInfo {
-  /** The endpoint's path template, e.g. "/v1/tenants/:tenant_id/permissions/check". */
-  route: string;
-  status: number;
-  seconds: number;
-  /** The check decision (CHECK_RESULT_*) of a permission check. */
-  decision?: string;
-}
-
-export type Observe = (info: RequestInfo) => void;
-
-export interface PembaEnv {
-  Variables: { decision?: string };
-}
-
-export type PembaContext = Context<PembaEnv>;
+export type PembaContext = Context;
 
 export interface RouteDef {
   method: "post" | "patch" | "delete";
@@ -47,99 +30,64 @@ export interface RouteDef {
   tenancy?: boolean;
 }
 
-export type RouteHandler = (
-  c: PembaContext,
-  tenantId: string,
-  principal: Principal,
-) => Response | Promise<Response>;
-
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
+/** A Hono request as the pipeline's `ApiRequest`. */
+export function honoRequest(c: PembaContext): ApiRequest {
+  return {
+    header: (name) => c.req.header(name),
+    text: (maxBytes) => readStreamText(c.req.raw.body, maxBytes, c.req.header("content-length")),
+    param: (name) => c.req.param(name),
+    signal: c.req.raw.signal,
+  };
+}
+
+/** The pipeline's answer as a Response. */
+export function toResponse(answer: Answer): Response {
+  const headers = new Headers();
+  const list = answer.headers;
+  for (let i = 0; i < list.length; i += 2) headers.append(list[i]!, list[i + 1]!);
+  return new Response(answer.body, { status: answer.status, headers });
+}
+
+/** The endpoint of a route definition. */
+export function endpointOf(def: RouteDef): Endpoint {
+  return {
+    route: def.path.replace(/\{(\w+)\}/g, ":$1"),
+    authenticate: true,
+    tenantParam: def.path.includes("{tenant_id}") ? "tenant_id" : undefined,
+    tenancy: def.tenancy,
+    requestMessage: def.requestMessage,
+    stream: def.stream,
+  };
+}
+
 export class RouteTable {
-  readonly #app: OpenAPIHono<PembaEnv>;
-  readonly #auth: Authenticator | undefined;
-  readonly #cors: CorsPolicy;
-  readonly #observe: Observe | undefined;
+  readonly #app: OpenAPIHono;
+  readonly #pipeline: RequestPipeline;
   readonly #methodsByPath = new Map<string, Set<string>>();
 
-  constructor(
-    app: OpenAPIHono<PembaEnv>,
-    auth: Authenticator | undefined,
-    cors: CorsPolicy,
-    observe?: Observe,
-  ) {
+  constructor(app: OpenAPIHono, pipeline: RequestPipeline) {
     this.#app = app;
-    this.#auth = auth;
-    this.#cors = cors;
-    this.#observe = observe;
+    this.#pipeline = pipeline;
   }
 
-  add(def: RouteDef, handler: RouteHandler): void {
-    const honoPath = def.path.replace(/\{(\w+)\}/g, ":$1");
-    const tenantParam = def.path.includes("{tenant_id}") ? "tenant_id" : undefined;
+  /** Registers an API endpoint (documented in OpenAPI); returns its endpoint and handler for other adapters. */
+  add(def: RouteDef, handler: Handler): { endpoint: Endpoint; handler: Handler } {
+    const endpoint = endpointOf(def);
     this.#document(def);
-    const methods = this.#methodsByPath.get(honoPath) ?? new Set<string>();
+    const methods = this.#methodsByPath.get(endpoint.route) ?? new Set<string>();
     methods.add(def.method.toUpperCase());
-    this.#methodsByPath.set(honoPath, methods);
-    const auth = this.#auth;
-    const run = async (c: PembaContext): Promise<Response> => {
-      try {
-        const principal =
-          auth === undefined ? UNRESTRICTED : await auth.authenticate(c.req.header("authorization"));
-        if (def.tenancy) assertUnrestricted(principal);
-        let tenantId = "";
-        if (tenantParam !== undefined) {
-          tenantId = c.req.param(tenantParam) ?? "";
-          validateTenantId(def.requestMessage, tenantId);
-          assertTenantAllowed(principal, tenantId);
-        }
-        return await handler(c, tenantId, principal);
-      } catch (e) {
-        return errorResponse(e, { stream: def.stream });
-      }
-    };
-    this.#app.on(def.method.toUpperCase(), honoPath, this.wrap(honoPath, run));
+    this.#methodsByPath.set(endpoint.route, methods);
+    this.#app.on(def.method.toUpperCase(), endpoint.route, this.serve(endpoint, handler));
+    return { endpoint, handler };
   }
 
-  /**
-   * Around any handler: the origin check (a cross-origin request from a page that may not call this server is
-   * refused before the handler runs), CORS headers, and the observe hook. `authenticate`: the endpoint needs a
-   * valid key or token (any tenant) when authentication is on.
-   */
-  wrap(
-    route: string,
-    run: (c: PembaContext) => Promise<Response> | Response,
-    options: { authenticate?: boolean } = {},
-  ) {
-    const cors = this.#cors;
-    const observe = this.#observe;
-    const auth = options.authenticate ? this.#auth : undefined;
-    return async (c: PembaContext): Promise<Response> => {
-      const start = observe === undefined ? 0 : performance.now();
-      const origin = c.req.header("origin");
-      let res: Response;
-      try {
-        cors.admit(origin, c.req.header("host"));
-        if (auth !== undefined) await auth.authenticate(c.req.header("authorization"));
-        res = await run(c);
-      } catch (e) {
-        res = errorResponse(e);
-      }
-      const extra = cors.headersFor(origin);
-      for (let i = 0; i < extra.length; i += 2) {
-        if (extra[i] === "vary") res.headers.append("vary", extra[i + 1]!);
-        else res.headers.set(extra[i]!, extra[i + 1]!);
-      }
-      if (observe !== undefined) {
-        observe({
-          route,
-          status: res.status,
-          seconds: (performance.now() - start) / 1000,
-          decision: c.get("decision"),
-        });
-      }
-      return res;
-    };
+  /** A Hono handler that runs `handler` through the pipeline. */
+  serve(endpoint: Endpoint, handler: Handler) {
+    const pipeline = this.#pipeline;
+    return async (c: PembaContext): Promise<Response> =>
+      toResponse(await pipeline.run(endpoint, honoRequest(c), handler));
   }
 
   /** After all routes: a known path with another method answers 501 like grpc-gateway. */
@@ -149,9 +97,9 @@ export class RouteTable {
       this.#app.on(
         others,
         path,
-        this.wrap(path, () =>
-          errorResponse(new PembaError("ERROR_CODE_NOT_IMPLEMENTED", "Method Not Allowed")),
-        ),
+        this.serve({ route: path, authenticate: false }, () => {
+          throw new PembaError("ERROR_CODE_NOT_IMPLEMENTED", "Method Not Allowed");
+        }),
       );
     }
   }
@@ -190,28 +138,4 @@ export class RouteTable {
       },
     });
   }
-}
-
-/** The last tenant id that passed (most requests name the same tenant as the one before). */
-let lastValidTenantId: string | undefined;
-
-export function validateTenantId(message: string, tenantId: string): void {
-  if (tenantId === lastValidTenantId) return;
-  if (tenantId.length > 128) {
-    throw new PembaError(
-      "ERROR_CODE_VALIDATION",
-      `invalid ${message}.TenantId: value length must be at most 128 bytes`,
-      {
-        grpcCode: 3,
-      },
-    );
-  }
-  if (!tenantIdRegex.test(tenantId)) {
-    throw new PembaError(
-      "ERROR_CODE_VALIDATION",
-      `invalid ${message}.TenantId: value does not match regex pattern "${TENANT_ID_PATTERN}"`,
-      { grpcCode: 3 },
-    );
-  }
-  lastValidTenantId = tenantId;
 }

@@ -1,4 +1,6 @@
 /** Bundle endpoints: write, read, delete (running a bundle is data/run-bundle). */
+
+import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
 import { parseWire } from "../wire/pgv.ts";
 import {
@@ -25,9 +27,9 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
       body: BundleWriteRequestSchema,
       response: BundleWriteResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(BundleWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
-      return c.json({ names: await service.writeBundles(tenantId, r.bundles) });
+    async ({ req, tenantId }) => {
+      const r = parseWire(BundleWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      return jsonAnswer({ names: await service.writeBundles(tenantId, r.bundles) });
     },
   );
 
@@ -42,10 +44,10 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
       body: BundleReadRequestSchema,
       response: BundleReadResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(BundleReadRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(BundleReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const b = await service.readBundle(tenantId, r.name);
-      return c.json({
+      return jsonAnswer({
         bundle: {
           name: b.name,
           arguments: b.arguments,
@@ -71,9 +73,9 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
       body: BundleDeleteRequestSchema,
       response: BundleDeleteResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(BundleDeleteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
-      return c.json({ name: await service.deleteBundle(tenantId, r.name) });
+    async ({ req, tenantId }) => {
+      const r = parseWire(BundleDeleteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      return jsonAnswer({ name: await service.deleteBundle(tenantId, r.name) });
     },
   );
 }

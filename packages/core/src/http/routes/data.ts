@@ -8,6 +8,7 @@ import {
   tupleFromWire,
   tupleToWire,
 } from "../convert.ts";
+import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
 import { SnapTokenResponseSchema } from "../wire/common.ts";
 import {
@@ -42,8 +43,8 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: DataWriteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(DataWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(DataWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       assertWriteSize(r.tuples.length + r.attributes.length);
       const snapToken = await service.writeData(
         tenantId,
@@ -51,7 +52,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
         r.tuples.map(tupleFromWire),
         r.attributes.map(attributeFromWire),
       );
-      return c.json({ snap_token: snapToken });
+      return jsonAnswer({ snap_token: snapToken });
     },
   );
 
@@ -66,8 +67,8 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: RelationshipWriteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(RelationshipWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(RelationshipWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       assertWriteSize(r.tuples.length);
       const snapToken = await service.writeData(
         tenantId,
@@ -75,7 +76,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
         r.tuples.map(tupleFromWire),
         [],
       );
-      return c.json({ snap_token: snapToken });
+      return jsonAnswer({ snap_token: snapToken });
     },
   );
 
@@ -90,8 +91,8 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: RelationshipReadRequestSchema,
       response: RelationshipReadResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(RelationshipReadRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(RelationshipReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const page = await service.readRelationships(
         tenantId,
         r.metadata.snap_token,
@@ -99,7 +100,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
         pageSize(r.page_size, 50, limits.maxReadPageSize),
         r.continuous_token,
       );
-      return c.json({ tuples: page.items.map(tupleToWire), continuous_token: page.cursor });
+      return jsonAnswer({ tuples: page.items.map(tupleToWire), continuous_token: page.cursor });
     },
   );
 
@@ -114,8 +115,8 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: AttributeReadRequestSchema,
       response: AttributeReadResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(AttributeReadRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(AttributeReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const page = await service.readAttributes(
         tenantId,
         r.metadata.snap_token,
@@ -123,7 +124,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
         pageSize(r.page_size, 50, limits.maxReadPageSize),
         r.continuous_token,
       );
-      return c.json({ attributes: page.items.map(attributeToWire), continuous_token: page.cursor });
+      return jsonAnswer({ attributes: page.items.map(attributeToWire), continuous_token: page.cursor });
     },
   );
 
@@ -140,14 +141,14 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: DataDeleteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(DataDeleteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(DataDeleteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const snapToken = await service.deleteData(
         tenantId,
         tupleFilterFromWire(r.tuple_filter),
         attributeFilterFromWire(r.attribute_filter),
       );
-      return c.json({ snap_token: snapToken });
+      return jsonAnswer({ snap_token: snapToken });
     },
   );
 
@@ -163,9 +164,9 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: RelationshipDeleteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(RelationshipDeleteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
-      return c.json({
+    async ({ req, tenantId }) => {
+      const r = parseWire(RelationshipDeleteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      return jsonAnswer({
         snap_token: await service.deleteRelationships(tenantId, tupleFilterFromWire(r.filter)),
       });
     },
@@ -182,9 +183,9 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: BundleRunRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(BundleRunRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
-      return c.json({ snap_token: await service.runBundle(tenantId, r.name, r.arguments) });
+    async ({ req, tenantId }) => {
+      const r = parseWire(BundleRunRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      return jsonAnswer({ snap_token: await service.runBundle(tenantId, r.name, r.arguments) });
     },
   );
 }

@@ -6,11 +6,18 @@ import type { Context } from "../../model.ts";
 import type { PembaService, PermissionMetadata } from "../../service/index.ts";
 import type { MaybePromise } from "../../store/store.ts";
 import { scanCheckBody } from "../check-body-scanner.ts";
-import { parseCheckFast } from "../check-fast-path.ts";
 import { contextFromWire, expandToWire } from "../convert.ts";
-import { JSON_HEADERS, NDJSON_HEADERS } from "../error-response.ts";
 import type { Limits } from "../limits.ts";
-import { assertBodyWithinLimit, parseJsonText, readBodyText, readJsonBody } from "../request-body.ts";
+import {
+  type Answer,
+  type ApiRequest,
+  type Endpoint,
+  type Handler,
+  jsonAnswer,
+  jsonTextAnswer,
+  ndjsonAnswer,
+} from "../pipeline.ts";
+import { parseJsonText, readJsonBody } from "../request-body.ts";
 import type { WireContext } from "../wire/common.ts";
 import {
   PermissionBulkCheckResponseSchema,
@@ -44,16 +51,19 @@ function contextWithin(limits: Limits, c: WireContext | undefined): Context | un
   return contextFromWire(c);
 }
 
-/** A parsed check body -> the decision: the hand-written fast path first, zod (and PGV messages) otherwise. */
-export function checkFromBody(
+/**
+ * A check request's body text -> the decision. zod's wire schema is the one definition of a valid body; the body
+ * scanner is a fast path for the common body that gives what zod gives (property-tested) or leaves it to zod.
+ */
+export function checkFromText(
   service: PembaService,
   limits: Limits,
   tenantId: string,
-  body: Record<string, unknown>,
+  text: string,
 ): MaybePromise<CheckOutcome> {
-  const fast = parseCheckFast(body);
-  if (fast !== undefined) return service.check(tenantId, fast.meta, fast.query);
-  const r = parseWire(PermissionCheckRequestSchema, body);
+  const scanned = scanCheckBody(text);
+  if (scanned !== undefined) return service.check(tenantId, scanned.meta, scanned.query);
+  const r = parseWire(PermissionCheckRequestSchema, parseJsonText(text));
   return service.check(
     tenantId,
     meta(r.metadata),
@@ -62,33 +72,19 @@ export function checkFromBody(
   );
 }
 
-/**
- * A check body's text -> the decision: the scanner for the common body (no JSON.parse), the parsed-body path for
- * anything else.
- */
-export function checkFromText(
-  service: PembaService,
-  limits: Limits,
-  tenantId: string,
-  text: string,
-): MaybePromise<CheckOutcome> {
-  assertBodyWithinLimit(text, limits.maxBodyBytes);
-  const scanned = scanCheckBody(text);
-  if (scanned !== undefined) return service.check(tenantId, scanned.meta, scanned.query);
-  return checkFromBody(service, limits, tenantId, parseJsonText(text));
-}
+/** The check answer's JSON (a decision and a count: ASCII, no escaping needed). */
+export const checkAnswer = (outcome: CheckOutcome): Answer =>
+  jsonTextAnswer(`{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`, outcome.can);
 
-export const checkResponseText = (outcome: CheckOutcome): string =>
-  `{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`;
-
-export const checkResponse = (outcome: CheckOutcome): Response =>
-  new Response(checkResponseText(outcome), { headers: JSON_HEADERS });
-
-export function registerPermissionRoutes({ routes, service, limits }: AppDeps): void {
+/** Registers the permission endpoints; returns the check endpoint and its handler (for the node:http adapter). */
+export function registerPermissionRoutes({ routes, service, limits }: AppDeps): {
+  endpoint: Endpoint;
+  handler: Handler;
+} {
   const context = (c: WireContext | undefined) => contextWithin(limits, c);
   const base = "/v1/tenants/{tenant_id}/permissions";
 
-  routes.add(
+  const check = routes.add(
     {
       method: "post",
       path: `${base}/check`,
@@ -99,16 +95,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionCheckRequestSchema,
       response: PermissionCheckResponseSchema,
     },
-    async (c, tenantId) => {
-      const outcome = await checkFromText(
-        service,
-        limits,
-        tenantId,
-        await readBodyText(c, limits.maxBodyBytes),
-      );
-      c.set("decision", outcome.can);
-      return checkResponse(outcome);
-    },
+    async ({ req, tenantId }) =>
+      checkAnswer(await checkFromText(service, limits, tenantId, await req.text(limits.maxBodyBytes))),
   );
 
   const bulkSchema = permissionBulkCheckRequestSchema(limits.maxBulkCheckItems);
@@ -124,15 +112,15 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: bulkSchema,
       response: PermissionBulkCheckResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(bulkSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(bulkSchema, await readJsonBody(req, limits.maxBodyBytes));
       const outcomes = await service.bulkCheck(
         tenantId,
         meta(r.metadata),
         r.items.map((i) => ({ entity: i.entity, permission: i.permission, subject: i.subject })),
         context(r.context),
       );
-      return c.json({
+      return jsonAnswer({
         results: outcomes.map((o) => ({ can: o.can, metadata: { check_count: o.checkCount } })),
       });
     },
@@ -149,8 +137,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionExpandRequestSchema,
       response: PermissionExpandResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(PermissionExpandRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(PermissionExpandRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const tree = await service.expand(
         tenantId,
         { schemaVersion: r.metadata.schema_version, snapToken: r.metadata.snap_token },
@@ -158,16 +146,12 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         r.permission,
         context(r.context),
       );
-      return c.json({ tree: expandToWire(tree) });
+      return jsonAnswer({ tree: expandToWire(tree) });
     },
   );
 
-  const lookupEntity = async (
-    c: Parameters<Parameters<typeof routes.add>[1]>[0],
-    tenantId: string,
-    stream: boolean,
-  ) => {
-    const r = parseWire(PermissionLookupEntityRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+  const lookupEntity = async (req: ApiRequest, tenantId: string, stream: boolean) => {
+    const r = parseWire(PermissionLookupEntityRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
     const size = pageSize(r.page_size, 1000, limits.maxLookupPageSize);
     const scope: Record<string, string[]> = {};
     for (const [type, ids] of Object.entries(r.scope)) scope[type] = ids.data;
@@ -198,9 +182,9 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupEntityRequestSchema,
       response: PermissionLookupEntityResponseSchema,
     },
-    async (c, tenantId) => {
-      const result = await lookupEntity(c, tenantId, false);
-      return c.json({ entity_ids: result.entityIds, continuous_token: result.continuousToken });
+    async ({ req, tenantId }) => {
+      const result = await lookupEntity(req, tenantId, false);
+      return jsonAnswer({ entity_ids: result.entityIds, continuous_token: result.continuousToken });
     },
   );
 
@@ -219,13 +203,13 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       response: PermissionLookupEntityStreamResponseSchema,
       stream: true,
     },
-    async (c, tenantId) => {
-      const result = await lookupEntity(c, tenantId, true);
+    async ({ req, tenantId }) => {
+      const result = await lookupEntity(req, tenantId, true);
       let text = "";
       for (const id of result.entityIds) {
         text += `${JSON.stringify({ result: { entity_id: id, continuous_token: result.continuousToken } })}\n`;
       }
-      return new Response(text, { headers: NDJSON_HEADERS });
+      return ndjsonAnswer(text);
     },
   );
 
@@ -240,8 +224,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupSubjectRequestSchema,
       response: PermissionLookupSubjectResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(PermissionLookupSubjectRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(PermissionLookupSubjectRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const result = await service.lookupSubject(
         tenantId,
         meta(r.metadata),
@@ -254,7 +238,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         },
         context(r.context),
       );
-      return c.json({ subject_ids: result.subjectIds, continuous_token: result.continuousToken });
+      return jsonAnswer({ subject_ids: result.subjectIds, continuous_token: result.continuousToken });
     },
   );
 
@@ -269,10 +253,10 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionSubjectPermissionRequestSchema,
       response: PermissionSubjectPermissionResponseSchema,
     },
-    async (c, tenantId) => {
+    async ({ req, tenantId }) => {
       const r = parseWire(
         PermissionSubjectPermissionRequestSchema,
-        await readJsonBody(c, limits.maxBodyBytes),
+        await readJsonBody(req, limits.maxBodyBytes),
       );
       const results = await service.subjectPermission(
         tenantId,
@@ -282,7 +266,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         r.metadata.only_permission,
         context(r.context),
       );
-      return c.json({ results });
+      return jsonAnswer({ results });
     },
   );
+  return check;
 }

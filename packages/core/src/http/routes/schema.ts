@@ -1,5 +1,6 @@
 /** Schema endpoints: write, partial write, read, list. */
 import { schemaToWire } from "../../schema/index.ts";
+import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
 import { goTimeString } from "../time-format.ts";
 import { parseWire } from "../wire/pgv.ts";
@@ -29,9 +30,9 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       body: SchemaWriteRequestSchema,
       response: SchemaWriteResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(SchemaWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
-      return c.json({ schema_version: await service.writeSchema(tenantId, r.schema) });
+    async ({ req, tenantId }) => {
+      const r = parseWire(SchemaWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      return jsonAnswer({ schema_version: await service.writeSchema(tenantId, r.schema) });
     },
   );
 
@@ -46,10 +47,10 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       body: SchemaPartialWriteRequestSchema,
       response: SchemaWriteResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(SchemaPartialWriteRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(SchemaPartialWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const version = await service.partialWriteSchema(tenantId, r.metadata.schema_version, r.partials);
-      return c.json({ schema_version: version });
+      return jsonAnswer({ schema_version: version });
     },
   );
 
@@ -64,10 +65,10 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       body: SchemaReadRequestSchema,
       response: SchemaReadResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(SchemaReadRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(SchemaReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const schema = await service.readSchema(tenantId, r.metadata.schema_version);
-      return c.json({ schema: schemaToWire(schema.definition) });
+      return jsonAnswer({ schema: schemaToWire(schema.definition) });
     },
   );
 
@@ -83,14 +84,14 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       body: SchemaListRequestSchema,
       response: SchemaListResponseSchema,
     },
-    async (c, tenantId) => {
-      const r = parseWire(SchemaListRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(SchemaListRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const list = await service.listSchemas(
         tenantId,
         pageSize(r.page_size, 100, limits.maxReadPageSize),
         r.continuous_token,
       );
-      return c.json({
+      return jsonAnswer({
         head: list.head,
         schemas: list.schemas.map((s) => ({ version: s.version, created_at: goTimeString(s.createdAt) })),
         continuous_token: list.continuousToken,

@@ -1,5 +1,6 @@
 /** Tenancy endpoints: create, list, delete (need an unrestricted key or token). */
 
+import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
 import { rfc3339 } from "../time-format.ts";
 import { parseWire } from "../wire/pgv.ts";
@@ -31,9 +32,9 @@ export function registerTenancyRoutes({ routes, service, limits }: AppDeps): voi
       response: TenantCreateResponseSchema,
       tenancy: true,
     },
-    async (c) => {
-      const r = parseWire(TenantCreateRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
-      return c.json({ tenant: tenantToWire(await service.createTenant(r.id, r.name)) });
+    async ({ req }) => {
+      const r = parseWire(TenantCreateRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      return jsonAnswer({ tenant: tenantToWire(await service.createTenant(r.id, r.name)) });
     },
   );
 
@@ -49,13 +50,13 @@ export function registerTenancyRoutes({ routes, service, limits }: AppDeps): voi
       response: TenantListResponseSchema,
       tenancy: true,
     },
-    async (c) => {
-      const r = parseWire(TenantListRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req }) => {
+      const r = parseWire(TenantListRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const page = await service.listTenants(
         pageSize(r.page_size, 100, limits.maxReadPageSize),
         r.continuous_token,
       );
-      return c.json({ tenants: page.items.map(tenantToWire), continuous_token: page.cursor });
+      return jsonAnswer({ tenants: page.items.map(tenantToWire), continuous_token: page.cursor });
     },
   );
 
@@ -70,9 +71,9 @@ export function registerTenancyRoutes({ routes, service, limits }: AppDeps): voi
       response: TenantDeleteResponseSchema,
       tenancy: true,
     },
-    async (c) => {
-      const deleted = await service.deleteTenant(c.req.param("id") ?? "");
-      return c.json({ tenant_id: deleted.id });
+    async ({ req }) => {
+      const deleted = await service.deleteTenant(req.param("id") ?? "");
+      return jsonAnswer({ tenant_id: deleted.id });
     },
   );
 }

@@ -6,7 +6,7 @@
 
 import { encodeSnapToken } from "../../service/index.ts";
 import { attributeToWire, tupleToWire } from "../convert.ts";
-import { NDJSON_HEADERS } from "../error-response.ts";
+import { ndjsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
 import { parseWire } from "../wire/pgv.ts";
 import { WatchRequestSchema, WatchResponseSchema } from "../wire/schema.ts";
@@ -25,12 +25,12 @@ export function registerWatchRoutes({ routes, service, limits, watchPollMs }: Ap
       response: WatchResponseSchema,
       stream: true,
     },
-    async (c, tenantId) => {
-      const r = parseWire(WatchRequestSchema, await readJsonBody(c, limits.maxBodyBytes));
+    async ({ req, tenantId }) => {
+      const r = parseWire(WatchRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       // Resolve before streaming so a bad token is an HTTP error, and "" pins "now".
       const start = encodeSnapToken(await service.resolveSnap(tenantId, r.snap_token));
       const abort = new AbortController();
-      c.req.raw.signal?.addEventListener("abort", () => abort.abort(), { once: true });
+      req.signal?.addEventListener("abort", () => abort.abort(), { once: true });
       const encoder = new TextEncoder();
       // a stream over the limit is refused here, before the response starts
       const changes = await service.watch(tenantId, start, { signal: abort.signal, pollMs: watchPollMs });
@@ -61,7 +61,7 @@ export function registerWatchRoutes({ routes, service, limits, watchPollMs }: Ap
           void changes.return(undefined);
         },
       });
-      return new Response(body, { headers: NDJSON_HEADERS });
+      return ndjsonAnswer(body);
     },
   );
 }

@@ -1,6 +1,6 @@
 /** Wire shapes shared by the endpoints (proto `base.v1` messages), with Permify's PGV rules. */
 import { z } from "@hono/zod-openapi";
-import { patternString, plainString, protoMessage, repeated } from "./pgv.ts";
+import { optionalMessage, patternString, plainString, protoMessage, repeated } from "./pgv.ts";
 
 export const TENANT_ID_PATTERN = "^([a-zA-Z0-9_\\-@\\.:+]{1,128}|\\*)$";
 export const NAME_PATTERN = "^[a-zA-Z_]{1,64}$";
@@ -83,13 +83,13 @@ export const SubjectFilterSchema = protoMessage("SubjectFilter", {
 });
 
 export const TupleFilterSchema = protoMessage("TupleFilter", {
-  entity: EntityFilterSchema.optional(),
+  entity: optionalMessage(EntityFilterSchema),
   relation: plainString(),
-  subject: SubjectFilterSchema.optional(),
+  subject: optionalMessage(SubjectFilterSchema),
 });
 
 export const AttributeFilterSchema = protoMessage("AttributeFilter", {
-  entity: EntityFilterSchema.optional(),
+  entity: optionalMessage(EntityFilterSchema),
   attributes: repeated(z.string()),
 });
 

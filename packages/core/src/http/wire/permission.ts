@@ -8,7 +8,15 @@ import {
   RelationReferenceSchema,
   SubjectSchema,
 } from "./common.ts";
-import { int32AtLeast, patternString, plainString, protoMessage, repeated, uint32 } from "./pgv.ts";
+import {
+  int32AtLeast,
+  optionalMessage,
+  patternString,
+  plainString,
+  protoMessage,
+  repeated,
+  uint32,
+} from "./pgv.ts";
 
 const CheckResultSchema = z.enum(["CHECK_RESULT_UNSPECIFIED", "CHECK_RESULT_ALLOWED", "CHECK_RESULT_DENIED"]);
 
@@ -24,7 +32,7 @@ export const PermissionCheckRequestSchema = protoMessage("PermissionCheckRequest
   entity: EntitySchema,
   permission: patternString(NAME_PATTERN, 64),
   subject: SubjectSchema,
-  context: ContextSchema.optional(),
+  context: optionalMessage(ContextSchema),
   arguments: repeated(ArgumentSchema),
 });
 
@@ -44,7 +52,7 @@ export const permissionBulkCheckRequestSchema = (maxItems: number) =>
   protoMessage("PermissionBulkCheckRequest", {
     metadata: PermissionCheckRequestMetadataSchema,
     items: repeated(PermissionBulkCheckRequestItemSchema, 1, maxItems),
-    context: ContextSchema.optional(),
+    context: optionalMessage(ContextSchema),
     arguments: repeated(ArgumentSchema),
   });
 
@@ -56,7 +64,7 @@ export const PermissionExpandRequestSchema = protoMessage("PermissionExpandReque
   metadata: protoMessage("PermissionExpandRequestMetadata", snapAndVersion),
   entity: EntitySchema,
   permission: patternString(NAME_PATTERN, 64, true),
-  context: ContextSchema.optional(),
+  context: optionalMessage(ContextSchema),
   arguments: repeated(ArgumentSchema),
 });
 
@@ -94,7 +102,7 @@ export const PermissionLookupEntityRequestSchema = protoMessage("PermissionLooku
   entity_type: patternString(NAME_PATTERN, 64),
   permission: patternString(NAME_PATTERN, 64),
   subject: SubjectSchema,
-  context: ContextSchema.optional(),
+  context: optionalMessage(ContextSchema),
   scope: z.record(z.string(), protoMessage("StringArrayValue", { data: repeated(z.string()) })).prefault({}),
   page_size: uint32(),
   continuous_token: plainString(),
@@ -116,7 +124,7 @@ export const PermissionLookupSubjectRequestSchema = protoMessage("PermissionLook
   entity: EntitySchema,
   permission: patternString(NAME_PATTERN, 64),
   subject_reference: RelationReferenceSchema,
-  context: ContextSchema.optional(),
+  context: optionalMessage(ContextSchema),
   arguments: repeated(ArgumentSchema),
   page_size: uint32(),
   continuous_token: plainString(),
@@ -134,7 +142,7 @@ export const PermissionSubjectPermissionRequestSchema = protoMessage("Permission
   }),
   entity: EntitySchema,
   subject: SubjectSchema,
-  context: ContextSchema.optional(),
+  context: optionalMessage(ContextSchema),
 });
 
 export const PermissionSubjectPermissionResponseSchema = z

@@ -20,47 +20,62 @@ export function protoMessage<T extends z.ZodRawShape>(name: string, shape: T) {
   return schema;
 }
 
-/** A string field with PGV's `pattern` (+ `max_bytes`) rule; missing = "" (proto3 default). */
+/** proto3 JSON: `null` for a field means its default value, as if the field were missing. */
+const nullAsMissing = (value: unknown) => (value === null ? undefined : value);
+
+/** A string field with PGV's `pattern` (+ `max_bytes`) rule; missing or null = "" (proto3 default). */
 export function patternString(pattern: string, maxBytes: number, ignoreEmpty = false) {
   const re = new RegExp(ignoreEmpty ? `^$|${pattern}` : pattern);
-  return z
-    .string({ error: "value must be a string" })
-    .max(maxBytes, { error: `value length must be at most ${maxBytes} bytes` })
-    .regex(re, { error: `value does not match regex pattern "${pattern}"` })
-    .prefault("")
-    .openapi({ pattern, maxLength: maxBytes });
+  return z.preprocess(
+    nullAsMissing,
+    z
+      .string({ error: "value must be a string" })
+      .max(maxBytes, { error: `value length must be at most ${maxBytes} bytes` })
+      .regex(re, { error: `value does not match regex pattern "${pattern}"` })
+      .prefault("")
+      .openapi({ pattern, maxLength: maxBytes }),
+  );
 }
 
-/** An optional proto3 string (missing = ""). */
-export const plainString = () => z.string({ error: "value must be a string" }).prefault("");
+/** An optional proto3 string (missing or null = ""). */
+export const plainString = () =>
+  z.preprocess(nullAsMissing, z.string({ error: "value must be a string" }).prefault(""));
 
 /** A JSON number written as a string: proto3 JSON (protojson) accepts `"10"` for an integer field. */
 const NUMBER_TEXT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 const numberFromText = (value: unknown) =>
-  typeof value === "string" && NUMBER_TEXT.test(value) ? Number(value) : value;
+  typeof value === "string" && NUMBER_TEXT.test(value) ? Number(value) : nullAsMissing(value);
 
-/** A proto3 integer field: a JSON number or a string holding one; missing = 0. */
-const protoInteger = (min: number) =>
+/**
+ * A proto3 integer field: a JSON number or a string holding one; missing or null = 0. Above the type's maximum:
+ * refused (protojson refuses to decode it).
+ */
+const protoInteger = (min: number, max: number) =>
   z.preprocess(
     numberFromText,
     z
       .number({ error: "value must be a number" })
       .int({ error: "value must be an integer" })
       .gte(min, { error: `value must be greater than or equal to ${min}` })
+      .lte(max, { error: `value must be less than or equal to ${max}` })
       .prefault(0),
   );
 
 /** int32 with PGV `gte`; missing = 0 (so a missing depth fails like Permify's). */
-export const int32AtLeast = (min: number) => protoInteger(min);
+export const int32AtLeast = (min: number) => protoInteger(min, 2147483647);
 
-export const uint32 = () => protoInteger(0);
+export const uint32 = () => protoInteger(0, 4294967295);
 
 export const repeated = <T extends z.ZodType>(item: T, min = 0, max?: number) => {
   let s = z.array(item, { error: "value must be a list" });
   if (min > 0) s = s.min(min, { error: `value must contain at least ${min} item(s)` });
   if (max !== undefined) s = s.max(max, { error: `value must contain no more than ${max} item(s)` });
-  return s.prefault([]);
+  return z.preprocess(nullAsMissing, s.prefault([]));
 };
+
+/** An optional message field: missing or null = absent. */
+export const optionalMessage = <T extends z.ZodType>(message: T) =>
+  z.preprocess(nullAsMissing, message.optional());
 
 type AnySchema = z.core.$ZodType;
 
@@ -74,8 +89,10 @@ function unwrap(schema: AnySchema): AnySchema {
       def.type === "prefault"
     )
       schema = def.innerType;
-    else if (def.type === "pipe") schema = def.in;
-    else return schema;
+    else if (def.type === "pipe") {
+      // z.preprocess(f, schema) is pipe(transform, schema): the field's shape is the schema's
+      schema = (def.in._zod.def as { type: string }).type === "transform" ? def.out : def.in;
+    } else return schema;
   }
 }
 

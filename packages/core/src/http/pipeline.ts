@@ -1,0 +1,186 @@
+/**
+ * The one request pipeline of the HTTP API, transport-free: every endpoint (the check included) runs through
+ * `RequestPipeline.run`, whatever carries the request. The fetch adapter (Hono's routes, in route.ts) and the
+ * node:http adapter (packages/node-server) only translate a request into an `ApiRequest` and an `Answer` back.
+ *
+ * Order: origin check (CORS), authentication, tenancy rights, tenant id, tenant access, then the handler (which
+ * reads the body under the size limit and validates it with the zod wire schema). Any error becomes Permify's
+ * error body; CORS headers are added; the observe hook sees every answer.
+ */
+import { PembaError } from "../errors.ts";
+import type { Authenticator, Principal } from "./auth/index.ts";
+import { assertTenantAllowed, assertUnrestricted, UNRESTRICTED } from "./auth/index.ts";
+import type { CorsPolicy } from "./cors.ts";
+import { errorResponseParts } from "./error-response.ts";
+import { TENANT_ID_PATTERN, tenantIdRegex } from "./wire/common.ts";
+
+export interface RequestInfo {
+  /** The endpoint's path template, e.g. "/v1/tenants/:tenant_id/permissions/check". */
+  route: string;
+  status: number;
+  seconds: number;
+  /** The check decision (CHECK_RESULT_*) of a permission check. */
+  decision?: string;
+}
+
+export type Observe = (info: RequestInfo) => void;
+
+/** A request as the pipeline sees it; adapters implement it over their transport. */
+export interface ApiRequest {
+  /** A header by lower-case name (repeated headers joined with ", "). */
+  header(name: string): string | undefined;
+  /**
+   * The body as UTF-8 text. Refused with ERROR_CODE_REQUEST_TOO_LARGE before reading when the declared
+   * Content-Length is over `maxBytes`, and while reading as soon as more than `maxBytes` have arrived.
+   */
+  text(maxBytes: number): Promise<string>;
+  /** A path parameter of the endpoint's template (`tenant_id`, `id`). */
+  param(name: string): string | undefined;
+  /** Aborted when the client goes away (streaming answers stop). */
+  signal?: AbortSignal;
+}
+
+/** An answer as the pipeline gives it; adapters write it to their transport. */
+export interface Answer {
+  status: number;
+  /** [name, value, name, value, ...] */
+  headers: string[];
+  body: string | ReadableStream<Uint8Array> | null;
+  /** The check decision (CHECK_RESULT_*), for the observe hook. */
+  decision?: string;
+}
+
+/** What the pipeline needs to know about an endpoint. */
+export interface Endpoint {
+  /** The path template reported to `observe`, e.g. "/v1/tenants/:tenant_id/permissions/check". */
+  route: string;
+  /** Needs a valid key or token when authentication is on (every API endpoint; metadata paths unless public). */
+  authenticate: boolean;
+  /** The path parameter holding the tenant id, when the endpoint has one. */
+  tenantParam?: string;
+  /** Tenancy endpoints: need an unrestricted key or token. */
+  tenancy?: boolean;
+  /** Proto request message name, for `invalid <Message>.TenantId: ...`. */
+  requestMessage?: string;
+  /** NDJSON stream: errors are sent as `{"error": {...}}` lines. */
+  stream?: boolean;
+}
+
+export interface Call {
+  req: ApiRequest;
+  tenantId: string;
+  principal: Principal;
+}
+
+export type Handler = (call: Call) => Answer | Promise<Answer>;
+
+const JSON_TYPE = "application/json";
+const NDJSON_TYPE = "application/x-ndjson";
+
+/** A JSON answer (200 unless given). */
+export const jsonAnswer = (data: unknown, status = 200): Answer => ({
+  status,
+  headers: ["content-type", JSON_TYPE],
+  body: JSON.stringify(data),
+});
+
+/** A JSON answer from text that already is JSON. */
+export const jsonTextAnswer = (text: string, decision?: string): Answer => ({
+  status: 200,
+  headers: ["content-type", JSON_TYPE],
+  body: text,
+  decision,
+});
+
+/** A newline-delimited JSON answer. */
+export const ndjsonAnswer = (body: string | ReadableStream<Uint8Array>): Answer => ({
+  status: 200,
+  headers: ["content-type", NDJSON_TYPE],
+  body,
+});
+
+/** Permify's error body for any thrown value (a stream's errors as `{"error": {...}}` lines, as grpc-gateway). */
+export function errorAnswer(e: unknown, stream = false): Answer {
+  const { status, body } = errorResponseParts(e);
+  return stream
+    ? { status, headers: ["content-type", NDJSON_TYPE], body: `${JSON.stringify({ error: body })}\n` }
+    : { status, headers: ["content-type", JSON_TYPE], body: JSON.stringify(body) };
+}
+
+export interface PipelineDeps {
+  auth: Authenticator | undefined;
+  cors: CorsPolicy;
+  observe: Observe | undefined;
+}
+
+export class RequestPipeline {
+  readonly #auth: Authenticator | undefined;
+  readonly #cors: CorsPolicy;
+  readonly #observe: Observe | undefined;
+
+  constructor(deps: PipelineDeps) {
+    this.#auth = deps.auth;
+    this.#cors = deps.cors;
+    this.#observe = deps.observe;
+  }
+
+  get cors(): CorsPolicy {
+    return this.#cors;
+  }
+
+  /** Runs `handler` for `req` on `endpoint`; never throws. */
+  async run(endpoint: Endpoint, req: ApiRequest, handler: Handler): Promise<Answer> {
+    const start = performance.now();
+    const origin = req.header("origin");
+    let answer: Answer;
+    try {
+      this.#cors.admit(origin, req.header("host"));
+      const auth = endpoint.authenticate ? this.#auth : undefined;
+      const principal =
+        auth === undefined ? UNRESTRICTED : await auth.authenticate(req.header("authorization"));
+      if (endpoint.tenancy) assertUnrestricted(principal);
+      let tenantId = "";
+      if (endpoint.tenantParam !== undefined) {
+        tenantId = req.param(endpoint.tenantParam) ?? "";
+        validateTenantId(endpoint.requestMessage ?? "Request", tenantId);
+        assertTenantAllowed(principal, tenantId);
+      }
+      answer = await handler({ req, tenantId, principal });
+    } catch (e) {
+      answer = errorAnswer(e, endpoint.stream);
+    }
+    if (origin !== undefined) answer.headers.push(...this.#cors.headersFor(origin));
+    const observe = this.#observe;
+    if (observe !== undefined) {
+      try {
+        observe({
+          route: endpoint.route,
+          status: answer.status,
+          seconds: (performance.now() - start) / 1000,
+          decision: answer.decision,
+        });
+      } catch {
+        // a failing metrics hook cannot change the answer
+      }
+    }
+    return answer;
+  }
+}
+
+/** A tenant id from a path: PGV's rules of the request message's TenantId field. */
+export function validateTenantId(message: string, tenantId: string): void {
+  if (tenantId.length > 128) {
+    throw new PembaError(
+      "ERROR_CODE_VALIDATION",
+      `invalid ${message}.TenantId: value length must be at most 128 bytes`,
+      { grpcCode: 3 },
+    );
+  }
+  if (!tenantIdRegex.test(tenantId)) {
+    throw new PembaError(
+      "ERROR_CODE_VALIDATION",
+      `invalid ${message}.TenantId: value does not match regex pattern "${TENANT_ID_PATTERN}"`,
+      { grpcCode: 3 },
+    );
+  }
+}

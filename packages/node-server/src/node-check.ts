@@ -1,0 +1,105 @@
+/**
+ * The node:http adapter of the check endpoint: `POST /v1/tenants/<t>/permissions/check` goes from node:http's
+ * (req, res) straight to the core app's request pipeline (`app.handleCheck`), without the router or
+ * Request/Response objects, and the answer goes out with a Content-Length (one socket write). Every other request
+ * goes to Hono through @hono/node-server. Both run the same pipeline: auth, tenant, limits, errors, CORS, observe.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type Answer, type ApiRequest, type PembaApp, requestTooLarge } from "@pemba/core/http/index";
+
+export const CHECK_ROUTE = "/v1/tenants/:tenant_id/permissions/check";
+const CHECK_PATH = /^\/v1\/tenants\/([^/?]+)\/permissions\/check(?:\?|$)/;
+
+/** The tenant id of a check URL (a path, as node:http gives it), or undefined for any other URL. */
+export function checkPathTenant(url: string): string | undefined {
+  const match = CHECK_PATH.exec(url);
+  if (match === null) return undefined;
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An IncomingMessage as the pipeline's request; the body is read under the limit, counted while it arrives. */
+class NodeCheckRequest implements ApiRequest {
+  readonly #req: IncomingMessage;
+  readonly #tenantId: string;
+  /** The body was cut off at the limit: the answer closes the connection instead of reading the rest. */
+  cutOff = false;
+
+  constructor(req: IncomingMessage, tenantId: string) {
+    this.#req = req;
+    this.#tenantId = tenantId;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.#req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  param(name: string): string | undefined {
+    return name === "tenant_id" ? this.#tenantId : undefined;
+  }
+
+  text(maxBytes: number): Promise<string> {
+    const req = this.#req;
+    return new Promise((resolve, reject) => {
+      if (Number(req.headers["content-length"]) > maxBytes) {
+        this.cutOff = true;
+        reject(requestTooLarge());
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const onData = (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= maxBytes) {
+          chunks.push(chunk);
+          return;
+        }
+        req.off("data", onData);
+        req.off("end", onEnd);
+        this.cutOff = true;
+        reject(requestTooLarge());
+      };
+      const onEnd = () =>
+        resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString());
+      req.on("data", onData);
+      req.on("end", onEnd);
+    });
+  }
+}
+
+/** Writes a (string-bodied) answer with a Content-Length; `close`: end the connection after it. */
+function writeAnswer(res: ServerResponse, answer: Answer, close: boolean): void {
+  const body = typeof answer.body === "string" ? answer.body : "";
+  const headers = answer.headers.concat("content-length", String(Buffer.byteLength(body)));
+  if (close) headers.push("connection", "close");
+  res.writeHead(answer.status, headers);
+  res.end(body);
+}
+
+/** Called once a check was answered (for the access log): the answer and the milliseconds it took. */
+export type CheckAnswered = (answer: Answer, ms: number) => void;
+
+/**
+ * Answers `req` when it is a check request and returns true; returns false for anything else (hand it to Hono).
+ */
+export function handleNodeCheck(
+  app: PembaApp,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answered?: CheckAnswered,
+): boolean {
+  if (req.method !== "POST" || req.url === undefined) return false;
+  const tenantId = checkPathTenant(req.url);
+  if (tenantId === undefined) return false;
+  const started = performance.now();
+  const request = new NodeCheckRequest(req, tenantId);
+  void app.handleCheck(request).then((answer) => {
+    writeAnswer(res, answer, request.cutOff);
+    answered?.(answer, performance.now() - started);
+  });
+  return true;
+}
