@@ -135,7 +135,7 @@ describe("the packed @pemba/sdk in every runtime", () => {
       expect(tsc.stdout + tsc.stderr).toBe("");
       expect(tsc.status).toBe(0);
     }
-  });
+  }, 180_000);
 
   it("runs in a Worker on workerd (wrangler dev)", async () => {
     const worker = await startScratchWorker(scratch.dir, { PEMBA_URL: server.url });
@@ -145,7 +145,7 @@ describe("the packed @pemba/sdk in every runtime", () => {
     } finally {
       await worker.close();
     }
-  });
+  }, 180_000);
 
   it.skipIf(!existsSync(CHROMIUM))(
     "runs in headless Chromium (a module script from another origin, CORS)",

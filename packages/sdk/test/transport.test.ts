@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createClient, PembaApiError, PembaConnectionError, PembaTimeoutError } from "../src/index.ts";
 
 type Reply = (req: IncomingMessage, res: ServerResponse) => void;
@@ -23,9 +23,11 @@ describe("transport: retries, timeouts, typed errors", () => {
   let url = "";
   let script: Reply[] = [];
   let hits: string[] = [];
+  let times: number[] = [];
   beforeAll(async () => {
     server = createServer((req, res) => {
       hits.push(req.url ?? "");
+      times.push(performance.now());
       req.resume();
       req.on("end", () =>
         (script.shift() ?? json(500, { code: 13, message: "script ran out", details: [] }))(req, res),
@@ -41,6 +43,10 @@ describe("transport: retries, timeouts, typed errors", () => {
   beforeEach(() => {
     script = [];
     hits = [];
+    times = [];
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
   });
 
   const fast = { retries: 2, baseDelayMs: 1, maxDelayMs: 5 };
@@ -95,6 +101,38 @@ describe("transport: retries, timeouts, typed errors", () => {
     const retrying = createClient({ baseUrl: url, retry: { ...fast, writes: true } });
     expect(await retrying.writeData({ tuples })).toEqual({ snap_token: "Aw==" });
     expect(hits).toHaveLength(5);
+  });
+
+  it("backoff: the wait is random below a ceiling that doubles per attempt, capped by maxDelayMs", async () => {
+    script = [UNAVAILABLE, UNAVAILABLE, UNAVAILABLE, ALLOWED];
+    const random = vi.spyOn(Math, "random").mockReturnValue(0.99);
+    const client = createClient({
+      baseUrl: url,
+      retry: { retries: 3, baseDelayMs: 200, maxDelayMs: 500 },
+      batchChecks: false,
+    });
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    expect((await client.check(check)).can).toBe("CHECK_RESULT_ALLOWED");
+    // The waits between attempts are 0.99 x min(500, 200 x 2^attempt); other timers (each attempt's 10 s
+    // timeout, fetch's own 3 s ones) are longer than maxDelayMs.
+    const delays = timers.mock.calls
+      .map((c) => c[1])
+      .filter((ms) => typeof ms === "number" && ms > 0 && ms <= 500);
+    expect(delays).toEqual([198, 396, 495]);
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(190);
+    expect(times[3] - times[2]).toBeGreaterThanOrEqual(485);
+    expect(random).toHaveBeenCalledTimes(3);
+  });
+
+  it("a 429's Retry-After is waited for (up to maxDelayMs)", async () => {
+    script = [json(429, { code: 8, message: "slow down", details: [] }, { "retry-after": "1" }), ALLOWED];
+    const client = createClient({
+      baseUrl: url,
+      retry: { retries: 1, baseDelayMs: 1, maxDelayMs: 5000 },
+      batchChecks: false,
+    });
+    expect((await client.check(check)).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(990);
   });
 
   it("a call past its timeout fails with PembaTimeoutError naming the URL and the limit", async () => {
