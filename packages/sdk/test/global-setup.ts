@@ -10,7 +10,12 @@ export default function setup(): void {
   execFileSync(process.execPath, [resolve(repo, "packages/node-server/scripts/build.mjs"), "--quiet"], {
     stdio: "inherit",
   });
-  execFileSync(process.execPath, [resolve(repo, "packages/sdk/scripts/build.ts"), "--quiet"], {
-    stdio: "inherit",
-  });
+  // --keep-wire-types: the committed src/wire.gen.ts is what test/wire-types.test.ts compares with the schemas.
+  execFileSync(
+    process.execPath,
+    [resolve(repo, "packages/sdk/scripts/build.ts"), "--quiet", "--keep-wire-types"],
+    {
+      stdio: "inherit",
+    },
+  );
 }
