@@ -2,12 +2,20 @@
  * The Worker's configuration, from its environment (wrangler.toml `[vars]` and secrets). Same variable names and
  * rules as `pemba serve` (packages/node-server/src/config.ts), minus what a Worker has no use for (host, port,
  * log level): PEMBA_DATABASE (+ PEMBA_DATABASE_TOKEN), PEMBA_AUTH_KEYS or PEMBA_JWKS_URL + PEMBA_ISSUER +
- * PEMBA_AUDIENCE, PEMBA_CORS_ORIGINS, PEMBA_GC_WINDOW. Imports nothing Node-only.
+ * PEMBA_AUDIENCE, PEMBA_CORS_ORIGINS, PEMBA_GC_WINDOW, PEMBA_REPLICA (+ PEMBA_REPLICA_MAX_ROWS,
+ * PEMBA_REPLICA_REFRESH). Imports nothing Node-only.
  */
 import type { AuthConfig, PresharedKey } from "@pemba/core/http/index";
 
 export const DEFAULT_WORKER_DATABASE = "memory:";
 export const DEFAULT_GC_WINDOW = "24h";
+/**
+ * Rows (tuples + attributes) the isolate's replica holds at most. The copy takes 40-54 bytes per row of V8 heap and
+ * ArrayBuffers (loadtest/replica-memory.ts: 200,000-800,000 rows of Permify's load-test data), so 1,000,000 rows
+ * stay under ~55 MB, less than half of a Worker isolate's 128 MB.
+ */
+export const DEFAULT_WORKER_REPLICA_MAX_ROWS = 1_000_000;
+export const DEFAULT_WORKER_REPLICA_REFRESH = "1s";
 
 /** The Worker's bindings; every value a string var or secret. */
 export interface WorkerEnv {
@@ -27,6 +35,18 @@ export interface WorkerEnv {
   PEMBA_CORS_ORIGINS?: string;
   /** How long deleted data is kept (scheduled garbage collection), e.g. 30m, 24h, 7d; 0 disables GC. */
   PEMBA_GC_WINDOW?: string;
+  /** `on` (default) or `off`: answer checks from an in-isolate replica of a D1/libSQL database. */
+  PEMBA_REPLICA?: string;
+  /** A tenant that would take the replica above this many rows is served by SQL (default 1000000). */
+  PEMBA_REPLICA_MAX_ROWS?: string;
+  /** A request looks for writes of other instances when the replica's last look is older than this (default 1s). */
+  PEMBA_REPLICA_REFRESH?: string;
+}
+
+/** The in-isolate replica's settings (see ReplicaStore.lazy). */
+export interface WorkerReplicaConfig {
+  maxRows: number;
+  freshnessMs: number;
 }
 
 export type WorkerDriver = "memory" | "libsql" | "d1";
@@ -40,6 +60,8 @@ export interface WorkerConfig {
   auth: AuthConfig;
   corsOrigins?: string[];
   gcWindowMs: number;
+  /** Undefined: no replica (memory store, or PEMBA_REPLICA=off). */
+  replica?: WorkerReplicaConfig;
 }
 
 export class ConfigError extends Error {
@@ -66,7 +88,24 @@ export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
     ),
     corsOrigins: splitList(get("PEMBA_CORS_ORIGINS")),
     gcWindowMs: parseDuration(get("PEMBA_GC_WINDOW") ?? DEFAULT_GC_WINDOW),
+    replica: driver === "memory" ? undefined : resolveReplica(get),
   };
+}
+
+function resolveReplica(get: (name: keyof WorkerEnv) => string | undefined): WorkerReplicaConfig | undefined {
+  const mode = (get("PEMBA_REPLICA") ?? "on").toLowerCase();
+  if (mode === "off") return undefined;
+  if (mode !== "on") throw new ConfigError(`invalid PEMBA_REPLICA "${mode}"; use on or off`);
+  const rows = get("PEMBA_REPLICA_MAX_ROWS");
+  const maxRows = rows === undefined ? DEFAULT_WORKER_REPLICA_MAX_ROWS : Number(rows);
+  if (!Number.isSafeInteger(maxRows) || maxRows < 0) {
+    throw new ConfigError(`invalid PEMBA_REPLICA_MAX_ROWS "${rows}"; use a whole number of rows`);
+  }
+  const freshnessMs = parseDuration(
+    get("PEMBA_REPLICA_REFRESH") ?? DEFAULT_WORKER_REPLICA_REFRESH,
+    "PEMBA_REPLICA_REFRESH",
+  );
+  return { maxRows, freshnessMs };
 }
 
 /** A Worker has no file system: the in-isolate memory store, a D1 binding, or libSQL over HTTP/WebSockets. */
@@ -148,11 +187,11 @@ function splitList(text: string | undefined): string[] | undefined {
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `90s`, `30m`, `24h`, `7d`, `1h30m`, or `0`. */
-export function parseDuration(text: string): number {
+export function parseDuration(text: string, name = "PEMBA_GC_WINDOW"): number {
   if (text === "0") return 0;
   const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text) {
-    throw new ConfigError(`invalid PEMBA_GC_WINDOW "${text}"; use e.g. 30m, 24h, 7d`);
+    throw new ConfigError(`invalid ${name} "${text}"; use e.g. 30m, 24h, 7d`);
   }
   return parts.reduce((sum, p) => sum + Number(p[1]) * DURATION_UNITS[p[2]], 0);
 }

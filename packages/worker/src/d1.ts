@@ -7,6 +7,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { D1Database } from "@pemba/core/store/d1";
 import { D1Sessions, D1Store } from "@pemba/core/store/d1";
+import type { QueryObserver } from "@pemba/core/store/sql/executor";
 import { ConfigError } from "./config.ts";
 
 const requestSessions = new AsyncLocalStorage<D1Sessions>();
@@ -22,8 +23,8 @@ export function d1Binding(env: object, name: string): D1Database {
   return db as D1Database;
 }
 
-export function openD1Store(db: D1Database): Promise<D1Store> {
-  return D1Store.open(db, { sessions: () => requestSessions.getStore() });
+export function openD1Store(db: D1Database, onQuery?: QueryObserver): Promise<D1Store> {
+  return D1Store.open(db, { sessions: () => requestSessions.getStore(), onQuery });
 }
 
 /** Runs one request (or cron invocation) with its own D1 sessions. */

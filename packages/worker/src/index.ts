@@ -12,10 +12,12 @@ import { createApp, type PembaApp } from "@pemba/core/http/index";
 import { PembaService } from "@pemba/core/service/index";
 import { LibsqlStore } from "@pemba/core/store/libsql";
 import { MemoryStore } from "@pemba/core/store/memory";
+import { ReplicaStore } from "@pemba/core/store/replica";
 import type { Store } from "@pemba/core/store/store";
 import workerPackage from "../package.json" with { type: "json" };
 import { describeDatabase, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";
+import { countQuery, loggedRequest, observeRequest } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 
@@ -35,17 +37,27 @@ let instance: Promise<Instance> | undefined;
 async function openInstance(env: WorkerEnv): Promise<Instance> {
   const config = resolveWorkerConfig(env);
   const d1 = config.d1Binding === undefined ? undefined : d1Binding(env, config.d1Binding);
-  const store: Store =
+  const database: Store =
     config.driver === "memory"
       ? new MemoryStore()
       : d1 !== undefined
-        ? await openD1Store(d1)
-        : await LibsqlStore.open(config.database, { authToken: config.databaseToken });
+        ? await openD1Store(d1, countQuery)
+        : await LibsqlStore.open(config.database, { authToken: config.databaseToken, onQuery: countQuery });
+  // the in-isolate replica: each tenant loaded on its first request, kept fresh by requests (no timers on Workers)
+  const store =
+    config.replica === undefined
+      ? database
+      : ReplicaStore.lazy(database, {
+          maxRows: config.replica.maxRows,
+          freshnessMs: config.replica.freshnessMs,
+          logger: replicaLogger,
+        });
   const scope = d1 === undefined ? <T>(run: () => T) => run() : <T>(run: () => T) => withD1Sessions(d1, run);
   const app = createApp({
     service: new PembaService(store),
     auth: config.auth,
     cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
+    observe: observeRequest,
     version: workerPackage.version,
   });
   return { config, store, app, scope };
@@ -62,6 +74,12 @@ function getInstance(env: WorkerEnv): Promise<Instance> {
   }
   return instance;
 }
+
+/** The replica's log lines (a tenant too large for it, a reload), as one JSON line each. */
+const replicaLogger = {
+  info: (fields: object, msg: string) => console.log(JSON.stringify({ level: "info", msg, ...fields })),
+  warn: (fields: object, msg: string) => console.warn(JSON.stringify({ level: "warn", msg, ...fields })),
+};
 
 /** Permify's error body for a Worker that could not start (bad configuration or unreachable database). */
 function startupFailure(error: unknown, env: WorkerEnv): Response {
@@ -82,14 +100,16 @@ function startupFailure(error: unknown, env: WorkerEnv): Response {
 }
 
 export default {
-  async fetch(request: Request, env: WorkerEnv, ctx: WorkerExecutionContext): Promise<Response> {
-    let instance: Instance;
-    try {
-      instance = await getInstance(env);
-    } catch (error) {
-      return startupFailure(error, env);
-    }
-    return instance.scope(() => instance.app.fetch(request, env, ctx));
+  fetch(request: Request, env: WorkerEnv, ctx: WorkerExecutionContext): Promise<Response> {
+    return loggedRequest(request, async () => {
+      let instance: Instance;
+      try {
+        instance = await getInstance(env);
+      } catch (error) {
+        return startupFailure(error, env);
+      }
+      return instance.scope(() => instance.app.fetch(request, env, ctx));
+    });
   },
 
   /** Cron trigger (see wrangler.toml `[triggers]`): garbage-collects data deleted longer than PEMBA_GC_WINDOW ago. */

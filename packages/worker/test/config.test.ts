@@ -30,8 +30,34 @@ describe("resolveWorkerConfig", () => {
       auth: { mode: "preshared", keys: [{ key: "admin" }, { key: "k2", tenants: ["t1", "t2"] }] },
       corsOrigins: ["https://a.example", "https://b.example"],
       gcWindowMs: 5_400_000,
+      replica: { maxRows: 1_000_000, freshnessMs: 1000 },
     });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
+  });
+
+  it("the in-isolate replica: on by default for SQL databases, sized and timed by vars, or off", () => {
+    expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB" }).replica).toEqual({
+      maxRows: 1_000_000,
+      freshnessMs: 1000,
+    });
+    expect(
+      resolveWorkerConfig({
+        PEMBA_DATABASE: "d1:DB",
+        PEMBA_REPLICA_MAX_ROWS: "250000",
+        PEMBA_REPLICA_REFRESH: "250ms",
+      }).replica,
+    ).toEqual({ maxRows: 250_000, freshnessMs: 250 });
+    expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "off" }).replica).toBeUndefined();
+    expect(resolveWorkerConfig({ PEMBA_REPLICA: "on" }).replica).toBeUndefined(); // memory: nothing to copy
+    expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "yes" })).toThrow(
+      'invalid PEMBA_REPLICA "yes"; use on or off',
+    );
+    expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA_MAX_ROWS: "1e6x" })).toThrow(
+      'invalid PEMBA_REPLICA_MAX_ROWS "1e6x"; use a whole number of rows',
+    );
+    expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA_REFRESH: "soon" })).toThrow(
+      'invalid PEMBA_REPLICA_REFRESH "soon"; use e.g. 30m, 24h, 7d',
+    );
   });
 
   it("d1:<BINDING> selects the D1 database bound under that name", () => {

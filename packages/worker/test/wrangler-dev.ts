@@ -101,6 +101,8 @@ export async function startWranglerDev(
   vars: Record<string, string> = {},
   timeoutMs = 90_000,
   persistTo?: string,
+  /** wrangler's log level; the Worker's console.log lines show from "log" (or "info") on. */
+  logLevel: "warn" | "info" | "log" = "warn",
 ): Promise<WranglerDev> {
   const port = await freePort();
   const scratch = mkdtempSync(join(tmpdir(), "pemba-wrangler-"));
@@ -119,7 +121,7 @@ export async function startWranglerDev(
     persistTo ?? join(scratch, "state"),
     "--show-interactive-dev-session=false",
     "--log-level",
-    "warn",
+    logLevel,
   ];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn(process.execPath, args, {

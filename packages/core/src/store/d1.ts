@@ -118,48 +118,64 @@ class D1Executor implements SqlExecutor {
   }
 
   all(kind: string, sql: string, params: unknown[]): Promise<Row[]> {
-    return timed(this.#onQuery, kind, async () => {
-      assertWithinD1Limits(sql, params);
-      const sessions = this.#sessions();
-      sessions.count(1);
-      try {
-        const result = await sessions
-          .reader()
-          .prepare(sql)
-          .bind(...params)
-          .all();
-        return result.results;
-      } catch (e) {
-        throw asSqlError(e);
-      }
-    });
+    let rowsRead: number | undefined;
+    return timed(
+      this.#onQuery,
+      kind,
+      async () => {
+        assertWithinD1Limits(sql, params);
+        const sessions = this.#sessions();
+        sessions.count(1);
+        try {
+          const result = await sessions
+            .reader()
+            .prepare(sql)
+            .bind(...params)
+            .all();
+          rowsRead = result.meta?.rows_read;
+          return result.results;
+        } catch (e) {
+          throw asSqlError(e);
+        }
+      },
+      (rows) => [rowsRead ?? rows.length, 1],
+    );
   }
 
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
-    return timed(this.#onQuery, kind, async () => {
-      const all =
-        requireTenant === undefined
-          ? statements
-          : [{ sql: REQUIRE_TENANT, params: [requireTenant] }, ...statements];
-      if (all.length === 0) return [];
-      for (const s of all) assertWithinD1Limits(s.sql, s.params);
-      const sessions = this.#sessions();
-      sessions.count(all.length);
-      const db = sessions.writer();
-      let results: Awaited<ReturnType<D1Queryable["batch"]>>;
-      try {
-        results = await db.batch(all.map((s) => db.prepare(s.sql).bind(...s.params)));
-      } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
-        if (requireTenant !== undefined && message.includes(TENANT_MISSING_MESSAGE)) {
-          throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+    let rowsRead = 0;
+    let sent = 0;
+    return timed(
+      this.#onQuery,
+      kind,
+      async () => {
+        const all =
+          requireTenant === undefined
+            ? statements
+            : [{ sql: REQUIRE_TENANT, params: [requireTenant] }, ...statements];
+        if (all.length === 0) return [];
+        for (const s of all) assertWithinD1Limits(s.sql, s.params);
+        const sessions = this.#sessions();
+        sessions.count(all.length);
+        const db = sessions.writer();
+        let results: Awaited<ReturnType<D1Queryable["batch"]>>;
+        try {
+          results = await db.batch(all.map((s) => db.prepare(s.sql).bind(...s.params)));
+        } catch (e) {
+          const message = e instanceof Error ? e.message : String(e);
+          if (requireTenant !== undefined && message.includes(TENANT_MISSING_MESSAGE)) {
+            throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+          }
+          throw asSqlError(e);
         }
-        throw asSqlError(e);
-      }
-      sessions.wrote();
-      const out = results.map((r) => ({ rows: r.results, changes: r.meta.changes ?? 0 }));
-      return requireTenant === undefined ? out : out.slice(1);
-    });
+        sessions.wrote();
+        sent = all.length;
+        for (const r of results) rowsRead += r.meta.rows_read ?? r.results.length;
+        const out = results.map((r) => ({ rows: r.results, changes: r.meta.changes ?? 0 }));
+        return requireTenant === undefined ? out : out.slice(1);
+      },
+      () => [rowsRead, sent],
+    );
   }
 
   async close(): Promise<void> {}

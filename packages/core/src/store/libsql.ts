@@ -7,7 +7,7 @@ import { type Client, createClient, type InStatement } from "@libsql/client";
 import { PembaError } from "../errors.ts";
 import { sqliteDialect } from "./sql/dialect.ts";
 import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
-import { asSqlError, timed } from "./sql/executor.ts";
+import { asSqlError, measureRows, timed } from "./sql/executor.ts";
 import { SqlStore } from "./sql/sql-store.ts";
 import { SQLITE_MIGRATIONS } from "./sql/sqlite-migrations.generated.ts";
 
@@ -31,32 +31,45 @@ class LibsqlExecutor implements SqlExecutor {
   }
 
   all(kind: string, sql: string, params: unknown[]): Promise<Row[]> {
-    return timed(this.onQuery, kind, async () => {
-      const rs = await this.client.execute({ sql, args: toArgs(params) });
-      return rs.rows as unknown as Row[];
-    });
+    return timed(
+      this.onQuery,
+      kind,
+      async () => {
+        const rs = await this.client.execute({ sql, args: toArgs(params) });
+        return rs.rows as unknown as Row[];
+      },
+      measureRows,
+    );
   }
 
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
-    return timed(this.onQuery, kind, async () => {
-      if (requireTenant !== undefined) {
-        const rs = await this.client.execute({
-          sql: "SELECT 1 AS found FROM tenants WHERE id = ?",
-          args: [requireTenant],
-        });
-        if (rs.rows.length === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
-      }
-      if (statements.length === 0) return [];
-      const results = await this.client
-        .batch(
-          statements.map((s) => ({ sql: s.sql, args: toArgs(s.params) })),
-          "write",
-        )
-        .catch((e) => {
-          throw asSqlError(e);
-        });
-      return results.map((rs) => ({ rows: rs.rows as unknown as Row[], changes: rs.rowsAffected }));
-    });
+    return timed(
+      this.onQuery,
+      kind,
+      async () => {
+        if (requireTenant !== undefined) {
+          const rs = await this.client.execute({
+            sql: "SELECT 1 AS found FROM tenants WHERE id = ?",
+            args: [requireTenant],
+          });
+          if (rs.rows.length === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+        }
+        if (statements.length === 0) return [];
+        const results = await this.client
+          .batch(
+            statements.map((s) => ({ sql: s.sql, args: toArgs(s.params) })),
+            "write",
+          )
+          .catch((e) => {
+            throw asSqlError(e);
+          });
+        return results.map((rs) => ({ rows: rs.rows as unknown as Row[], changes: rs.rowsAffected }));
+      },
+      (results) => [
+        results.reduce((sum, r) => sum + r.rows.length, 0),
+        statements.length + (requireTenant === undefined ? 0 : 1),
+      ],
+    );
   }
 
   async close(): Promise<void> {

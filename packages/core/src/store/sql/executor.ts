@@ -16,8 +16,15 @@ export interface StatementResult {
   changes: number;
 }
 
-/** Reports the time one statement (or transaction) of a kind took, e.g. ("query_tuples", 0.0004). */
-export type QueryObserver = (kind: string, seconds: number) => void;
+/**
+ * Reports the time one statement (or transaction) of a kind took, e.g. ("query_tuples", 0.0004); drivers that know
+ * them add the rows read (D1: as D1 counts them; others: rows returned) and the statements sent (a transaction's
+ * count, its tenant check included). Undefined when a call failed.
+ */
+export type QueryObserver = (kind: string, seconds: number, rowsRead?: number, statements?: number) => void;
+
+/** A call's result -> [rows read, statements sent], for the observer. */
+export type QueryMeasure<T> = (result: T) => [number, number];
 
 export interface SqlExecutor {
   readonly dialect: Dialect;
@@ -31,16 +38,38 @@ export interface SqlExecutor {
   close(): Promise<void>;
 }
 
-export function timed<T>(observer: QueryObserver | undefined, kind: string, run: () => T): T {
+export function timed<T>(
+  observer: QueryObserver | undefined,
+  kind: string,
+  run: () => T,
+  measure?: QueryMeasure<Awaited<T>>,
+): T {
   if (!observer) return run();
   const start = performance.now();
+  const report = (result: Awaited<T> | undefined, ok: boolean) => {
+    const seconds = (performance.now() - start) / 1000;
+    if (measure === undefined || !ok) observer(kind, seconds);
+    else observer(kind, seconds, ...measure(result as Awaited<T>));
+  };
   const result = run();
   if (result instanceof Promise) {
-    return result.finally(() => observer(kind, (performance.now() - start) / 1000)) as T;
+    return result.then(
+      (value) => {
+        report(value, true);
+        return value;
+      },
+      (e) => {
+        report(undefined, false);
+        throw e;
+      },
+    ) as T;
   }
-  observer(kind, (performance.now() - start) / 1000);
+  report(result as Awaited<T>, true);
   return result;
 }
+
+/** `all`'s measure: the rows it returned, one statement. */
+export const measureRows: QueryMeasure<Row[]> = (rows) => [rows.length, 1];
 
 /** Database failures surface as Permify's ERROR_CODE_SQL_EXECUTION; our own errors pass through. */
 export function asSqlError(e: unknown): PembaError {

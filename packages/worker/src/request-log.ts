@@ -1,0 +1,63 @@
+/**
+ * The Worker's access log: ONE JSON line per request on console.log (Workers Logs indexes its fields), e.g.
+ * {"method":"POST","route":"/v1/tenants/:tenant_id/permissions/check","status":200,"decision":"CHECK_RESULT_ALLOWED",
+ *  "statements":1,"rows_read":1,"ms":2}
+ * `statements` and `rows_read` are this request's SQL statements and the rows they read (D1: as D1 bills them;
+ * libSQL: rows returned); a replica's catch-up counts for the request that ran it. The figures are gathered in an
+ * AsyncLocalStorage scope (compatibility flag `nodejs_als`), fed by the store's onQuery observer and the app's
+ * observe hook, so concurrent requests of one isolate never mix.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { RequestInfo } from "@pemba/core/http/index";
+import type { QueryObserver } from "@pemba/core/store/sql/executor";
+
+interface RequestFigures {
+  route: string | undefined;
+  decision: string | undefined;
+  statements: number;
+  rowsRead: number;
+}
+
+const current = new AsyncLocalStorage<RequestFigures>();
+
+/** The store's onQuery observer: adds a call's statements and rows to the current request. */
+export const countQuery: QueryObserver = (_kind, _seconds, rowsRead, statements) => {
+  const figures = current.getStore();
+  if (figures === undefined) return;
+  figures.statements += statements ?? 1;
+  figures.rowsRead += rowsRead ?? 0;
+};
+
+/** The app's observe hook: the route template and the decision of a check. */
+export function observeRequest(info: RequestInfo): void {
+  const figures = current.getStore();
+  if (figures === undefined) return;
+  figures.route = info.route;
+  figures.decision = info.decision;
+}
+
+/** Runs one request in its own scope and writes its line once the response is ready. */
+export async function loggedRequest(request: Request, handle: () => Promise<Response>): Promise<Response> {
+  const figures: RequestFigures = { route: undefined, decision: undefined, statements: 0, rowsRead: 0 };
+  const started = Date.now();
+  return current.run(figures, async () => {
+    let status = 500;
+    try {
+      const response = await handle();
+      status = response.status;
+      return response;
+    } finally {
+      console.log(
+        JSON.stringify({
+          method: request.method,
+          route: figures.route ?? new URL(request.url).pathname,
+          status,
+          decision: figures.decision,
+          statements: figures.statements,
+          rows_read: figures.rowsRead,
+          ms: Date.now() - started,
+        }),
+      );
+    }
+  });
+}
