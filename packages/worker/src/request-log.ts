@@ -1,9 +1,10 @@
 /**
  * The Worker's access log: ONE JSON line per request on console.log (Workers Logs indexes its fields), e.g.
  * {"method":"POST","route":"/v1/tenants/:tenant_id/permissions/check","status":200,"decision":"CHECK_RESULT_ALLOWED",
- *  "statements":1,"rows_read":1,"ms":2}
+ *  "statements":1,"by_kind":{"freshness":1},"rows_read":1,"ms":2}
  * `statements` and `rows_read` are this request's SQL statements and the rows they read (D1: as D1 bills them;
- * libSQL: rows returned); a replica's catch-up counts for the request that ran it. The figures are gathered in an
+ * libSQL: rows returned), `by_kind` the statements per kind (head_snap, query_reads, read_schema, write, ...); a
+ * replica's catch-up or a schema head refresh counts for the request that ran it. The figures are gathered in an
  * AsyncLocalStorage scope (compatibility flag `nodejs_als`), fed by the store's onQuery observer and the app's
  * observe hook, so concurrent requests of one isolate never mix.
  */
@@ -15,16 +16,18 @@ interface RequestFigures {
   route: string | undefined;
   decision: string | undefined;
   statements: number;
+  byKind: Record<string, number>;
   rowsRead: number;
 }
 
 const current = new AsyncLocalStorage<RequestFigures>();
 
 /** The store's onQuery observer: adds a call's statements and rows to the current request. */
-export const countQuery: QueryObserver = (_kind, _seconds, rowsRead, statements) => {
+export const countQuery: QueryObserver = (kind, _seconds, rowsRead, statements) => {
   const figures = current.getStore();
   if (figures === undefined) return;
   figures.statements += statements ?? 1;
+  figures.byKind[kind] = (figures.byKind[kind] ?? 0) + (statements ?? 1);
   figures.rowsRead += rowsRead ?? 0;
 };
 
@@ -38,7 +41,13 @@ export function observeRequest(info: RequestInfo): void {
 
 /** Runs one request in its own scope and writes its line once the response is ready. */
 export async function loggedRequest(request: Request, handle: () => Promise<Response>): Promise<Response> {
-  const figures: RequestFigures = { route: undefined, decision: undefined, statements: 0, rowsRead: 0 };
+  const figures: RequestFigures = {
+    route: undefined,
+    decision: undefined,
+    statements: 0,
+    byKind: {},
+    rowsRead: 0,
+  };
   const started = Date.now();
   return current.run(figures, async () => {
     let status = 500;
@@ -54,6 +63,7 @@ export async function loggedRequest(request: Request, handle: () => Promise<Resp
           status,
           decision: figures.decision,
           statements: figures.statements,
+          by_kind: figures.byKind,
           rows_read: figures.rowsRead,
           ms: Date.now() - started,
         }),

@@ -54,3 +54,20 @@ export function loadTestData(count: number): { tuples: Tuple[]; attributes: Attr
   }
   return { tuples, attributes };
 }
+
+/**
+ * The seed data's answer for `view` of content or interaction `entity` to user `user` (both decide the same:
+ * interaction i's creator and parent are user i and content i), with `count` ids.
+ */
+export const expectedView = (count: number, entity: number, user: number): boolean =>
+  user === entity || ((entity % 4 === 0 || user === (entity + 1) % count) && user !== (entity + 2) % count);
+
+/** (entity, user) pairs that cover self, public, follower, blocked and nothing, for checks of the seed data. */
+export const VIEW_PAIRS: readonly (readonly [number, number])[] = [
+  [0, 0],
+  [4, 9],
+  [5, 6],
+  [5, 7],
+  [8, 10],
+  [12, 13],
+];
