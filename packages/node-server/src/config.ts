@@ -4,6 +4,7 @@
  */
 import { isIP } from "node:net";
 import { PUBLIC_PATH_CHOICES, type PublicPath } from "@pemba/core/http/index";
+import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "@pemba/core/service/index";
 
 export const DEFAULT_DATABASE = "./pemba.db";
 export const DEFAULT_HOST = "127.0.0.1";
@@ -12,6 +13,8 @@ export const DEFAULT_GC_WINDOW = "24h";
 export const DEFAULT_REPLICA_REFRESH = "1s";
 export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
 export const DEFAULT_COMPACT_AFTER_WRITES_MB = 32;
+export const DEFAULT_MAX_COMPILED_SCHEMA_MB = DEFAULT_MAX_COMPILED_SCHEMA_BYTES / 1048576;
+export { DEFAULT_MAX_WATCH_STREAMS };
 /** Writes must pause this long before the heap is compacted after a bulk load (see heap.ts). */
 export const COMPACT_IDLE_MS = 250;
 
@@ -51,6 +54,10 @@ export interface ServeConfig {
   replicaMaxRows: number;
   /** MB of write-request bodies after which the heap is compacted once the writes pause; 0 = never. */
   compactAfterWritesMb: number;
+  /** Watch streams open at once; one more is refused with ERROR_CODE_RATE_LIMITED. */
+  maxWatchStreams: number;
+  /** MB (MiB) of estimated heap the compiled schema versions kept in memory may take. */
+  maxCompiledSchemaMb: number;
 }
 
 /** Flag name -> environment variable; the single source for parsing and for `--help`. */
@@ -117,6 +124,16 @@ export const SERVE_OPTIONS = {
     arg: "<MB>",
     help: `after this many MB of write requests, return the heap's free memory to the system once writes pause for ${COMPACT_IDLE_MS} ms; 0 = never (default ${DEFAULT_COMPACT_AFTER_WRITES_MB})`,
   },
+  "max-watch-streams": {
+    env: "PEMBA_MAX_WATCH_STREAMS",
+    arg: "<n>",
+    help: `watch streams open at once; one more is refused with ERROR_CODE_RATE_LIMITED, 0 = no watch (default ${DEFAULT_MAX_WATCH_STREAMS})`,
+  },
+  "max-compiled-schema-mb": {
+    env: "PEMBA_MAX_COMPILED_SCHEMA_MB",
+    arg: "<MB>",
+    help: `estimated MB of heap the compiled schema versions kept in memory may take; the least recently used go first (default ${DEFAULT_MAX_COMPILED_SCHEMA_MB})`,
+  },
   "log-level": {
     env: "PEMBA_LOG_LEVEL",
     arg: "<level>",
@@ -142,6 +159,8 @@ export function resolveServeConfig(
     const fromEnv = env[SERVE_OPTIONS[name].env];
     return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
   };
+  const count = (name: ServeOptionName, fallback: number) =>
+    parseCount(`--${name}`, get(name) ?? String(fallback));
   const port = parsePort(get("port") ?? String(DEFAULT_PORT));
   const logLevel = (get("log-level") ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -160,14 +179,10 @@ export function resolveServeConfig(
     insecureBindAny: flags["insecure-bind-any"] === true || insecureEnv === "1" || insecureEnv === "true",
     replica: parseSwitch("--replica", get("replica") ?? "on"),
     replicaRefreshMs: parseDuration(get("replica-refresh") ?? DEFAULT_REPLICA_REFRESH),
-    replicaMaxRows: parseCount(
-      "--replica-max-rows",
-      get("replica-max-rows") ?? String(DEFAULT_REPLICA_MAX_ROWS),
-    ),
-    compactAfterWritesMb: parseCount(
-      "--compact-after-writes",
-      get("compact-after-writes") ?? String(DEFAULT_COMPACT_AFTER_WRITES_MB),
-    ),
+    replicaMaxRows: count("replica-max-rows", DEFAULT_REPLICA_MAX_ROWS),
+    compactAfterWritesMb: count("compact-after-writes", DEFAULT_COMPACT_AFTER_WRITES_MB),
+    maxWatchStreams: count("max-watch-streams", DEFAULT_MAX_WATCH_STREAMS),
+    maxCompiledSchemaMb: count("max-compiled-schema-mb", DEFAULT_MAX_COMPILED_SCHEMA_MB),
   };
 }
 

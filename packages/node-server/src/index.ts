@@ -19,6 +19,8 @@ import {
   DEFAULT_DATABASE,
   DEFAULT_GC_WINDOW,
   DEFAULT_HOST,
+  DEFAULT_MAX_COMPILED_SCHEMA_MB,
+  DEFAULT_MAX_WATCH_STREAMS,
   DEFAULT_REPLICA_MAX_ROWS,
   DEFAULT_REPLICA_REFRESH,
   describeDatabase,
@@ -72,6 +74,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     replicaRefreshMs: options.replicaRefreshMs ?? parseDuration(DEFAULT_REPLICA_REFRESH),
     replicaMaxRows: options.replicaMaxRows ?? DEFAULT_REPLICA_MAX_ROWS,
     compactAfterWritesMb: options.compactAfterWritesMb ?? DEFAULT_COMPACT_AFTER_WRITES_MB,
+    maxWatchStreams: options.maxWatchStreams ?? DEFAULT_MAX_WATCH_STREAMS,
+    maxCompiledSchemaMb: options.maxCompiledSchemaMb ?? DEFAULT_MAX_COMPILED_SCHEMA_MB,
   };
   assertSafeBind(config);
   const ownLogger = options.logger === undefined ? createServerLogger(config.logLevel) : undefined;
@@ -90,7 +94,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     log: (fields, message) => logger.info(fields, message),
   });
 
-  const service = new PembaService(store);
+  const service = new PembaService(store, {
+    maxWatchStreams: config.maxWatchStreams,
+    maxCompiledSchemaBytes: config.maxCompiledSchemaMb * 1048576,
+  });
   let server: Server;
   let connections: Connections;
   try {

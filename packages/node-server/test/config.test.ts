@@ -26,7 +26,23 @@ describe("serve configuration", () => {
       replicaRefreshMs: 1000,
       replicaMaxRows: 5_000_000,
       compactAfterWritesMb: 32,
+      maxWatchStreams: 1000,
+      maxCompiledSchemaMb: 256,
     });
+  });
+
+  it("watch stream cap and compiled schema budget from flags or environment", () => {
+    const env = { PEMBA_MAX_WATCH_STREAMS: "50", PEMBA_MAX_COMPILED_SCHEMA_MB: "64" };
+    expect(resolveServeConfig({}, env)).toMatchObject({ maxWatchStreams: 50, maxCompiledSchemaMb: 64 });
+    expect(
+      resolveServeConfig({ "max-watch-streams": "0", "max-compiled-schema-mb": "1_024" }, env),
+    ).toMatchObject({ maxWatchStreams: 0, maxCompiledSchemaMb: 1024 });
+    expect(() => resolveServeConfig({ "max-watch-streams": "many" }, {})).toThrow(
+      new ConfigError('invalid --max-watch-streams "many"; expected a whole number'),
+    );
+    expect(() => resolveServeConfig({}, { PEMBA_MAX_COMPILED_SCHEMA_MB: "0.5" })).toThrow(
+      new ConfigError('invalid --max-compiled-schema-mb "0.5"; expected a whole number'),
+    );
   });
 
   it("replica options: on/off, refresh interval and row limit from flags or environment", () => {

@@ -3,9 +3,10 @@
  * rules as `pemba serve` (packages/node-server/src/config.ts), minus what a Worker has no use for (host, port,
  * log level): PEMBA_DATABASE (+ PEMBA_DATABASE_TOKEN), PEMBA_AUTH_KEYS or PEMBA_JWKS_URL + PEMBA_ISSUER +
  * PEMBA_AUDIENCE, PEMBA_CORS_ORIGINS, PEMBA_GC_WINDOW, PEMBA_REPLICA (+ PEMBA_REPLICA_MAX_ROWS,
- * PEMBA_REPLICA_REFRESH). Imports nothing Node-only.
+ * PEMBA_REPLICA_REFRESH), PEMBA_MAX_WATCH_STREAMS, PEMBA_MAX_COMPILED_SCHEMA_MB. Imports nothing Node-only.
  */
 import type { AuthConfig, PresharedKey } from "@pemba/core/http/index";
+import { DEFAULT_MAX_WATCH_STREAMS } from "@pemba/core/service/index";
 
 export const DEFAULT_WORKER_DATABASE = "memory:";
 export const DEFAULT_GC_WINDOW = "24h";
@@ -16,6 +17,11 @@ export const DEFAULT_GC_WINDOW = "24h";
  */
 export const DEFAULT_WORKER_REPLICA_MAX_ROWS = 1_000_000;
 export const DEFAULT_WORKER_REPLICA_REFRESH = "1s";
+/**
+ * MB of estimated heap for the compiled schema versions an isolate keeps: an eighth of the isolate's 128 MB, beside
+ * the replica's ~55 MB at most (the Node server's default, 256, is more than an isolate has).
+ */
+export const DEFAULT_WORKER_MAX_COMPILED_SCHEMA_MB = 16;
 
 /** The Worker's bindings; every value a string var or secret. */
 export interface WorkerEnv {
@@ -41,6 +47,10 @@ export interface WorkerEnv {
   PEMBA_REPLICA_MAX_ROWS?: string;
   /** A request looks for writes of other instances when the replica's last look is older than this (default 1s). */
   PEMBA_REPLICA_REFRESH?: string;
+  /** Watch streams open at once in an isolate; one more is refused with ERROR_CODE_RATE_LIMITED (default 1000). */
+  PEMBA_MAX_WATCH_STREAMS?: string;
+  /** MB of estimated heap the isolate's compiled schema versions may take (default 16). */
+  PEMBA_MAX_COMPILED_SCHEMA_MB?: string;
 }
 
 /** The in-isolate replica's settings (see ReplicaStore.lazy). */
@@ -62,6 +72,8 @@ export interface WorkerConfig {
   gcWindowMs: number;
   /** Undefined: no replica (memory store, or PEMBA_REPLICA=off). */
   replica?: WorkerReplicaConfig;
+  maxWatchStreams: number;
+  maxCompiledSchemaMb: number;
 }
 
 export class ConfigError extends Error {
@@ -89,7 +101,24 @@ export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
     corsOrigins: splitList(get("PEMBA_CORS_ORIGINS")),
     gcWindowMs: parseDuration(get("PEMBA_GC_WINDOW") ?? DEFAULT_GC_WINDOW),
     replica: driver === "memory" ? undefined : resolveReplica(get),
+    maxWatchStreams: parseCount(
+      "PEMBA_MAX_WATCH_STREAMS",
+      get("PEMBA_MAX_WATCH_STREAMS"),
+      DEFAULT_MAX_WATCH_STREAMS,
+    ),
+    maxCompiledSchemaMb: parseCount(
+      "PEMBA_MAX_COMPILED_SCHEMA_MB",
+      get("PEMBA_MAX_COMPILED_SCHEMA_MB"),
+      DEFAULT_WORKER_MAX_COMPILED_SCHEMA_MB,
+    ),
   };
+}
+
+function parseCount(name: keyof WorkerEnv, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const clean = text.replace(/_/g, "");
+  if (!/^\d+$/.test(clean)) throw new ConfigError(`invalid ${name} "${text}"; expected a whole number`);
+  return Number(clean);
 }
 
 function resolveReplica(get: (name: keyof WorkerEnv) => string | undefined): WorkerReplicaConfig | undefined {

@@ -54,7 +54,10 @@ async function openInstance(env: WorkerEnv): Promise<Instance> {
         });
   const scope = d1 === undefined ? <T>(run: () => T) => run() : <T>(run: () => T) => withD1Sessions(d1, run);
   const app = createApp({
-    service: new PembaService(store),
+    service: new PembaService(store, {
+      maxWatchStreams: config.maxWatchStreams,
+      maxCompiledSchemaBytes: config.maxCompiledSchemaMb * 1048576,
+    }),
     auth: config.auth,
     cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
     observe: observeRequest,

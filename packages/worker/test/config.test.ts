@@ -11,7 +11,21 @@ describe("resolveWorkerConfig", () => {
       auth: { mode: "none" },
       corsOrigins: undefined,
       gcWindowMs: 86_400_000,
+      maxWatchStreams: 1000,
+      maxCompiledSchemaMb: 16,
     });
+  });
+
+  it("watch stream cap and compiled schema budget from vars", () => {
+    expect(
+      resolveWorkerConfig({ PEMBA_MAX_WATCH_STREAMS: "10", PEMBA_MAX_COMPILED_SCHEMA_MB: "4" }),
+    ).toMatchObject({ maxWatchStreams: 10, maxCompiledSchemaMb: 4 });
+    expect(() => resolveWorkerConfig({ PEMBA_MAX_WATCH_STREAMS: "-1" })).toThrow(
+      new ConfigError('invalid PEMBA_MAX_WATCH_STREAMS "-1"; expected a whole number'),
+    );
+    expect(() => resolveWorkerConfig({ PEMBA_MAX_COMPILED_SCHEMA_MB: "lots" })).toThrow(
+      new ConfigError('invalid PEMBA_MAX_COMPILED_SCHEMA_MB "lots"; expected a whole number'),
+    );
   });
 
   it("libSQL URL + token, preshared keys, CORS origins, GC window", () => {
@@ -31,6 +45,8 @@ describe("resolveWorkerConfig", () => {
       corsOrigins: ["https://a.example", "https://b.example"],
       gcWindowMs: 5_400_000,
       replica: { maxRows: 1_000_000, freshnessMs: 1000 },
+      maxWatchStreams: 1000,
+      maxCompiledSchemaMb: 16,
     });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
   });

@@ -6,7 +6,7 @@ export {
   type SchemaPartials,
   type ServiceOptions,
 } from "./pemba-service.ts";
-export { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
+export { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 export { SchemaVersionGenerator } from "./schema-version.ts";
 export { decodeSnapToken, encodeSnapToken } from "./snap-token.ts";
-export { type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";
+export { DEFAULT_MAX_WATCH_STREAMS, type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";

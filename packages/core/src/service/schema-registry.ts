@@ -42,6 +42,9 @@ interface HeadEntry {
   readAt: Snap;
 }
 
+/** Default bound of the compiled schemas' estimated heap bytes (`maxBytes`). */
+export const DEFAULT_MAX_COMPILED_SCHEMA_BYTES = 256 * 1024 * 1024;
+
 export class SchemaRegistry {
   readonly #store: Store;
   readonly #headTtlMs: number;
@@ -60,7 +63,7 @@ export class SchemaRegistry {
     this.#store = store;
     this.#headTtlMs = opts.headTtlMs ?? 1000;
     this.#maxEntries = opts.maxEntries ?? 1000;
-    this.#maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
+    this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_COMPILED_SCHEMA_BYTES;
   }
 
   /** Estimated heap bytes of the cached schemas. */

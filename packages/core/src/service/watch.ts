@@ -36,6 +36,9 @@ interface Poller {
   polling: boolean;
 }
 
+/** Default cap of the watch streams open at once (`maxStreams`). */
+export const DEFAULT_MAX_WATCH_STREAMS = 1000;
+
 export class WatchHub {
   readonly #store: Store;
   readonly #maxStreams: number;
@@ -48,7 +51,7 @@ export class WatchHub {
 
   constructor(store: Store, opts: { maxStreams?: number } = {}) {
     this.#store = store;
-    this.#maxStreams = opts.maxStreams ?? 1000;
+    this.#maxStreams = opts.maxStreams ?? DEFAULT_MAX_WATCH_STREAMS;
   }
 
   /** Streams open now. */
