@@ -54,9 +54,12 @@ async function openInstance(env: WorkerEnv): Promise<Instance> {
         });
   const scope = d1 === undefined ? <T>(run: () => T) => run() : <T>(run: () => T) => withD1Sessions(d1, run);
   const app = createApp({
+    // with the replica, its looks at the database renew the cached head schema; the TTL is the fallback for
+    // tenants it does not hold (and must outlast one refresh window, or each look would race a schema read)
     service: new PembaService(store, {
       maxWatchStreams: config.maxWatchStreams,
       maxCompiledSchemaBytes: config.maxCompiledSchemaMb * 1048576,
+      headSchemaTtlMs: config.replica === undefined ? undefined : 2 * config.replica.freshnessMs + 1000,
     }),
     auth: config.auth,
     cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },

@@ -62,6 +62,7 @@ export class SchemaRegistry {
   constructor(store: Store, opts: { headTtlMs?: number; maxEntries?: number; maxBytes?: number } = {}) {
     this.#store = store;
     this.#headTtlMs = opts.headTtlMs ?? 1000;
+    store.onHeadSchema?.((tenantId, version, readAt) => this.#confirmHead(tenantId, version, readAt));
     this.#maxEntries = opts.maxEntries ?? 1000;
     this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_COMPILED_SCHEMA_BYTES;
   }
@@ -91,6 +92,21 @@ export class SchemaRegistry {
     const found = this.#compiled.get(`${tenantId}\u0000${version}`);
     if (found !== undefined) this.#last = found;
     return found;
+  }
+
+  /**
+   * A head version the store read (a lazy replica's look): the same version renews the cached head (no statement of
+   * ours); another one drops it, so the next request reads the new head.
+   */
+  #confirmHead(tenantId: string, version: string, readAt: Snap): void {
+    const head = this.#heads.get(tenantId);
+    if (head === undefined) return;
+    if (head.version !== version) {
+      this.#heads.delete(tenantId);
+      return;
+    }
+    head.expires = Date.now() + this.#headTtlMs;
+    if (readAt > head.readAt) head.readAt = readAt;
   }
 
   /** Re-reads the tenant's head version in the background (one read per tenant at a time). */

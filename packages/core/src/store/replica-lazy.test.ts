@@ -110,3 +110,31 @@ describe("ReplicaStore.lazy", () => {
     await writer.store.close();
   });
 });
+
+describe("ReplicaStore.lazy and the head schema", () => {
+  it("the replica's looks keep the cached head schema fresh: no schema statement of its own, a new head seen at the next look", async () => {
+    const { writer, replica, kinds } = await setUp({ freshnessMs: 0 });
+    const service = new PembaService(replica, { headSchemaTtlMs: 30 });
+    expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_ALLOWED"); // follower
+    kinds.length = 0;
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 15)); // the 30 ms TTL passes several times
+      expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_ALLOWED");
+    }
+    expect(kinds).toEqual(Array(8).fill("freshness"));
+    // another instance makes content#view owner-only: the next look drops the cached head, the check after reads it
+    await writer.writeSchema(
+      "t1",
+      LOAD_TEST_SCHEMA.replace(
+        "permission view = owner.self or (is_public or owner.follower) not owner.blocked",
+        "permission view = owner.self",
+      ),
+    );
+    await service.check("t1", meta, view("content", 1, 2));
+    kinds.length = 0;
+    expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_DENIED");
+    expect(kinds).toContain("read_schema");
+    await replica.close();
+    await writer.store.close();
+  });
+});

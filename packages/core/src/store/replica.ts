@@ -37,6 +37,7 @@ import type {
   ChangeSet,
   DataBundle,
   DataChange,
+  HeadSchemaListener,
   HeadSchemaRecord,
   MaybePromise,
   Page,
@@ -89,6 +90,8 @@ export interface Freshness {
   horizon: Snap;
   /** The tenant's created_at (ms); undefined when the tenant does not exist. */
   tenantCreatedAt: number | undefined;
+  /** The tenant's head schema version at `head`, when the store reads it in the same statement. */
+  headSchemaVersion?: string;
 }
 
 interface FreshnessSource {
@@ -136,6 +139,7 @@ export class ReplicaStore implements Store {
   private readonly refreshMs: number;
   /** Request-driven freshness window (lazy replicas); undefined = the refresh timer keeps the copy fresh. */
   private readonly freshnessMs?: number;
+  private readonly headSchemaListeners: HeadSchemaListener[] = [];
   /** Tenants too large for the copy (lazy replicas): served by the inner store. */
   private readonly oversized = new Set<string>();
   private readonly maxRows: number;
@@ -216,6 +220,14 @@ export class ReplicaStore implements Store {
       opts.freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS,
     );
     return replica;
+  }
+
+  /**
+   * Lazy replicas: `listener` hears the head schema version each look at the database read (with the snap of that
+   * read), so the schema registry keeps its cached head fresh without statements of its own.
+   */
+  onHeadSchema(listener: HeadSchemaListener): void {
+    this.headSchemaListeners.push(listener);
   }
 
   /** Whether the tenant's reads are answered from memory (loaded) rather than by the inner store. */
@@ -468,6 +480,9 @@ export class ReplicaStore implements Store {
   private async freshen(st: TenantState): Promise<Snap> {
     st.checkedAt = Date.now();
     const f = await this.readFreshness(st.id);
+    if (f.headSchemaVersion !== undefined) {
+      for (const listener of this.headSchemaListeners) listener(st.id, f.headSchemaVersion, f.head);
+    }
     if (f.horizon > this.horizon) {
       this.horizon = f.horizon;
       await this.mirrorGc(f.horizon);

@@ -103,6 +103,8 @@ export interface DataBundle {
   operations: BundleOperation[];
 }
 
+export type HeadSchemaListener = (tenantId: string, version: string, readAt: Snap) => void;
+
 export interface Store {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
@@ -175,6 +177,12 @@ export interface Store {
   /** Removes rows deleted before `olderThan` (and their history); returns how many rows were removed. */
   gc(olderThan: Date): Promise<number>;
   close(): Promise<void>;
+
+  /**
+   * Optional: stores that read the head schema version as part of their own work (the lazy replica's looks at the
+   * database) report it, with the snap it was read at, so the schema registry need not read it again.
+   */
+  onHeadSchema?(listener: HeadSchemaListener): void;
 
   // replicated stores (D1): the replication position travels inside snap tokens
   /** The replication bookmark after this request's write, carried in the snap token it answers. */

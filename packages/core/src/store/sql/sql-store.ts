@@ -178,21 +178,26 @@ export abstract class SqlStore implements Store {
     );
   }
 
-  /** The head snap, the GC horizon and the tenant's created_at in ONE statement (the lazy replica's look). */
+  /**
+   * The head snap, the GC horizon, the tenant's created_at and its head schema version in ONE statement (the lazy
+   * replica's look).
+   */
   freshness(tenantId: string): MaybePromise<Freshness> {
     return then(
       this.exec.all(
         "freshness",
         `SELECT (SELECT value FROM pemba_meta WHERE key = 'tx') AS head,
           (SELECT value FROM pemba_meta WHERE key = 'gc_horizon') AS horizon,
-          (SELECT created_at FROM tenants WHERE id = ?) AS created_at`,
-        [tenantId],
+          (SELECT created_at FROM tenants WHERE id = ?) AS created_at,
+          (SELECT version FROM schemas WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1) AS schema_version`,
+        [tenantId, tenantId],
       ),
       ([r]) => ({
         head: Number(r.head),
         horizon: Number(r.horizon),
         tenantCreatedAt:
           r.created_at === null || r.created_at === undefined ? undefined : Number(r.created_at),
+        headSchemaVersion: typeof r.schema_version === "string" ? r.schema_version : undefined,
       }),
     );
   }
