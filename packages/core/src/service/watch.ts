@@ -4,6 +4,10 @@
  * feeds every stream waiting on that tenant, so idle streams cost no store calls of their own. The number of open
  * streams is capped (`maxStreams`); one over it is refused with RATE_LIMITED before anything is streamed. `close`
  * ends them all (server shutdown).
+ *
+ * On a store capped per request (D1: 1000 queries per Worker invocation, `Store.queriesLeft`), a stream ends
+ * cleanly, after its last full batch, when its request has no query left for the next read or poll: the client
+ * reconnects with the last batch's snap token and misses nothing.
  */
 import { PembaError } from "../errors.ts";
 import type { DataChange, Snap, Store } from "../store/store.ts";
@@ -35,6 +39,9 @@ interface Poller {
   timer: ReturnType<typeof setTimeout> | undefined;
   polling: boolean;
 }
+
+/** Statements one `Store.changes` read sends at most (the SQL stores: the transactions, then their rows). */
+const QUERIES_PER_READ = 2;
 
 /** Default cap of the watch streams open at once (`maxStreams`). */
 export const DEFAULT_MAX_WATCH_STREAMS = 1000;
@@ -91,7 +98,7 @@ export class WatchHub {
     close: () => void,
   ): AsyncGenerator<WatchBatch> {
     try {
-      while (!opts.signal?.aborted) {
+      while (!opts.signal?.aborted && this.#canRead()) {
         const sets = await this.#store.changes(tenantId, after, opts.batch ?? 100);
         for (const set of sets) {
           after = set.snap;
@@ -102,6 +109,11 @@ export class WatchHub {
     } finally {
       close();
     }
+  }
+
+  /** False when the current request's query budget (D1) has no read left: the stream ends instead of failing. */
+  #canRead(): boolean {
+    return (this.#store.queriesLeft?.() ?? Number.POSITIVE_INFINITY) >= QUERIES_PER_READ;
   }
 
   /** Resolves when the tenant's poller sees a change set after `after`, or when `signal` aborts. */
@@ -137,7 +149,10 @@ export class WatchHub {
   /** One read for every waiter of the tenant: the first change set after the oldest waiter's position. */
   async #poll(key: string, p: Poller): Promise<void> {
     p.timer = undefined;
-    if (p.waiters.size > 0) {
+    if (p.waiters.size > 0 && !this.#canRead()) {
+      // the request whose timer this is has used its queries: each stream reads (or ends) on its own budget
+      for (const w of [...p.waiters]) w.wake();
+    } else if (p.waiters.size > 0) {
       let oldest = Number.POSITIVE_INFINITY;
       for (const w of p.waiters) if (w.after < oldest) oldest = w.after;
       p.polling = true;

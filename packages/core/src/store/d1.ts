@@ -74,6 +74,11 @@ export class D1Sessions {
     return this.#wrote ? (this.#primary?.getBookmark() ?? undefined) : undefined;
   }
 
+  /** Queries this request may still send. */
+  get left(): number {
+    return this.maxQueries - this.queries;
+  }
+
   count(n: number): void {
     if (this.queries + n > this.maxQueries) {
       throw new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, {
@@ -205,5 +210,10 @@ export class D1Store extends SqlStore {
   /** This request's reads start at a replica at least as new as `bookmark` (from a snap token). */
   readAfterBookmark(bookmark: string): void {
     this.#sessions().readAfter(bookmark);
+  }
+
+  /** Queries the current request (Worker invocation) may still send before D1's cap. */
+  queriesLeft(): number {
+    return this.#sessions().left;
   }
 }

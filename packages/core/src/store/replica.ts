@@ -714,6 +714,10 @@ export class ReplicaStore implements Store {
     this.inner.readAfterBookmark?.(bookmark);
   }
 
+  queriesLeft(): number {
+    return this.inner.queriesLeft?.() ?? Number.POSITIVE_INFINITY;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);

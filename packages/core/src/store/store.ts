@@ -189,4 +189,9 @@ export interface Store {
   consistencyBookmark?(): string | undefined;
   /** This request's later reads see at least the write that returned `bookmark` (from a snap token). */
   readAfterBookmark?(bookmark: string): void;
+  /**
+   * Statements the current request may still send, for a store capped per request (D1: 1000 queries per Worker
+   * invocation); absent = no cap. Long-running work (a watch stream) ends cleanly before the cap.
+   */
+  queriesLeft?(): number;
 }

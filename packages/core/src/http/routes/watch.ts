@@ -1,7 +1,9 @@
 /**
  * Watch over HTTP — a Pemba addition: Permify serves Watch only over gRPC (its gateway answers 404). The response
  * is newline-delimited JSON, one `{"changes":{"snap_token","data_changes":[...]}}` per transaction after the
- * request's snap token ("" = from now on), kept open (polling the store) until the client disconnects.
+ * request's snap token ("" = from now on), kept open (polling the store) until the client disconnects, the
+ * server shuts down, or (D1) the Worker invocation has no query left for the next read: the response then ends
+ * after its last full line, and the client reconnects with that line's snap token.
  */
 
 import { encodeSnapToken } from "../../service/index.ts";
