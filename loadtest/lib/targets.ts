@@ -22,10 +22,15 @@ export type TargetAuth =
 export interface Target {
   name: TargetName;
   url: string;
-  /** The process that answers requests (`pemba serve`'s node, or workerd), for CPU, RSS, pinning. */
+  /** The process that answers requests (`pemba serve`'s node, or the workerd running the Worker), for CPU, RSS,
+   * pinning. */
   serverPid: number;
+  /** The Worker: wrangler dev's entry workerd in front of it (local dev only). */
+  entryPid?: number;
   /** What runs, for the report (database kind, store). */
   description: string;
+  /** Seconds from starting the server process (`wrangler dev`, `pemba serve`) to its first answer. */
+  readySeconds: number;
   /** The Prometheus text of GET /metrics (with auth on it needs a token); undefined for the Worker (none). */
   metrics(token: string): Promise<string | undefined>;
   stop(): Promise<void>;
@@ -58,15 +63,18 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
   const dir = mkdtempSync(join(tmpdir(), "pemba-loadtest-"));
   const database = await startDatabase(postgres, dir);
   try {
+    const started = performance.now();
     const server = await startPemba(
       database.url,
       ["--log-level", options.logLevel ?? "warn", ...authArgs(options.auth)],
       options.nodeFlags ?? [],
     );
+    const readySeconds = (performance.now() - started) / 1000;
     return {
       name: postgres ? "node-postgres" : "node-sqlite",
       url: server.url,
       serverPid: server.pid,
+      readySeconds,
       description: `pemba serve (Node ${process.version}) on ${database.label}`,
       async metrics(token) {
         const response = await fetch(`${server.url}/metrics`, {
@@ -87,6 +95,30 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
+}
+
+export interface WorkerdProcesses {
+  /** The workerd running the Worker itself (its isolate, and local D1). */
+  worker: number;
+  /** wrangler dev's entry workerd, listening on the dev port and forwarding to the Worker (local dev only). */
+  entry: number;
+}
+
+/** The two workerd processes `wrangler dev` (pid `wranglerPid`, serving `url`) runs. */
+export function workerdProcesses(wranglerPid: number, url: string): WorkerdProcesses {
+  const listen = `entry=127.0.0.1:${new URL(url).port}`;
+  let worker: number | undefined;
+  let entry: number | undefined;
+  for (const p of descendants(wranglerPid)) {
+    if (p.comm !== "workerd") continue;
+    const args = readFileSync(`/proc/${p.pid}/cmdline`, "utf8").split("\0");
+    if (args.some((a) => a.endsWith(listen))) entry = p.pid;
+    else worker = p.pid;
+  }
+  if (worker === undefined || entry === undefined) {
+    throw new Error(`wrangler dev (pid ${wranglerPid}) is up but its two workerd processes were not found`);
+  }
+  return { worker, entry };
 }
 
 /** wrangler.toml's store: its [vars] PEMBA_DATABASE ("d1:DB", "memory:", a libSQL URL). */
@@ -113,16 +145,22 @@ async function startWorker(options: TargetOptions): Promise<Target> {
       await runWrangler(["d1", "migrations", "apply", "pemba", "--local", "--persist-to", state]);
       store = `local D1 (${database}, migrated with wrangler d1 migrations apply --local)`;
     }
+    const started = performance.now();
     const dev = await startWranglerDev(vars, 90_000, state);
-    const workerd = descendants(dev.child.pid!).find((p) => p.comm === "workerd");
-    if (workerd === undefined) {
+    const readySeconds = (performance.now() - started) / 1000;
+    let workerd: WorkerdProcesses;
+    try {
+      workerd = workerdProcesses(dev.child.pid!, dev.url);
+    } catch (e) {
       await dev.close();
-      throw new Error("wrangler dev is up but no workerd process was found below it");
+      throw e;
     }
     return {
       name: "worker",
       url: dev.url,
-      serverPid: workerd.pid,
+      serverPid: workerd.worker,
+      entryPid: workerd.entry,
+      readySeconds,
       description: `the Worker (packages/worker) in workerd via \`wrangler dev\` (local mode) on ${store}`,
       metrics: async () => undefined,
       async stop() {

@@ -103,6 +103,8 @@ export async function startWranglerDev(
   persistTo?: string,
   /** wrangler's log level; the Worker's console.log lines show from "log" (or "info") on. */
   logLevel: "warn" | "info" | "log" = "warn",
+  /** Another wrangler config than the repository's (e.g. the load tests' bare Worker). */
+  config = join(REPO_DIR, "wrangler.toml"),
 ): Promise<WranglerDev> {
   const port = await freePort();
   const scratch = mkdtempSync(join(tmpdir(), "pemba-wrangler-"));
@@ -110,7 +112,7 @@ export async function startWranglerDev(
     WRANGLER_CLI,
     "dev",
     "--config",
-    join(REPO_DIR, "wrangler.toml"),
+    config,
     "--ip",
     "127.0.0.1",
     "--port",
