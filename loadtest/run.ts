@@ -63,7 +63,11 @@ if (values.profile && target === "worker")
 
 const started = new Date();
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-const command = `pnpm loadtest ${process.argv.slice(2).join(" ")}`;
+const settings = Object.entries(process.env)
+  .filter(([name]) => name.startsWith("PEMBA_SOAK_"))
+  .map(([name, value]) => `${name}=${value} `)
+  .join("");
+const command = `${settings}pnpm loadtest ${process.argv.slice(2).join(" ")}`;
 ensureK6(log);
 const workDir = mkdtempSync(join(tmpdir(), `pemba-loadtest-${scenarioName}-`));
 const profileDir = join(workDir, "profile");
@@ -104,7 +108,11 @@ const context: ScenarioContext = {
       phases.set(phase, files);
     }
     files.push(jsonOut);
-    return runK6(script, env, (line) => log(`  k6: ${line}`), { ...options, jsonOut });
+    // k6's console output, warnings and errors; its end-of-test summary goes into the report instead
+    const onLine = (line: string) => {
+      if (line.includes("level=")) log(`  k6: ${line}`);
+    };
+    return runK6(script, env, onLine, { ...options, jsonOut });
   },
 };
 
