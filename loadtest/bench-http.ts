@@ -19,12 +19,13 @@
  * PostgreSQL's own CPU per check.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startDatabase } from "./lib/database.ts";
 import { type K6Run, metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds, postgresCpu, postgresCpuBetween, rssMegabytes, sampleRss } from "./lib/proc.ts";
+import { loadAverage } from "./lib/report.ts";
 import { seed, spotCheck, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
 import { type ServerProcess, startBareServer, startPemba } from "./lib/servers.ts";
 
@@ -146,11 +147,7 @@ async function step(
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const report: string[] = [];
-log(
-  `load average before: ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")} (${cpus().length} CPUs)`,
-);
+log(`load average before: ${loadAverage()} (${cpus().length} CPUs)`);
 // Both servers run side by side for the whole benchmark (each idle while the other is loaded), and their windows
 // alternate: on a shared machine the speed drifts by 10-30% over minutes, and alternating exposes both servers to
 // the same drift instead of measuring one of them minutes after the other.
@@ -257,10 +254,6 @@ try {
   await database.stop();
   rmSync(dir, { recursive: true, force: true });
 }
-log(
-  `load average after: ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")}`,
-);
+log(`load average after: ${loadAverage()}`);
 console.log("\n== results");
 for (const line of report) console.log(line);

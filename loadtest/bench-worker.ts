@@ -15,13 +15,14 @@
  *    pairs; medians and each round's ratio). Both Workers run side by side for the whole run.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { runWrangler, startWranglerDev } from "../packages/worker/test/wrangler-dev.ts";
 import { LOADTEST_DIR, metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds } from "./lib/proc.ts";
+import { loadAverage } from "./lib/report.ts";
 import { check, seed, spotCheck, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
 import { startTarget, type WorkerdProcesses, workerdProcesses } from "./lib/targets.ts";
 
@@ -163,10 +164,6 @@ try {
   await pemba.stop();
   await bare.close();
 }
-log(
-  `load average after: ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")}`,
-);
+log(`load average after: ${loadAverage()}`);
 console.log("\n== results");
 for (const line of report) console.log(line);

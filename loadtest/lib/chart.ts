@@ -118,6 +118,7 @@ export function latencySvg(buckets: LatencyBucket[], title: string): string {
   };
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<title>${esc(title)}: latency over time</title>`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${PAD.left}" y="22" font-size="14" font-weight="bold">${esc(title)}</text>`,
   ];

@@ -96,6 +96,7 @@ export function flameGraphSvg(profile: CpuProfile, title: string): string {
   draw(root, 0, 0);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="monospace" font-size="11">`,
+    `<title>${esc(title)}: flame graph</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="#fdfdf6"/>`,
     `<text x="6" y="18" font-size="14" font-family="sans-serif" font-weight="bold">${esc(title)}: ${(total / 1e6).toFixed(2)} s busy of ${(sampled / 1e6).toFixed(2)} s sampled, idle left out (hover a frame for its time)</text>`,
     ...boxes,
