@@ -30,18 +30,15 @@
  *   and the tenant's created_at together), plus a catch-up from the change feed only when the head moved.
  */
 import { PembaError } from "../errors.ts";
-import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
+import type { Attribute, Tuple } from "../model.ts";
+import { ForwardingStore } from "./forwarding-store.ts";
 import { MemoryStore } from "./memory.ts";
 import type {
   AttributeQuery,
   ChangeSet,
-  DataBundle,
   DataChange,
   HeadSchemaListener,
-  HeadSchemaRecord,
   MaybePromise,
-  Page,
-  SchemaRecord,
   Snap,
   Store,
   SubjectTupleQuery,
@@ -130,9 +127,7 @@ export interface ReplicaStats {
   loadMs: number;
 }
 
-export class ReplicaStore implements Store {
-  readonly kind: Store["kind"];
-  readonly inner: Store;
+export class ReplicaStore extends ForwardingStore {
   private readonly memory = new MemoryStore();
   private readonly states = new Map<string, TenantState>();
   private readonly loading = new Map<string, Promise<TenantState | undefined>>();
@@ -160,8 +155,7 @@ export class ReplicaStore implements Store {
   private closed = false;
 
   private constructor(inner: Store, opts: ReplicaOptions, freshnessMs?: number) {
-    this.inner = inner;
-    this.kind = inner.kind;
+    super(inner);
     this.freshnessMs = freshnessMs;
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
     this.maxRows = opts.maxRows ?? DEFAULT_REPLICA_MAX_ROWS;
@@ -516,7 +510,7 @@ export class ReplicaStore implements Store {
     }
   }
 
-  headSnap(tenantId: string): MaybePromise<Snap> {
+  override headSnap(tenantId: string): MaybePromise<Snap> {
     const st = this.states.get(tenantId);
     if (st !== undefined) {
       const window = this.freshnessMs;
@@ -530,14 +524,14 @@ export class ReplicaStore implements Store {
     })();
   }
 
-  assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
+  override assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
     if (snap < this.horizon) throw expired();
     const st = this.states.get(tenantId);
     if (st !== undefined && snap >= st.floor && this.horizonKnown) return;
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
+  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
     const st = this.states.get(tenantId);
     if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
       return this.memory.queryTuples(tenantId, snap, queries);
@@ -549,7 +543,11 @@ export class ReplicaStore implements Store {
     );
   }
 
-  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
+  override querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+  ): MaybePromise<Tuple[]> {
     const st = this.states.get(tenantId);
     if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
       return this.memory.querySubjectTuples(tenantId, snap, queries);
@@ -561,7 +559,11 @@ export class ReplicaStore implements Store {
     );
   }
 
-  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
+  override queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+  ): MaybePromise<Attribute[]> {
     const st = this.states.get(tenantId);
     if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
       return this.memory.queryAttributes(tenantId, snap, queries);
@@ -573,7 +575,7 @@ export class ReplicaStore implements Store {
     );
   }
 
-  queryTuplesAndAttributes(
+  override queryTuplesAndAttributes(
     tenantId: string,
     snap: Snap,
     tuples: TupleQuery[],
@@ -585,18 +587,12 @@ export class ReplicaStore implements Store {
     ];
     const st = this.states.get(tenantId);
     if (st !== undefined && snap <= st.caughtUp && snap >= st.floor) return fromMemory();
-    return this.slow(tenantId, snap, fromMemory, () => {
-      const inner = this.inner;
-      if (inner.queryTuplesAndAttributes !== undefined)
-        return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
-      return Promise.all([
-        inner.queryTuples(tenantId, snap, tuples),
-        inner.queryAttributes(tenantId, snap, attributes),
-      ]);
-    });
+    return this.slow(tenantId, snap, fromMemory, () =>
+      super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes),
+    );
   }
 
-  listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
+  override listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
     const st = this.states.get(tenantId);
     if (st !== undefined && snap <= st.caughtUp && snap >= st.floor)
       return this.memory.listObjectIds(tenantId, snap, type);
@@ -610,7 +606,7 @@ export class ReplicaStore implements Store {
 
   // ---- writes ----
 
-  async write(tenantId: string, req: WriteRequest): Promise<Snap> {
+  override async write(tenantId: string, req: WriteRequest): Promise<Snap> {
     const snap = await this.inner.write(tenantId, req);
     try {
       const st = await this.ensure(tenantId);
@@ -622,7 +618,7 @@ export class ReplicaStore implements Store {
     return snap;
   }
 
-  async gc(olderThan: Date): Promise<number> {
+  override async gc(olderThan: Date): Promise<number> {
     const removed = await this.inner.gc(olderThan);
     await this.syncHorizon();
     return removed;
@@ -630,95 +626,23 @@ export class ReplicaStore implements Store {
 
   // ---- tenants ----
 
-  async createTenant(id: string, name: string): Promise<Tenant> {
+  override async createTenant(id: string, name: string): Promise<Tenant> {
     const tenant = await this.inner.createTenant(id, name);
     this.drop(id);
     await this.ensure(id, tenant);
     return tenant;
   }
 
-  async deleteTenant(id: string): Promise<Tenant | undefined> {
+  override async deleteTenant(id: string): Promise<Tenant | undefined> {
     const deleted = await this.inner.deleteTenant(id);
     this.drop(id);
     return deleted;
   }
 
-  getTenant(id: string): Promise<Tenant | undefined> {
-    return this.inner.getTenant(id);
-  }
+  // everything else (schemas, paged reads whose cursors are the inner store's, the feed, bundles, D1 bookmarks)
+  // is the inner store's: ForwardingStore
 
-  listTenants(pageSize: number, cursor?: string): Promise<Page<Tenant>> {
-    return this.inner.listTenants(pageSize, cursor);
-  }
-
-  // ---- delegated: schemas, paged reads (their cursors are the inner store's), the feed, bundles ----
-
-  writeSchema(tenantId: string, version: string, schema: string): Promise<void> {
-    return this.inner.writeSchema(tenantId, version, schema);
-  }
-
-  readSchema(tenantId: string, version: string): Promise<SchemaRecord | undefined> {
-    return this.inner.readSchema(tenantId, version);
-  }
-
-  headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
-    return this.inner.headSchema(tenantId);
-  }
-
-  listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
-    return this.inner.listSchemas(tenantId, pageSize, cursor);
-  }
-
-  readTuples(
-    tenantId: string,
-    snap: Snap,
-    filter: TupleFilter,
-    pageSize: number,
-    cursor?: string,
-  ): Promise<Page<Tuple>> {
-    return this.inner.readTuples(tenantId, snap, filter, pageSize, cursor);
-  }
-
-  readAttributes(
-    tenantId: string,
-    snap: Snap,
-    filter: AttributeFilter,
-    pageSize: number,
-    cursor?: string,
-  ): Promise<Page<Attribute>> {
-    return this.inner.readAttributes(tenantId, snap, filter, pageSize, cursor);
-  }
-
-  changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {
-    return this.inner.changes(tenantId, after, limit);
-  }
-
-  writeBundles(tenantId: string, bundles: DataBundle[]): Promise<void> {
-    return this.inner.writeBundles(tenantId, bundles);
-  }
-
-  readBundle(tenantId: string, name: string): Promise<DataBundle | undefined> {
-    return this.inner.readBundle(tenantId, name);
-  }
-
-  deleteBundle(tenantId: string, name: string): Promise<boolean> {
-    return this.inner.deleteBundle(tenantId, name);
-  }
-
-  // a replicated inner store's (D1) replication position travels in snap tokens through the replica unchanged
-  consistencyBookmark(): string | undefined {
-    return this.inner.consistencyBookmark?.();
-  }
-
-  readAfterBookmark(bookmark: string): void {
-    this.inner.readAfterBookmark?.(bookmark);
-  }
-
-  queriesLeft(): number {
-    return this.inner.queriesLeft?.() ?? Number.POSITIVE_INFINITY;
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.refreshing;
