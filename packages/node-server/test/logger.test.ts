@@ -48,15 +48,17 @@ describe("the server logger (pino's asynchronous destination)", () => {
     expect(out.lines().map((l) => [l.level, l.status, l.msg])).toEqual([[40, 500, "request failed"]]);
   });
 
-  it("writes without waiting once 4 KiB are pending", async () => {
+  it("writes without waiting for the timer once 1 KiB is pending", async () => {
     const out = open();
-    const { logger, close } = createServerLogger("info", out.fd);
+    const { logger, close } = createServerLogger("info", out.fd, 60_000); // no timer flush during the test
     const text = "x".repeat(100);
-    for (let i = 0; i < 60; i++) logger.info({ i, text }, "line");
-    await sleep(10); // the write is asynchronous, but not held for the 50 ms timer
+    for (let i = 0; i < 20; i++) logger.info({ i, text }, "line");
+    for (let waited = 0; waited < 2000 && out.lines().length < 7; waited += 10) await sleep(10);
     const written = out.lines();
-    expect(written.length).toBeGreaterThanOrEqual(30);
+    expect(written.length).toBeGreaterThanOrEqual(7);
+    expect(written.length).toBeLessThanOrEqual(20);
     expect(written.map((l) => l.i)).toEqual([...Array(written.length).keys()]);
-    await close(); // flushes and closes the file
+    await close();
+    expect(out.lines()).toHaveLength(20);
   });
 });
