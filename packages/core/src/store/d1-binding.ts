@@ -46,6 +46,8 @@ export const D1_LIMITS = {
   maxParams: 100,
   /** Bytes of SQL text per statement. */
   maxSqlBytes: 100_000,
+  /** Bytes of one string or BLOB value (and of a table row). */
+  maxValueBytes: 2_000_000,
   /** Queries (each statement of a batch counts) per Worker invocation on the paid plan. */
   maxQueriesPerInvocation: 1000,
 };

@@ -4,7 +4,8 @@
  * (`first-primary`), each one ONE `batch()` (D1 has no interactive transactions: the tenant check is a statement
  * of the batch); a write's D1 bookmark travels in the snap token, and a read carrying it opens its session at that
  * bookmark, so no replica older than the write answers it. Statements stay within D1's limits (100 bound
- * parameters, 100 KB of SQL, 1000 queries per invocation); a statement over them fails before it is sent.
+ * parameters, 100 KB of SQL, 2 MB per value, 1000 queries per invocation); a statement over them fails before
+ * it is sent (a value over 2 MB, reachable through a 4 MiB request body, as ERROR_CODE_VALIDATION).
  *
  * Sessions belong to one request: `sessions` returns the current request's (the Worker scopes them with
  * AsyncLocalStorage); without it, the store uses one set of sessions for its whole life (tests, cron jobs).
@@ -91,8 +92,16 @@ export class D1Sessions {
 
 const utf8 = new TextEncoder();
 
+/** What travels as one bound value, by statement kind: named in the error of a value over D1's limit. */
+const VALUE_OF_KIND: Record<string, string> = {
+  write:
+    "a write's tuples and attributes travel to D1 as one value: split the write or shorten its attribute values",
+  write_schema: "the schema is stored as one value: split it or shorten it",
+  write_bundles: "each bundle is stored as one value: shorten it",
+};
+
 /** Rejects a statement D1 would refuse, before sending it, with the limit it breaks. */
-export function assertWithinD1Limits(sql: string, params: unknown[]): void {
+export function assertWithinD1Limits(sql: string, params: unknown[], kind = ""): void {
   const fail = (reason: string) => {
     throw new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, { details: [{ reason }] });
   };
@@ -102,6 +111,25 @@ export function assertWithinD1Limits(sql: string, params: unknown[]): void {
   if (sql.length > D1_LIMITS.maxSqlBytes / 3 && utf8.encode(sql).length > D1_LIMITS.maxSqlBytes) {
     fail(`statement is over ${D1_LIMITS.maxSqlBytes} bytes of SQL, D1's limit`);
   }
+  for (const param of params) {
+    const bytes = valueBytes(param);
+    if (bytes > D1_LIMITS.maxValueBytes) {
+      const what = VALUE_OF_KIND[kind] ?? "shorten the request's values";
+      throw new PembaError(
+        "ERROR_CODE_VALIDATION",
+        `value too large for D1: ${bytes} bytes, over D1's limit of ${D1_LIMITS.maxValueBytes} bytes per value; ${what}`,
+      );
+    }
+  }
+}
+
+/** A bound value's size in bytes (strings as UTF-8), or 0 when it cannot reach D1's per-value limit. */
+function valueBytes(value: unknown): number {
+  if (typeof value === "string") {
+    return value.length > D1_LIMITS.maxValueBytes / 3 ? utf8.encode(value).length : 0;
+  }
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return value.byteLength;
+  return 0;
 }
 
 export interface D1StoreOptions {
@@ -128,7 +156,7 @@ class D1Executor implements SqlExecutor {
       this.#onQuery,
       kind,
       async () => {
-        assertWithinD1Limits(sql, params);
+        assertWithinD1Limits(sql, params, kind);
         const sessions = this.#sessions();
         sessions.count(1);
         try {
@@ -159,7 +187,7 @@ class D1Executor implements SqlExecutor {
             ? statements
             : [{ sql: REQUIRE_TENANT, params: [requireTenant] }, ...statements];
         if (all.length === 0) return [];
-        for (const s of all) assertWithinD1Limits(s.sql, s.params);
+        for (const s of all) assertWithinD1Limits(s.sql, s.params, kind);
         const sessions = this.#sessions();
         sessions.count(all.length);
         const db = sessions.writer();
