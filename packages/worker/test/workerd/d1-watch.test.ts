@@ -4,6 +4,7 @@
  * snap token misses nothing. The cap is lowered to 8 queries so the test reaches it quickly.
  */
 import { env } from "cloudflare:test";
+import { createApp } from "@pemba/core/http/index";
 import { PembaService } from "@pemba/core/service/index";
 import { decodeSnapTokenWithBookmark } from "@pemba/core/service/snap-token";
 import type { WatchBatch } from "@pemba/core/service/watch";
@@ -68,6 +69,53 @@ describe.each([
     expect(received.map((b) => snap(b.snapToken))).toEqual(written.map(snap));
     expect(received.map((b) => b.changes.map((c) => c.tuple?.entity.id))).toEqual(
       written.map((_, i) => [String(i + 1)]),
+    );
+  });
+});
+
+describe("watch over HTTP on D1 under a per-invocation query cap", () => {
+  it("the NDJSON response completes after its last full line, without an error line; reconnecting resumes after it", async () => {
+    let current = new D1Sessions(env.DB);
+    const store = await D1Store.open(env.DB, { sessions: () => current });
+    const service = new PembaService(store);
+    const app = createApp({ service, watchPollMs: 5 });
+    await service.writeSchema("t1", SCHEMA);
+    const start = await service.writeData("t1", "", [viewer(0)], []);
+    // a read takes up to 100 change sets (the route's batch): enough transactions to need more reads than fit
+    const writes = 250;
+    for (let i = 1; i <= writes; i++) {
+      current = new D1Sessions(env.DB); // each write its own invocation
+      await service.writeData("t1", "", [viewer(i)], []);
+    }
+
+    const watch = async (from: string) => {
+      current = new D1Sessions(env.DB, 5); // a new Worker invocation
+      const res = await app.fetch(
+        new Request("http://pemba.test/v1/tenants/t1/watch", {
+          method: "POST",
+          body: JSON.stringify({ snap_token: from }),
+        }),
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text(); // resolves only when the stream ends
+      expect(text === "" || text.endsWith("\n")).toBe(true);
+      return text
+        .split("\n")
+        .filter((l) => l !== "")
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              changes: { snap_token: string; data_changes: { tuple: { entity: { id: string } } }[] };
+            },
+        );
+    };
+    const first = await watch(start);
+    expect(first.length).toBeGreaterThan(0);
+    expect(first.length).toBeLessThan(writes);
+    const second = await watch(first[first.length - 1].changes.snap_token);
+    const ids = [...first, ...second].map((l) => l.changes.data_changes.map((c) => c.tuple.entity.id));
+    expect(ids.slice(0, first.length + second.length)).toEqual(
+      Array.from({ length: first.length + second.length }, (_, i) => [String(i + 1)]),
     );
   });
 });
