@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHeapCompactor, type HeapCompactor } from "../src/heap.ts";
 
@@ -66,41 +65,5 @@ describe("heap compaction after bulk writes", () => {
     await sleep(30);
     expect(off.logged).toEqual([]);
     expect(on.logged).toEqual([]);
-  });
-});
-
-describe("keepTickObjectShape", () => {
-  // A child process: V8's object printer (natives syntax) shows the state of nextTick's feedback.
-  const HEAP_TS = new URL("../src/heap.ts", import.meta.url).href;
-  function literalStates(keep: boolean): string[] {
-    const script = `
-      import { keepTickObjectShape } from ${JSON.stringify(HEAP_TS)};
-      if (${keep}) keepTickObjectShape();
-      const ticks = async () => { for (let i = 0; i < 1000; i++) await new Promise((r) => process.nextTick(r, i)); };
-      await ticks();
-      gc({ type: "major", execution: "sync" }); // no tick object is queued here
-      await ticks();
-      %DebugPrint(process.nextTick);`;
-    const child = spawnSync(
-      process.execPath,
-      ["--allow-natives-syntax", "--expose-gc", "--experimental-strip-types", "--no-warnings"].concat([
-        "--input-type=module",
-        "-e",
-        script,
-      ]),
-      { encoding: "utf8" },
-    );
-    expect(child.status).toBe(0);
-    return [...child.stdout.matchAll(/DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]!);
-  }
-
-  it("without it, a full collection leaves the tick object's keys megamorphic (what it prevents)", () => {
-    const states = literalStates(false);
-    expect(states).toHaveLength(5); // async id, trigger id, context frame, callback, args
-    expect(states.filter((s) => s === "MEGAMORPHIC").length).toBeGreaterThanOrEqual(1);
-  });
-
-  it("with it, every key of the tick object stays monomorphic", () => {
-    expect(literalStates(true)).toEqual(Array(5).fill("MONOMORPHIC"));
   });
 });
