@@ -1,6 +1,6 @@
 /** Runs k6 scripts as child processes and reads their end-of-test summaries. */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 
@@ -93,6 +93,7 @@ export async function runK6(
   const summary: K6Summary = existsSync(summaryFile)
     ? (JSON.parse(readFileSync(summaryFile, "utf8")) as K6Summary)
     : { metrics: {} };
+  rmSync(dir, { recursive: true, force: true });
   return { exitCode, summary, output, seconds };
 }
 
