@@ -14,26 +14,7 @@ import type { CheckQuery, EvaluationTarget } from "../packages/core/src/engine/t
 import type { Attribute, Tuple } from "../packages/core/src/model.ts";
 import { parseSchema } from "../packages/core/src/schema/index.ts";
 import { MemoryStore } from "../packages/core/src/store/memory.ts";
-
-const SCHEMA = `
-entity user {
-    relation self @user
-    relation follower @user
-    relation blocked @user
-    attribute is_public boolean
-    permission view = self or (is_public or follower) not blocked
-}
-entity content {
-    relation owner @user
-    attribute is_public boolean
-    permission view = owner.self or (is_public or owner.follower) not owner.blocked
-}
-entity interaction {
-    relation creator @user
-    relation parent @content
-    permission view = creator.self or (creator.view and parent.view)
-}
-`;
+import { SEED_SCHEMA } from "./lib/seed.ts";
 
 const { values } = parseArgs({
   options: { ids: { type: "string", default: "100000" }, seconds: { type: "string", default: "5" } },
@@ -47,12 +28,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 // ---- compile time ----
 let t0 = process.hrtime.bigint();
-let compiled = compileSchema(parseSchema(SCHEMA));
+let compiled = compileSchema(parseSchema(SEED_SCHEMA));
 const compileCold = ms(process.hrtime.bigint() - t0);
 const warm: number[] = [];
 for (let i = 0; i < 200; i++) {
   t0 = process.hrtime.bigint();
-  compiled = compileSchema(parseSchema(SCHEMA));
+  compiled = compileSchema(parseSchema(SEED_SCHEMA));
   warm.push(ms(process.hrtime.bigint() - t0));
 }
 const compileWarm = median(warm);
