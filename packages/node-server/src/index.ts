@@ -33,6 +33,7 @@ import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { CHECK_ROUTE, handleNodeCheck } from "./node-check.ts";
 import { normalizeRoute } from "./routes.ts";
+import { createTurnBudget } from "./turn-budget.ts";
 
 export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
 export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
@@ -98,6 +99,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     maxWatchStreams: config.maxWatchStreams,
     maxCompiledSchemaBytes: config.maxCompiledSchemaMb * 1048576,
   });
+  const turnBudget = createTurnBudget();
   let server: Server;
   let connections: Connections;
   try {
@@ -111,6 +113,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         body: await metrics.registry.metrics(),
       }),
       observe: metrics.observeRequest,
+      admit: turnBudget.admit,
       version: pembaVersion(),
     });
     const listener = getRequestListener((request: Request, env: HttpBindings | Http2Bindings) => {

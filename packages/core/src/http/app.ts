@@ -40,6 +40,8 @@ export interface AppOptions {
   limits?: Partial<Limits>;
   /** Called once per request (metrics/logging). */
   observe?: Observe;
+  /** Delays each request's handler (after authentication) while it returns a promise: see PipelineDeps.admit. */
+  admit?: () => Promise<void> | undefined;
   /** Watch stream poll interval (default 250 ms). */
   watchPollMs?: number;
   /** `info.version` of the OpenAPI document. */
@@ -63,6 +65,7 @@ export function createApp(opts: AppOptions): PembaApp {
     auth: createAuthenticator(opts.auth),
     cors,
     observe: opts.observe,
+    admit: opts.admit,
   });
   const routes = new RouteTable(app, pipeline);
   const deps = { routes, service: opts.service, limits, watchPollMs: opts.watchPollMs ?? 250 };

@@ -111,17 +111,24 @@ export interface PipelineDeps {
   auth: Authenticator | undefined;
   cors: CorsPolicy;
   observe: Observe | undefined;
+  /**
+   * Called after authentication, before the handler: a promise delays the handler until it resolves (the Node
+   * server's turn budget, packages/node-server/src/turn-budget.ts); undefined runs it now.
+   */
+  admit?: () => Promise<void> | undefined;
 }
 
 export class RequestPipeline {
   readonly #auth: Authenticator | undefined;
   readonly #cors: CorsPolicy;
   readonly #observe: Observe | undefined;
+  readonly #admit: (() => Promise<void> | undefined) | undefined;
 
   constructor(deps: PipelineDeps) {
     this.#auth = deps.auth;
     this.#cors = deps.cors;
     this.#observe = deps.observe;
+    this.#admit = deps.admit;
   }
 
   get cors(): CorsPolicy {
@@ -145,6 +152,8 @@ export class RequestPipeline {
         validateTenantId(endpoint.requestMessage ?? "Request", tenantId);
         assertTenantAllowed(principal, tenantId);
       }
+      const admitted = this.#admit?.();
+      if (admitted !== undefined) await admitted;
       answer = await handler({ req, tenantId, principal });
     } catch (e) {
       answer = errorAnswer(e, endpoint.stream);
