@@ -8,12 +8,8 @@
  * latency p50/p99 (each check timed with process.hrtime.bigint), RSS and heapUsed after loading.
  */
 import { parseArgs } from "node:util";
-import { compileSchema } from "../packages/core/src/compile/index.ts";
-import { check } from "../packages/core/src/engine/index.ts";
-import type { CheckQuery, EvaluationTarget } from "../packages/core/src/engine/types.ts";
-import type { Attribute, Tuple } from "../packages/core/src/model.ts";
-import { parseSchema } from "../packages/core/src/schema/index.ts";
-import { MemoryStore } from "../packages/core/src/store/memory.ts";
+import type { Attribute, CheckQuery, EvaluationTarget, Tuple } from "@pemba/core";
+import { check, compileSchema, MemoryStore, parseSchema } from "@pemba/core";
 import { SEED_SCHEMA } from "./lib/seed.ts";
 
 const { values } = parseArgs({

@@ -12,9 +12,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { d1Dialect, sqliteDialect } from "../packages/core/src/store/sql/dialect.ts";
-import { queryTuplesStatement } from "../packages/core/src/store/sql/read-plan.ts";
-import { SqliteStore } from "../packages/core/src/store/sqlite.ts";
+import { SqliteStore } from "@pemba/core/node";
+import { d1Dialect, queryTuplesStatement, sqliteDialect } from "@pemba/core/testing";
 
 const { values } = parseArgs({
   options: { tuples: { type: "string" }, windows: { type: "string" }, ms: { type: "string" } },

@@ -11,14 +11,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { compileSchema } from "../packages/core/src/compile/index.ts";
-import { check } from "../packages/core/src/engine/check.ts";
-import { expand } from "../packages/core/src/engine/expand.ts";
-import type { EvaluationTarget } from "../packages/core/src/engine/types.ts";
-import { parseSchema, parseTupleString } from "../packages/core/src/schema/index.ts";
-import { WatchHub } from "../packages/core/src/service/watch.ts";
-import { MemoryStore } from "../packages/core/src/store/memory.ts";
-import { SqliteStore } from "../packages/core/src/store/sqlite.ts";
+import type { EvaluationTarget } from "@pemba/core";
+import {
+  check,
+  compileSchema,
+  expand,
+  MemoryStore,
+  parseSchema,
+  parseTupleString,
+  WatchHub,
+} from "@pemba/core";
+import { SqliteStore } from "@pemba/core/node";
 
 const { values } = parseArgs({ options: { "watch-seconds": { type: "string" } } });
 const WATCH_SECONDS = Number(values["watch-seconds"] ?? 5);

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { runWrangler, startWranglerDev } from "../packages/worker/test/wrangler-dev.ts";
+import { runWrangler, startWranglerDev } from "@pemba/worker/testing";
 import { LOADTEST_DIR, metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds } from "./lib/proc.ts";
 import { loadAverage } from "./lib/report.ts";

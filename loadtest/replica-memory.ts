@@ -8,9 +8,9 @@
  * Prints, per size: rows, JS heap + ArrayBuffer bytes held after a full GC, bytes per row.
  */
 import { parseArgs } from "node:util";
-import { loadTestData } from "../packages/core/src/service/testing/load-test-schema.ts";
-import { MemoryStore } from "../packages/core/src/store/memory.ts";
-import type { DataChange } from "../packages/core/src/store/store.ts";
+import type { DataChange } from "@pemba/core";
+import { MemoryStore } from "@pemba/core";
+import { loadTestData } from "@pemba/core/testing";
 
 const { values } = parseArgs({ options: { ids: { type: "string", default: "25000,50000,100000" } } });
 const gc = (globalThis as { gc?: () => void }).gc;

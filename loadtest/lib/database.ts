@@ -12,7 +12,7 @@ export async function startDatabase(postgres: boolean, dir: string): Promise<Tes
     const path = join(dir, "pemba.db");
     return { url: path, label: `SQLite file ${path}`, stop: async () => {} };
   }
-  const { startPostgres } = await import("@pemba/core/store/testing/postgres-server");
+  const { startPostgres } = await import("@pemba/core/testing/node");
   const pg = await startPostgres();
   return { url: pg.url, label: `PostgreSQL ${pg.url.replace(/:[^:@/]*@/, ":***@")}`, stop: pg.stop };
 }

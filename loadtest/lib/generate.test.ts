@@ -2,7 +2,7 @@
  * The generator's answers are the engine's: every generated question, asked of a real Pemba app over HTTP after
  * writing the generated schema and data, gets exactly the generated decision; and the output is reproducible.
  */
-import { startTestServer } from "@pemba/core/http/testing/harness";
+import { startTestServer } from "@pemba/core/testing/node";
 import { describe, expect, it } from "vitest";
 import { type GeneratedCheck, generate, KINDS, typeName } from "./generate.ts";
 

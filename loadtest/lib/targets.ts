@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REPO_DIR, runWrangler, startWranglerDev } from "../../packages/worker/test/wrangler-dev.ts";
+import { REPO_DIR, runWrangler, startWranglerDev } from "@pemba/worker/testing";
 import { startDatabase } from "./database.ts";
 import { descendants } from "./proc.ts";
 import { startPemba } from "./servers.ts";

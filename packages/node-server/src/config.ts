@@ -3,8 +3,12 @@
  * zero-config defaults (SQLite file ./pemba.db on 127.0.0.1:3476, no auth).
  */
 import { isIP } from "node:net";
-import { PUBLIC_PATH_CHOICES, type PublicPath } from "@pemba/core/http/index";
-import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "@pemba/core/service/index";
+import {
+  DEFAULT_MAX_COMPILED_SCHEMA_BYTES,
+  DEFAULT_MAX_WATCH_STREAMS,
+  PUBLIC_PATH_CHOICES,
+  type PublicPath,
+} from "@pemba/core";
 
 export const DEFAULT_DATABASE = "./pemba.db";
 export const DEFAULT_HOST = "127.0.0.1";

@@ -6,11 +6,9 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener, type Http2Bindings, type HttpBindings } from "@hono/node-server";
-import type { Answer } from "@pemba/core/http/index";
-import { createApp } from "@pemba/core/http/index";
-import { PembaService } from "@pemba/core/service/index";
-import { openStore } from "@pemba/core/store/open";
-import type { Store } from "@pemba/core/store/store";
+import type { Answer, Store } from "@pemba/core";
+import { createApp, PembaService } from "@pemba/core";
+import { openStore } from "@pemba/core/node";
 import type { Logger } from "pino";
 import {
   assertSafeBind,

@@ -5,7 +5,7 @@
  * goes to Hono through @hono/node-server. Both run the same pipeline: auth, tenant, limits, errors, CORS, observe.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Answer, type ApiRequest, type PembaApp, requestTooLarge } from "@pemba/core/http/index";
+import { type Answer, type ApiRequest, type PembaApp, requestTooLarge } from "@pemba/core";
 
 export const CHECK_ROUTE = "/v1/tenants/:tenant_id/permissions/check";
 const CHECK_PATH = /^\/v1\/tenants\/([^/?]+)\/permissions\/check(?:\?|$)/;

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { startPostgres } from "@pemba/core/store/testing/postgres-server";
+import { startPostgres } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { check, tuple, writeSchema, writeTuples } from "./api-client.ts";
 import { type CliProcess, runCli, startServe } from "./cli-process.ts";

@@ -10,10 +10,12 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import * as common from "@pemba/core/http/wire/common";
-import * as data from "@pemba/core/http/wire/data";
-import * as permission from "@pemba/core/http/wire/permission";
-import * as schema from "@pemba/core/http/wire/schema";
+import {
+  wireCommon as common,
+  wireData as data,
+  wirePermission as permission,
+  wireSchema as schema,
+} from "@pemba/core";
 
 export const WIRE_TYPES_FILE = resolve(import.meta.dirname, "../src/wire.gen.ts");
 

@@ -6,9 +6,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { generateSchemaTypes } from "@pemba/node-server";
+import { runCli } from "@pemba/node-server/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { generateSchemaTypes } from "../../node-server/src/commands/codegen.ts";
-import { runCli } from "../../node-server/test/cli-process.ts";
 import { type CompileError, compileFiles } from "./compile.ts";
 
 const TYPED = resolve(import.meta.dirname, "fixtures/typed");

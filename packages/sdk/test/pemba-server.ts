@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServe } from "../../node-server/test/cli-process.ts";
+import { startServe } from "@pemba/node-server/testing";
 
 export interface PembaServer {
   url: string;

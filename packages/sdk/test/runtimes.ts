@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-import { startWranglerDev } from "../../worker/test/wrangler-dev.ts";
+import { startWranglerDev } from "@pemba/worker/testing";
 
 export const SDK_DIR = resolve(import.meta.dirname, "..");
 

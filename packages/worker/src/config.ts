@@ -5,8 +5,8 @@
  * PEMBA_AUDIENCE, PEMBA_CORS_ORIGINS, PEMBA_GC_WINDOW, PEMBA_REPLICA (+ PEMBA_REPLICA_MAX_ROWS,
  * PEMBA_REPLICA_REFRESH), PEMBA_MAX_WATCH_STREAMS, PEMBA_MAX_COMPILED_SCHEMA_MB. Imports nothing Node-only.
  */
-import type { AuthConfig, PresharedKey } from "@pemba/core/http/index";
-import { DEFAULT_MAX_WATCH_STREAMS } from "@pemba/core/service/index";
+import type { AuthConfig, PresharedKey } from "@pemba/core";
+import { DEFAULT_MAX_WATCH_STREAMS } from "@pemba/core";
 
 export const DEFAULT_WORKER_DATABASE = "memory:";
 export const DEFAULT_GC_WINDOW = "24h";

@@ -5,9 +5,8 @@
  * is checked against D1's per-invocation limit.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { D1Database } from "@pemba/core/store/d1";
-import { D1Sessions, D1Store } from "@pemba/core/store/d1";
-import type { QueryObserver } from "@pemba/core/store/sql/executor";
+import type { D1Database, QueryObserver } from "@pemba/core";
+import { D1Sessions, D1Store } from "@pemba/core";
 import { ConfigError } from "./config.ts";
 
 const requestSessions = new AsyncLocalStorage<D1Sessions>();

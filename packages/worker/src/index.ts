@@ -5,15 +5,12 @@
  * HTTP (`libsql://` / `https://`, token in PEMBA_DATABASE_TOKEN).
  *
  * The store and the app are built once per isolate, on the first request, and shared by every later request.
- * Only Worker-safe modules are imported: the stores directly (not `openStore`, which pulls in better-sqlite3, pg
- * and node:fs), and `@libsql/client`, whose `workerd` export condition selects its web build (fetch/WebSocket).
+ * It imports `@pemba/core`'s runtime-neutral entry only (never `@pemba/core/node`, which pulls in better-sqlite3, pg
+ * and node:fs); `@libsql/client`'s `workerd` export condition selects its web build (fetch/WebSocket).
  */
-import { createApp, type PembaApp } from "@pemba/core/http/index";
-import { PembaService } from "@pemba/core/service/index";
-import { LibsqlStore } from "@pemba/core/store/libsql";
-import { MemoryStore } from "@pemba/core/store/memory";
-import { ReplicaStore } from "@pemba/core/store/replica";
-import type { Store } from "@pemba/core/store/store";
+
+import type { Store } from "@pemba/core";
+import { createApp, LibsqlStore, MemoryStore, type PembaApp, PembaService, ReplicaStore } from "@pemba/core";
 import workerPackage from "../package.json" with { type: "json" };
 import { describeDatabase, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";

@@ -9,8 +9,7 @@
  * observe hook, so concurrent requests of one isolate never mix.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { RequestInfo } from "@pemba/core/http/index";
-import type { QueryObserver } from "@pemba/core/store/sql/executor";
+import type { QueryObserver, RequestInfo } from "@pemba/core";
 
 interface RequestFigures {
   route: string | undefined;

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeSnapTokenWithBookmark } from "@pemba/core/service/snap-token";
+import { decodeSnapTokenWithBookmark } from "@pemba/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allowed, checkBody, DATA, denied, SCHEMA } from "./fixtures.ts";
 import { runWrangler, startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";

@@ -16,7 +16,7 @@ import {
   LOAD_TEST_SCHEMA,
   loadTestData,
   VIEW_PAIRS,
-} from "@pemba/core/service/testing/load-test-schema";
+} from "@pemba/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 

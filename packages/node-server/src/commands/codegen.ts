@@ -6,8 +6,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
-import type { AttributeType } from "@pemba/core/model";
-import { parseSchema } from "@pemba/core/schema/index";
+import type { AttributeType } from "@pemba/core";
+import { parseSchema } from "@pemba/core";
 
 export interface SchemaTypesOptions {
   /** Name of the schema type (default "AuthzSchema"); the client type is the same with "Client" for "Schema". */

@@ -1,6 +1,6 @@
 /** `pemba migrate`: create or upgrade the database tables. */
 import { parseArgs } from "node:util";
-import { migrate } from "@pemba/core/store/open";
+import { migrate } from "@pemba/core/node";
 import { DEFAULT_DATABASE, describeDatabase } from "../config.ts";
 
 export async function runMigrate(args: string[]): Promise<number> {

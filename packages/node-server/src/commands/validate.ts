@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { formatReport, validateFile } from "@pemba/core/validation/index";
+import { formatReport, validateFile } from "@pemba/core";
 
 export async function runValidate(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -1,6 +1,6 @@
 /** The bindings of vitest.workerd.config.ts and the helpers the tests use, as `cloudflare:test` exports them. */
 declare module "cloudflare:test" {
-  import type { D1Database } from "@pemba/core/store/d1-binding";
+  import type { D1Database } from "@pemba/core";
 
   interface D1Migration {
     name: string;

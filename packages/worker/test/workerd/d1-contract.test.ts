@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
-import { describeStoreContract } from "@pemba/core/store/contract";
-import { D1Store } from "@pemba/core/store/d1";
+import { D1Store } from "@pemba/core";
+import { describeStoreContract } from "@pemba/core/testing";
 import { emptyDatabase } from "./d1-database.ts";
 
 describeStoreContract("d1", async () => {

@@ -1,5 +1,5 @@
 /** Resets a local D1 database to empty, so each test opens a fresh store on it. */
-import type { D1Database } from "@pemba/core/store/d1-binding";
+import type { D1Database } from "@pemba/core";
 
 export async function emptyDatabase(db: D1Database): Promise<void> {
   const { results } = await db

@@ -3,9 +3,7 @@
  * Each simulated request gets its own D1Sessions, as the Worker gives each request its own.
  */
 import { env } from "cloudflare:test";
-import { PembaService } from "@pemba/core/service/index";
-import { decodeSnapTokenWithBookmark } from "@pemba/core/service/snap-token";
-import { D1Sessions, D1Store } from "@pemba/core/store/d1";
+import { D1Sessions, D1Store, decodeSnapTokenWithBookmark, PembaService } from "@pemba/core";
 import { beforeEach, describe, expect, it } from "vitest";
 import { emptyDatabase } from "./d1-database.ts";
 import { LaggingReplicaD1 } from "./lagging-replica.ts";

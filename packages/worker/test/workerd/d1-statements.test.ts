@@ -1,7 +1,7 @@
 /** Statements per permission request on D1 (miniflare's local D1, inside workerd): the shared suite. */
 import { env } from "cloudflare:test";
-import { describeStatementCounts } from "@pemba/core/service/testing/statement-counts";
-import { D1Store } from "@pemba/core/store/d1";
+import { D1Store } from "@pemba/core";
+import { describeStatementCounts } from "@pemba/core/testing";
 import { emptyDatabase } from "./d1-database.ts";
 
 describeStatementCounts("D1", () => async (onQuery) => {

@@ -1,8 +1,7 @@
 /** The D1 driver's own behaviour inside workerd, on miniflare's local D1 (real SQLite with D1's limits). */
 import { env, applyD1Migrations as wranglerApply } from "cloudflare:test";
-import { D1Sessions, D1Store } from "@pemba/core/store/d1";
-import { D1_LIMITS } from "@pemba/core/store/d1-binding";
-import { attr, keys, tuple } from "@pemba/core/store/testing/fixtures";
+import { D1_LIMITS, D1Sessions, D1Store } from "@pemba/core";
+import { attr, keys, tuple } from "@pemba/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { emptyDatabase } from "./d1-database.ts";
 import { LaggingReplicaD1 } from "./lagging-replica.ts";

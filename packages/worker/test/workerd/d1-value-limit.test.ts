@@ -4,9 +4,7 @@
  * is refused before anything is sent, as ERROR_CODE_VALIDATION (400) naming the limit, and nothing is written.
  */
 import { env } from "cloudflare:test";
-import { createApp } from "@pemba/core/http/index";
-import { PembaService } from "@pemba/core/service/index";
-import { D1Store } from "@pemba/core/store/d1";
+import { createApp, D1Store, PembaService } from "@pemba/core";
 import { beforeEach, describe, expect, it } from "vitest";
 import { emptyDatabase } from "./d1-database.ts";
 

@@ -4,12 +4,15 @@
  * snap token misses nothing. The cap is lowered to 8 queries so the test reaches it quickly.
  */
 import { env } from "cloudflare:test";
-import { createApp } from "@pemba/core/http/index";
-import { PembaService } from "@pemba/core/service/index";
-import { decodeSnapTokenWithBookmark } from "@pemba/core/service/snap-token";
-import type { WatchBatch } from "@pemba/core/service/watch";
-import { D1Sessions, D1Store } from "@pemba/core/store/d1";
-import { ReplicaStore } from "@pemba/core/store/replica";
+import type { WatchBatch } from "@pemba/core";
+import {
+  createApp,
+  D1Sessions,
+  D1Store,
+  decodeSnapTokenWithBookmark,
+  PembaService,
+  ReplicaStore,
+} from "@pemba/core";
 import { beforeEach, describe, expect, it } from "vitest";
 import { emptyDatabase } from "./d1-database.ts";
 

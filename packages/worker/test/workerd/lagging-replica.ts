@@ -6,12 +6,7 @@
  * a write always goes to the primary, and a session never moves back to an older database. Bookmarks are the
  * primary's write count (8 hex digits). Every statement is logged with the database that ran it.
  */
-import type {
-  D1Database,
-  D1DatabaseSession,
-  D1PreparedStatement,
-  D1Result,
-} from "@pemba/core/store/d1-binding";
+import type { D1Database, D1DatabaseSession, D1PreparedStatement, D1Result } from "@pemba/core";
 
 export type Target = "primary" | "replica";
 

@@ -4,14 +4,11 @@
  * time until all 1,000 answered, and the p50/p99 of one call's latency; paired rounds alternate the order
  * (A/B, B/A, ...) and the summary is the median over rounds. Both modes must give the same 1,000 answers.
  *
- *   node loadtest/bench-sdk-batching.ts [--rounds 7] [--checks 1000]
+ *   node packages/sdk/scripts/bench-batching.ts [--rounds 7] [--checks 1000]
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createClient } from "../packages/sdk/src/index.ts";
-import { startPemba } from "./lib/servers.ts";
+import { createClient } from "../src/index.ts";
+import { startPemba } from "../test/pemba-server.ts";
 
 const { values } = parseArgs({ options: { rounds: { type: "string" }, checks: { type: "string" } } });
 const ROUNDS = Number(values.rounds ?? 7);
@@ -72,8 +69,7 @@ async function round(url: string, batched: boolean): Promise<Round> {
   };
 }
 
-const dir = mkdtempSync(join(tmpdir(), "pemba-sdk-bench-"));
-const server = await startPemba(join(dir, "bench.db"), ["--log-level", "warn"]);
+const server = await startPemba(["--log-level", "warn"]);
 try {
   const setup = createClient({ baseUrl: server.url });
   await setup.writeSchema(SCHEMA);
@@ -128,6 +124,5 @@ try {
   );
   if (!agree) process.exitCode = 1;
 } finally {
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }

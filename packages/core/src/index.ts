@@ -1,0 +1,39 @@
+/**
+ * @pemba/core, runtime-neutral: the schema language, compiler, engine, rules, the service and HTTP app, and the
+ * stores that need no Node built-in (memory, libSQL over HTTP, D1, the replica). Runs in Node, workerd and
+ * browsers; a test bundles it with no Node built-in available (test/package-surface.test.ts).
+ * File and PostgreSQL drivers and migrations from disk are in `@pemba/core/node`; test harnesses in
+ * `@pemba/core/testing` (runtime-neutral) and `@pemba/core/testing/node`.
+ */
+export * from "./compile/index.ts";
+export * from "./engine/index.ts";
+export * from "./errors.ts";
+export * from "./http/index.ts";
+/** The zod wire schemas: the one definition of a valid request and of each response (the SDK's types come from them). */
+export * as wireCommon from "./http/wire/common.ts";
+export * as wireData from "./http/wire/data.ts";
+export * as wirePermission from "./http/wire/permission.ts";
+export * as wireSchema from "./http/wire/schema.ts";
+export * from "./model.ts";
+export * from "./rules/index.ts";
+export * from "./schema/index.ts";
+export * from "./service/index.ts";
+export { type DecodedSnapToken, decodeSnapTokenWithBookmark } from "./service/snap-token.ts";
+export { D1Sessions, D1Store, type D1StoreOptions } from "./store/d1.ts";
+export type { D1Database, D1DatabaseSession, D1PreparedStatement, D1Result } from "./store/d1-binding.ts";
+export { D1_LIMITS } from "./store/d1-binding.ts";
+export { ForwardingStore } from "./store/forwarding-store.ts";
+export { LibsqlStore, type LibsqlStoreOptions } from "./store/libsql.ts";
+export { DEFAULT_TENANT, MemoryStore, type MemoryStoreOptions } from "./store/memory.ts";
+export {
+  DEFAULT_REPLICA_MAX_ROWS,
+  DEFAULT_REPLICA_REFRESH_MS,
+  type LazyReplicaOptions,
+  type ReplicaLogger,
+  type ReplicaOptions,
+  type ReplicaStats,
+  ReplicaStore,
+} from "./store/replica.ts";
+export type { QueryObserver } from "./store/sql/executor.ts";
+export * from "./store/store.ts";
+export * from "./validation/index.ts";

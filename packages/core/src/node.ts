@@ -1,0 +1,14 @@
+/**
+ * @pemba/core/node: what needs Node (node:fs, native or TCP drivers): the embedded SQLite driver
+ * (better-sqlite3), PostgreSQL (pg), opening a store from a database URL, and migrations read from disk.
+ */
+export {
+  DEFAULT_DATABASE,
+  driverFor,
+  migrate,
+  type OpenStoreOptions,
+  openStore,
+  type StoreDriver,
+} from "./store/open.ts";
+export { PostgresStore, type PostgresStoreOptions } from "./store/postgres.ts";
+export { SqliteStore, type SqliteStoreOptions, sqlitePath } from "./store/sqlite.ts";

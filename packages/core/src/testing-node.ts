@@ -1,0 +1,7 @@
+/**
+ * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server and the app served over real
+ * HTTP on a random port.
+ */
+export { startTestServer, TEST_SCHEMA, type TestServer } from "./http/testing/harness.ts";
+export { type Listening, listen } from "./http/testing/node-listen.ts";
+export { type PostgresServer, startPostgres } from "./store/testing/postgres-server.ts";

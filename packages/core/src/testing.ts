@@ -1,0 +1,17 @@
+/**
+ * @pemba/core/testing, runtime-neutral test support (it also runs inside workerd): the one store contract suite,
+ * the statements-per-request suite, fixtures and the load-test schema. Node-only harnesses (a throwaway
+ * PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
+ */
+export {
+  expectedView,
+  LOAD_TEST_SCHEMA,
+  loadTestData,
+  VIEW_PAIRS,
+} from "./service/testing/load-test-schema.ts";
+export { describeStatementCounts, type Opener } from "./service/testing/statement-counts.ts";
+export { describeStoreContract, type StoreHandle } from "./store/contract.ts";
+/** SQL plans and dialects, for benchmarks that compare statement shapes (loadtest/bench-key-lists.ts). */
+export { d1Dialect, sqliteDialect } from "./store/sql/dialect.ts";
+export { queryTuplesStatement } from "./store/sql/read-plan.ts";
+export { attr, keys, tuple } from "./store/testing/fixtures.ts";
