@@ -1,11 +1,13 @@
 /**
  * The scripts as a user runs them. The root `pnpm pemba`: `pnpm pemba serve &` then `kill $!` signals pnpm, not the
- * server; the script execs node (no shell in between), so pnpm's forwarded SIGTERM reaches the server itself.
+ * server; the script execs node (no shell in between), so pnpm's forwarded SIGTERM reaches the server itself. The
+ * script runs in the repository root, yet a relative path names a file in the directory the user ran pnpm from.
  * A package's own `pnpm --filter <package> test`: runs that package's vitest project(s) of the root config.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import rootConfig from "../../../vitest.config.ts";
@@ -101,6 +103,39 @@ describe("pnpm pemba", () => {
       expect(output).toContain("pemba stopped");
     } finally {
       for (const pid of [pnpm.pid as number, ...serverPids]) if (alive(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  it("validate and codegen resolve relative paths against the directory pnpm was run from", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pemba-pnpm-cwd-"));
+    try {
+      const schema =
+        "entity user {}\nentity document {\n  relation viewer @user\n  permission view = viewer\n}\n";
+      writeFileSync(join(dir, "schema.perm"), schema);
+      writeFileSync(
+        join(dir, "authz.yaml"),
+        "schema: schema.perm\nrelationships:\n  - document:1#viewer@user:bob\nscenarios:\n  - name: viewers\n" +
+          '    checks:\n      - entity: "document:1"\n        subject: "user:bob"\n        assertions:\n          view: true\n',
+      );
+      // from `dir`, outside the repository: --dir names the repository, the paths stay relative to `dir`
+      const pnpm = (...args: string[]) => {
+        const [command, prefix] = pnpmCommand();
+        return spawnSync(command, [...prefix, "--silent", "--dir", REPO_DIR, "pemba", ...args], {
+          cwd: dir,
+          encoding: "utf8",
+          timeout: 60_000,
+        });
+      };
+      const validated = pnpm("validate", "./authz.yaml");
+      expect(validated.stderr).toBe("");
+      expect(validated.status).toBe(0);
+      expect(validated.stdout).toMatch(/^SUCCESS: 1 of 1 assertion passed\nvalidated \.\/authz\.yaml in /);
+
+      const generated = pnpm("codegen", "schema.perm", "-o", "authz.ts");
+      expect(generated.status).toBe(0);
+      expect(readFileSync(join(dir, "authz.ts"), "utf8")).toContain('permissions: "view";');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
