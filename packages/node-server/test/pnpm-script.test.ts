@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import rootConfig from "../../../vitest.config.ts";
+import { freePort, OFFLINE_ENV } from "../../worker/test/wrangler-dev.ts";
 import { REPO_DIR } from "./cli-process.ts";
 
 /** pnpm as the test runner was started with it (npm_execpath), else the `pnpm` on PATH. */
@@ -54,6 +55,14 @@ const alive = (pid: number) => {
   }
 };
 
+const commandLine = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+};
+
 const portOpen = (port: number) =>
   new Promise<boolean>((done) => {
     const socket = connect(port, "127.0.0.1");
@@ -64,45 +73,63 @@ const portOpen = (port: number) =>
     socket.on("error", () => done(false));
   });
 
+/** Runs `pnpm <args>` in the repository, collecting stdout and stderr. */
+function startPnpm(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const [command, prefix] = pnpmCommand();
+  const child = spawn(command, [...prefix, ...args], {
+    cwd: REPO_DIR,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const append = (c: Buffer) => {
+    output += c.toString();
+  };
+  child.stdout.on("data", append);
+  child.stderr.on("data", append);
+  return { child, output: () => output };
+}
+
+/** Signals pnpm and expects it, every process it had started and the port gone within 10 s. */
+async function expectStopsOn(
+  signal: NodeJS.Signals,
+  pnpm: ReturnType<typeof startPnpm>,
+  pids: number[],
+  port: number,
+): Promise<void> {
+  expect(await portOpen(port)).toBe(true);
+  pnpm.child.kill(signal);
+  const gone = Date.now() + 10_000;
+  const all = [pnpm.child.pid as number, ...pids];
+  while (all.some(alive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+  expect(all.filter(alive)).toEqual([]);
+  expect(await portOpen(port)).toBe(false);
+}
+
+const killAll = (pids: number[]) => {
+  for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
+};
+
 describe("pnpm pemba", () => {
   it("SIGTERM to the pnpm process stops the server: no process left, port closed", async () => {
-    const [command, prefix] = pnpmCommand();
-    const pnpm = spawn(command, [...prefix, "pemba", "serve", "--database", "memory:", "--port", "0"], {
-      cwd: REPO_DIR,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    pnpm.stdout.on("data", (c: Buffer) => {
-      output += c.toString();
-    });
-    pnpm.stderr.on("data", (c: Buffer) => {
-      output += c.toString();
-    });
-    // "exit", not "close": a server left behind would keep the pipes open
-    const exited = new Promise<void>((done) => pnpm.on("exit", () => done()));
+    const pnpm = startPnpm(["pemba", "serve", "--database", "memory:", "--port", "0"]);
     let serverPids: number[] = [];
     try {
       const deadline = Date.now() + 60_000;
       let port = 0;
       while (port === 0) {
-        const m = /pemba listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+        const m = /pemba listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(pnpm.output());
         if (m) port = Number(m[1]);
-        else if (pnpm.exitCode !== null || Date.now() > deadline) throw new Error(`no server:\n${output}`);
+        else if (pnpm.child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`no server:\n${pnpm.output()}`);
         else await new Promise((r) => setTimeout(r, 50));
       }
-      serverPids = descendants(pnpm.pid as number);
+      serverPids = descendants(pnpm.child.pid as number);
       expect(serverPids.length).toBeGreaterThan(0);
-      expect(await portOpen(port)).toBe(true);
-
-      pnpm.kill("SIGTERM");
-      await exited;
-      const gone = Date.now() + 10_000;
-      while (serverPids.some(alive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
-      expect(serverPids.filter(alive)).toEqual([]);
-      expect(await portOpen(port)).toBe(false);
-      expect(output).toContain("pemba stopped");
+      await expectStopsOn("SIGTERM", pnpm, serverPids, port);
+      expect(pnpm.output()).toContain("pemba stopped");
     } finally {
-      for (const pid of [pnpm.pid as number, ...serverPids]) if (alive(pid)) process.kill(pid, "SIGKILL");
+      killAll([pnpm.child.pid as number, ...serverPids]);
     }
   });
 
@@ -138,6 +165,50 @@ describe("pnpm pemba", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe("pnpm --filter @pemba/worker run dev", () => {
+  // the script execs wrangler: a shell in between would die on the signal pnpm forwards and leave wrangler serving
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "%s to the pnpm process stops wrangler and workerd: no process left, port closed",
+    async (signal) => {
+      const [port, inspectorPort] = [await freePort(), await freePort()];
+      const state = mkdtempSync(join(tmpdir(), "pemba-worker-dev-"));
+      const pnpm = startPnpm(
+        [
+          "--filter",
+          "@pemba/worker",
+          "run",
+          "dev",
+          ...["--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort)],
+          ...["--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "warn"],
+        ],
+        { ...process.env, ...OFFLINE_ENV, WRANGLER_LOG_PATH: join(state, "logs") },
+      );
+      let pids: number[] = [];
+      try {
+        const deadline = Date.now() + 90_000;
+        for (;;) {
+          if (pnpm.child.exitCode !== null || Date.now() > deadline)
+            throw new Error(`wrangler dev did not answer:\n${pnpm.output()}`);
+          const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (ok) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        pids = descendants(pnpm.child.pid as number);
+        const workerd = pids.filter((pid) => commandLine(pid).includes("workerd"));
+        expect(workerd.length).toBeGreaterThan(0);
+        await expectStopsOn(signal, pnpm, pids, port);
+      } finally {
+        killAll([pnpm.child.pid as number, ...pids]);
+        rmSync(state, { recursive: true, force: true });
+      }
+    },
+    150_000,
+  );
 });
 
 /** The vitest projects of the root config: name and folder (relative to the repository). */
