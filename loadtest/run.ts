@@ -2,7 +2,7 @@
  * One command per seed benchmark:
  *
  *   pnpm loadtest <permify|zanzigo|flagd|zitadel> [--target node-sqlite|node-postgres|worker] [--duration 60s]
- *                 [--rate 500] [--smoke] [--report-dir loadtest/reports]
+ *                 [--rate 500] [--smoke] [--report-dir loadtest/out/reports]
  *
  * Builds k6 when it is missing, starts the target on 127.0.0.1 (PostgreSQL or `wrangler dev` as needed), seeds,
  * runs the scenario's k6 scripts, stops everything it started, and writes
@@ -24,8 +24,8 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { latencyBuckets, latencySvg } from "./lib/chart.ts";
 import { type CpuProfile, flameGraphSvg } from "./lib/flamegraph.ts";
-import { ensureK6, LOADTEST_DIR, runK6 } from "./lib/k6.ts";
-import { gitCommit, loadAverage, machineText, writeReport } from "./lib/report.ts";
+import { ensureK6, runK6 } from "./lib/k6.ts";
+import { DEFAULT_REPORT_DIR, gitCommit, loadAverage, machineText, writeReport } from "./lib/report.ts";
 import { parseDuration, type Scenario, type ScenarioContext } from "./lib/scenario.ts";
 import { parseTarget, startTarget, type Target } from "./lib/targets.ts";
 import { flagd } from "./scenarios/flagd.ts";
@@ -43,7 +43,7 @@ const { values, positionals } = parseArgs({
     rate: { type: "string" },
     smoke: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
-    "report-dir": { type: "string", default: join(LOADTEST_DIR, "reports") },
+    "report-dir": { type: "string", default: DEFAULT_REPORT_DIR },
   },
 });
 const scenarioName = positionals[0] ?? "";

@@ -81,18 +81,36 @@ export async function latencyBuckets(files: string[], bucketSeconds?: number): P
 }
 
 const W = 920;
-const H = 380;
-const PAD = { left: 64, right: 70, top: 40, bottom: 44 };
+const H = 400;
+/** The title on the first row, the legend on its own row below it, then the plot. */
+const TITLE_BASELINE = 22;
+const LEGEND_BASELINE = 44;
+const PAD = { left: 64, right: 70, top: 60, bottom: 44 };
 
-/** A "nice" axis maximum (1, 2 or 5 times a power of ten) at or above `value`. */
-function niceMax(value: number): number {
-  if (value <= 0) return 1;
-  const power = 10 ** Math.floor(Math.log10(value));
-  for (const m of [1, 2, 5, 10]) if (m * power >= value) return m * power;
+/**
+ * The step of "nice" ticks (1, 2 or 5 times a power of ten) from 0 to `max`: the smallest that needs at most
+ * `count` steps.
+ */
+export function niceStep(max: number, count: number): number {
+  if (!(max > 0)) return 1;
+  const raw = max / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 5]) if (m * power >= raw * (1 - 1e-12)) return m * power;
   return 10 * power;
 }
 
-const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+/** Decimals that show every multiple of `step` exactly: 0 for 1, 20 or 500; 1 for 0.5; 2 for 0.02. */
+const decimalsOf = (step: number) => Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+
+/** The ticks 0, step, 2 step, ... up to `max` (inclusive) of niceStep(max, count). */
+export function niceTicks(max: number, count: number): number[] {
+  const step = niceStep(max, count);
+  const decimals = decimalsOf(step);
+  const ticks: number[] = [];
+  for (let i = 0; i * step <= max * (1 + 1e-12); i++) ticks.push(Number((i * step).toFixed(decimals)));
+  return ticks;
+}
+
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** The chart as a standalone SVG document. Lines break where a bucket has no samples (between k6 runs). */
@@ -100,8 +118,13 @@ export function latencySvg(buckets: LatencyBucket[], title: string): string {
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
   const span = Math.max(1, buckets.length === 0 ? 1 : buckets.at(-1)!.start + 1);
-  const maxMs = niceMax(Math.max(0, ...buckets.map((b) => b.p99)));
-  const maxRate = niceMax(Math.max(0, ...buckets.map((b) => b.requests)));
+  // both y axes share the grid: `divisions` nice steps each
+  const topMs = Math.max(0, ...buckets.map((b) => b.p99));
+  const msStep = niceStep(topMs, 6);
+  const divisions = Math.max(1, Math.ceil(topMs / msStep - 1e-9));
+  const rateStep = niceStep(Math.max(0, ...buckets.map((b) => b.requests)), divisions);
+  const maxMs = msStep * divisions;
+  const maxRate = rateStep * divisions;
   const x = (t: number) => PAD.left + (t / span) * plotW;
   const yMs = (v: number) => PAD.top + plotH - (Math.min(v, maxMs) / maxMs) * plotH;
   const yRate = (v: number) => PAD.top + plotH - (v / maxRate) * plotH;
@@ -120,42 +143,49 @@ export function latencySvg(buckets: LatencyBucket[], title: string): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<title>${esc(title)}: latency over time</title>`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${PAD.left}" y="22" font-size="14" font-weight="bold">${esc(title)}</text>`,
+    `<text id="title" x="${PAD.left}" y="${TITLE_BASELINE}" font-size="14" font-weight="bold">${esc(title)}</text>`,
   ];
-  for (let i = 0; i <= 5; i++) {
-    const y = PAD.top + (plotH * i) / 5;
+  for (let i = 0; i <= divisions; i++) {
+    const y = PAD.top + plotH - (plotH * i) / divisions;
     parts.push(
       `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y}" y2="${y}" stroke="#ddd"/>`,
-      `<text x="${PAD.left - 6}" y="${y + 4}" text-anchor="end">${fmt((maxMs * (5 - i)) / 5)}</text>`,
-      `<text x="${W - PAD.right + 6}" y="${y + 4}" fill="#777">${fmt((maxRate * (5 - i)) / 5)}</text>`,
+      `<text x="${PAD.left - 6}" y="${y + 4}" text-anchor="end">${(msStep * i).toFixed(decimalsOf(msStep))}</text>`,
+      `<text x="${W - PAD.right + 6}" y="${y + 4}" fill="#777">${(rateStep * i).toFixed(decimalsOf(rateStep))}</text>`,
     );
   }
-  for (let i = 0; i <= 6; i++) {
-    const t = (span * i) / 6;
-    parts.push(`<text x="${x(t)}" y="${H - PAD.bottom + 16}" text-anchor="middle">${fmt(t)}</text>`);
+  const timeStep = niceStep(span, 8);
+  for (const t of niceTicks(span, 8)) {
+    parts.push(
+      `<text x="${x(t)}" y="${H - PAD.bottom + 16}" text-anchor="middle">${t.toFixed(decimalsOf(timeStep))}</text>`,
+    );
   }
   parts.push(
     `<text x="${PAD.left + plotW / 2}" y="${H - 8}" text-anchor="middle">seconds since the first request</text>`,
     `<text transform="translate(16,${PAD.top + plotH / 2}) rotate(-90)" text-anchor="middle">http_req_duration (ms)</text>`,
     `<text transform="translate(${W - 14},${PAD.top + plotH / 2}) rotate(90)" text-anchor="middle" fill="#777">requests/s</text>`,
-    `<rect x="${PAD.left}" y="${PAD.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`,
+    `<rect id="plot" x="${PAD.left}" y="${PAD.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`,
   );
   const lines: [string, string, (b: LatencyBucket) => number, (v: number) => number][] = [
-    ["requests/s", "#aaa", (b) => b.requests, yRate],
     ["p50", "#1f77b4", (b) => b.p50, yMs],
     ["p95", "#ff7f0e", (b) => b.p95, yMs],
     ["p99", "#d62728", (b) => b.p99, yMs],
+    ["requests/s (right axis)", "#aaa", (b) => b.requests, yRate],
   ];
-  lines.forEach(([name, color, value, y], i) => {
-    if (buckets.length > 0) {
+  if (buckets.length > 0)
+    // requests/s first, under the latency lines
+    for (const [, color, value, y] of [lines[3]!, ...lines.slice(0, 3)])
       parts.push(`<path d="${path(value, y)}" fill="none" stroke="${color}" stroke-width="1.5"/>`);
-    }
-    const lx = PAD.left + 260 + i * 110;
+  // the legend's own row: each entry a 22 px line and its name (about 7 px a character at 12 px)
+  parts.push(`<g id="legend">`);
+  let lx = PAD.left;
+  for (const [name, color] of lines) {
     parts.push(
-      `<line x1="${lx}" x2="${lx + 22}" y1="18" y2="18" stroke="${color}" stroke-width="3"/>`,
-      `<text x="${lx + 27}" y="22">${name}</text>`,
+      `<line x1="${lx}" x2="${lx + 22}" y1="${LEGEND_BASELINE - 4}" y2="${LEGEND_BASELINE - 4}" stroke="${color}" stroke-width="3"/>`,
+      `<text x="${lx + 27}" y="${LEGEND_BASELINE}">${name}</text>`,
     );
-  });
+    lx += 27 + name.length * 7 + 24;
+  }
+  parts.push("</g>");
   if (buckets.length === 0) {
     parts.push(`<text x="${PAD.left + 20}" y="${PAD.top + 30}">no samples</text>`);
   }

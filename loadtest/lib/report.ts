@@ -5,6 +5,12 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { type K6Summary, k6Binary, LOADTEST_DIR, metric } from "./k6.ts";
 
+/**
+ * Where `pnpm loadtest` writes its reports unless told: under loadtest/out/, which git ignores, so a run leaves no
+ * untracked files. The reports RESULTS.md cites are copied into loadtest/reports/ and committed.
+ */
+export const DEFAULT_REPORT_DIR = join(LOADTEST_DIR, "out", "reports");
+
 /** A duration in k6's summary style: 372.72µs, 3.91ms, 1.01s. */
 export function formatMs(ms: number): string {
   if (ms < 1) return `${(ms * 1000).toFixed(2)}µs`;

@@ -1,10 +1,10 @@
 /**
- * Tests that run INSIDE workerd (@cloudflare/vitest-pool-workers), against miniflare's local D1 databases (real
+ * Tests that run INSIDE workerd (@cloudflare/vitest-plugin), against miniflare's local D1 databases (real
  * SQLite): DB is the primary, REPLICA a second database that test/workerd/lagging-replica.ts feeds late;
  * TEST_MIGRATIONS the SQLite migrations read the way wrangler reads them.
  */
 import { fileURLToPath } from "node:url";
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineProject } from "vitest/config";
 
 export default defineProject({

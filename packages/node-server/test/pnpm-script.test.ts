@@ -1,12 +1,15 @@
 /**
  * The scripts as a user runs them. The root `pnpm pemba`: `pnpm pemba serve &` then `kill $!` signals pnpm, not the
- * server; the script execs node (no shell in between), so pnpm's forwarded SIGTERM reaches the server itself.
+ * server; the script execs node (no shell in between), so pnpm's forwarded SIGTERM reaches the server itself. The
+ * script runs in the repository root, yet a relative path names a file in the directory the user ran pnpm from.
  * A package's own `pnpm --filter <package> test`: runs that package's vitest project(s) of the root config.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
+import { freePort, OFFLINE_ENV } from "@pemba/worker/testing";
 import { describe, expect, it } from "vitest";
 import rootConfig from "../../../vitest.config.ts";
 import { REPO_DIR } from "./cli-process.ts";
@@ -52,6 +55,14 @@ const alive = (pid: number) => {
   }
 };
 
+const commandLine = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+};
+
 const portOpen = (port: number) =>
   new Promise<boolean>((done) => {
     const socket = connect(port, "127.0.0.1");
@@ -62,47 +73,142 @@ const portOpen = (port: number) =>
     socket.on("error", () => done(false));
   });
 
+/** Runs `pnpm <args>` in the repository, collecting stdout and stderr. */
+function startPnpm(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const [command, prefix] = pnpmCommand();
+  const child = spawn(command, [...prefix, ...args], {
+    cwd: REPO_DIR,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const append = (c: Buffer) => {
+    output += c.toString();
+  };
+  child.stdout.on("data", append);
+  child.stderr.on("data", append);
+  return { child, output: () => output };
+}
+
+/** Signals pnpm and expects it, every process it had started and the port gone within 10 s. */
+async function expectStopsOn(
+  signal: NodeJS.Signals,
+  pnpm: ReturnType<typeof startPnpm>,
+  pids: number[],
+  port: number,
+): Promise<void> {
+  expect(await portOpen(port)).toBe(true);
+  pnpm.child.kill(signal);
+  const gone = Date.now() + 10_000;
+  const all = [pnpm.child.pid as number, ...pids];
+  while (all.some(alive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+  expect(all.filter(alive)).toEqual([]);
+  expect(await portOpen(port)).toBe(false);
+}
+
+const killAll = (pids: number[]) => {
+  for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
+};
+
 describe("pnpm pemba", () => {
   it("SIGTERM to the pnpm process stops the server: no process left, port closed", async () => {
-    const [command, prefix] = pnpmCommand();
-    const pnpm = spawn(command, [...prefix, "pemba", "serve", "--database", "memory:", "--port", "0"], {
-      cwd: REPO_DIR,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    pnpm.stdout.on("data", (c: Buffer) => {
-      output += c.toString();
-    });
-    pnpm.stderr.on("data", (c: Buffer) => {
-      output += c.toString();
-    });
-    // "exit", not "close": a server left behind would keep the pipes open
-    const exited = new Promise<void>((done) => pnpm.on("exit", () => done()));
+    const pnpm = startPnpm(["pemba", "serve", "--database", "memory:", "--port", "0"]);
     let serverPids: number[] = [];
     try {
       const deadline = Date.now() + 60_000;
       let port = 0;
       while (port === 0) {
-        const m = /pemba listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+        const m = /pemba listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(pnpm.output());
         if (m) port = Number(m[1]);
-        else if (pnpm.exitCode !== null || Date.now() > deadline) throw new Error(`no server:\n${output}`);
+        else if (pnpm.child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`no server:\n${pnpm.output()}`);
         else await new Promise((r) => setTimeout(r, 50));
       }
-      serverPids = descendants(pnpm.pid as number);
+      serverPids = descendants(pnpm.child.pid as number);
       expect(serverPids.length).toBeGreaterThan(0);
-      expect(await portOpen(port)).toBe(true);
-
-      pnpm.kill("SIGTERM");
-      await exited;
-      const gone = Date.now() + 10_000;
-      while (serverPids.some(alive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
-      expect(serverPids.filter(alive)).toEqual([]);
-      expect(await portOpen(port)).toBe(false);
-      expect(output).toContain("pemba stopped");
+      await expectStopsOn("SIGTERM", pnpm, serverPids, port);
+      expect(pnpm.output()).toContain("pemba stopped");
     } finally {
-      for (const pid of [pnpm.pid as number, ...serverPids]) if (alive(pid)) process.kill(pid, "SIGKILL");
+      killAll([pnpm.child.pid as number, ...serverPids]);
     }
   });
+
+  it("validate and codegen resolve relative paths against the directory pnpm was run from", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pemba-pnpm-cwd-"));
+    try {
+      const schema =
+        "entity user {}\nentity document {\n  relation viewer @user\n  permission view = viewer\n}\n";
+      writeFileSync(join(dir, "schema.perm"), schema);
+      writeFileSync(
+        join(dir, "authz.yaml"),
+        "schema: schema.perm\nrelationships:\n  - document:1#viewer@user:bob\nscenarios:\n  - name: viewers\n" +
+          '    checks:\n      - entity: "document:1"\n        subject: "user:bob"\n        assertions:\n          view: true\n',
+      );
+      // from `dir`, outside the repository: --dir names the repository, the paths stay relative to `dir`
+      const pnpm = (...args: string[]) => {
+        const [command, prefix] = pnpmCommand();
+        return spawnSync(command, [...prefix, "--silent", "--dir", REPO_DIR, "pemba", ...args], {
+          cwd: dir,
+          encoding: "utf8",
+          timeout: 60_000,
+        });
+      };
+      const validated = pnpm("validate", "./authz.yaml");
+      expect(validated.stderr).toBe("");
+      expect(validated.status).toBe(0);
+      expect(validated.stdout).toMatch(/^SUCCESS: 1 of 1 assertion passed\nvalidated \.\/authz\.yaml in /);
+
+      const generated = pnpm("codegen", "schema.perm", "-o", "authz.ts");
+      expect(generated.status).toBe(0);
+      expect(readFileSync(join(dir, "authz.ts"), "utf8")).toContain('permissions: "view";');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("pnpm --filter @pemba/worker run dev", () => {
+  // the script execs wrangler: a shell in between would die on the signal pnpm forwards and leave wrangler serving
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "%s to the pnpm process stops wrangler and workerd: no process left, port closed",
+    async (signal) => {
+      const [port, inspectorPort] = [await freePort(), await freePort()];
+      const state = mkdtempSync(join(tmpdir(), "pemba-worker-dev-"));
+      const pnpm = startPnpm(
+        [
+          "--filter",
+          "@pemba/worker",
+          "run",
+          "dev",
+          ...["--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort)],
+          ...["--persist-to", state, "--show-interactive-dev-session=false", "--log-level", "warn"],
+        ],
+        { ...process.env, ...OFFLINE_ENV, WRANGLER_LOG_PATH: join(state, "logs") },
+      );
+      let pids: number[] = [];
+      try {
+        const deadline = Date.now() + 90_000;
+        for (;;) {
+          if (pnpm.child.exitCode !== null || Date.now() > deadline)
+            throw new Error(`wrangler dev did not answer:\n${pnpm.output()}`);
+          const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (ok) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        pids = descendants(pnpm.child.pid as number);
+        const workerd = pids.filter((pid) => commandLine(pid).includes("workerd"));
+        expect(workerd.length).toBeGreaterThan(0);
+        await expectStopsOn(signal, pnpm, pids, port);
+      } finally {
+        killAll([pnpm.child.pid as number, ...pids]);
+        rmSync(state, { recursive: true, force: true });
+      }
+    },
+    150_000,
+  );
 });
 
 /** The vitest projects of the root config: name and folder (relative to the repository). */

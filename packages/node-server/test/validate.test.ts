@@ -52,6 +52,13 @@ describe("pemba validate", () => {
     expect(lines[1]).toMatch(/^validated .*passing\.yaml in \d+\.\d ms$/);
   });
 
+  it("run directly, resolves a relative path against its working directory (not an inherited INIT_CWD)", async () => {
+    const r = await runCli(["validate", "passing.yaml"], { INIT_CWD: tmpdir() }, dir);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^SUCCESS: 2 of 2 assertions passed\nvalidated passing\.yaml in /);
+  });
+
   it("exits 1 and prints each failed assertion and the summary", async () => {
     const r = await runCli(["validate", join(dir, "failing.yaml")]);
     expect(r.code).toBe(1);

@@ -85,7 +85,7 @@ export function runWrangler(args: string[]): Promise<string> {
 }
 
 /** Offline and quiet: no telemetry, no fetch of the request.cf object, no update check. */
-const OFFLINE_ENV = {
+export const OFFLINE_ENV = {
   WRANGLER_SEND_METRICS: "false",
   DO_NOT_TRACK: "1",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",

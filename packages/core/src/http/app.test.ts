@@ -275,6 +275,45 @@ describe("HTTP app: transport rules", () => {
     expect(html).toContain('fetch("openapi.json")');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
   });
+
+  it("the docs page lists every endpoint without JavaScript: method, path, summary, by tag", async () => {
+    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { summary: string; tags: string[] }>>;
+    };
+    const page = (await (await fetch(`${s.url}/docs`)).text()).replace(/<script>[\s\S]*?<\/script>/, "");
+    expect(page).not.toContain("Loading");
+    expect(page).toContain(
+      'Pemba API (Permify-compatible) v1 (OpenAPI 3.0.3) · <a href="openapi.json">openapi.json</a>',
+    );
+    const items = page.match(/<li>.*<\/li>/g) ?? [];
+    const expected = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(
+        ([m, op]) =>
+          `<li><span class="m ${m}">${m.toUpperCase()}</span><code>${path}</code> — ${op.summary}</li>`,
+      ),
+    );
+    expect(expected).toHaveLength(25);
+    expect(items.sort()).toEqual(expected.sort());
+    expect(page).toContain(
+      '<li><span class="m post">POST</span><code>/v1/tenants/{tenant_id}/permissions/check</code> — ' +
+        `${doc.paths["/v1/tenants/{tenant_id}/permissions/check"]!.post!.summary}</li>`,
+    );
+    const tags = [
+      ...new Set(Object.values(doc.paths).flatMap((m) => Object.values(m).map((op) => op.tags[0]))),
+    ];
+    expect(page.match(/<h2>[^<]+<\/h2>/g)).toEqual(tags.map((t) => `<h2>${t}</h2>`));
+  });
+
+  it("/docs/ redirects to /docs (the page's relative links resolve from there)", async () => {
+    const r = await fetch(`${s.url}/docs/`, { redirect: "manual" });
+    expect(r.status).toBe(301);
+    expect(r.headers.get("location")).toBe("../docs");
+    expect(await r.text()).toBe("");
+    const followed = await fetch(`${s.url}/docs/`);
+    expect(followed.status).toBe(200);
+    expect(followed.url).toBe(`${s.url}/docs`);
+    expect(await followed.text()).toBe(await (await fetch(`${s.url}/docs`)).text());
+  });
 });
 
 describe("HTTP app: CORS with an origin list", () => {
@@ -374,13 +413,20 @@ describe("HTTP app: /metrics, /openapi.json and /docs with authentication on", (
       const tenantKey = await fetch(guarded.url + path, { headers: { authorization: "Bearer k1" } });
       expect([path, tenantKey.status]).toEqual([path, 200]);
     }
+    // /docs/ is guarded like /docs
+    expect((await fetch(`${guarded.url}/docs/`, { redirect: "manual" })).status).toBe(500);
+    const docsSlash = await fetch(`${guarded.url}/docs/`, {
+      redirect: "manual",
+      headers: { authorization: "Bearer k1" },
+    });
+    expect([docsSlash.status, docsSlash.headers.get("location")]).toEqual([301, "../docs"]);
     const metricsText = await fetch(`${guarded.url}/metrics`, { headers: { authorization: "Bearer admin" } });
     expect(await metricsText.text()).toBe("up 1\n");
     expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200);
   });
 
   it("are served without a key when listed in publicPaths", async () => {
-    for (const path of ["/metrics", "/openapi.json", "/docs"]) {
+    for (const path of ["/metrics", "/openapi.json", "/docs", "/docs/"]) {
       expect([path, (await fetch(open.url + path)).status]).toEqual([path, 200]);
     }
     const check = await fetch(`${open.url}/v1/tenants/t1/permissions/check`, { method: "POST", body: "{}" });

@@ -9,7 +9,7 @@ import { PembaError } from "../errors.ts";
 import type { PembaService } from "../service/index.ts";
 import { type AuthConfig, createAuthenticator } from "./auth/index.ts";
 import { type CorsOptions, CorsPolicy } from "./cors.ts";
-import { DOCS_PAGE } from "./docs-page.ts";
+import { docsPage } from "./docs-page.ts";
 import { errorResponse } from "./error-response.ts";
 import { defaultLimits, type Limits } from "./limits.ts";
 import { type Answer, type ApiRequest, type Observe, RequestPipeline } from "./pipeline.ts";
@@ -103,30 +103,37 @@ export function createApp(opts: AppOptions): PembaApp {
     name: "Authorization",
     description: "`Bearer <preshared key or OIDC access token>` (when authentication is enabled)",
   });
-  let openApiDocument: string | undefined;
+  let openApi: { json: string; docs: string } | undefined;
+  const openApiPages = () => {
+    if (openApi === undefined) {
+      const doc = app.getOpenAPIDocument({
+        openapi: "3.0.3",
+        info: {
+          title: "Pemba API (Permify-compatible)",
+          version: opts.version ?? "v1",
+          description:
+            "Permify v1 HTTP API. Errors are {code, message, details} with gRPC codes. Attribute values accept " +
+            'Permify\'s Any form {"@type":"type.googleapis.com/base.v1.BooleanValue","data":true} and the short ' +
+            'forms {"boolean":true}, {"string":"x"}, {"integer":3}, {"double":1.5}, {"boolean_array":[..]}, ' +
+            '{"string_array":[..]}, {"integer_array":[..]}, {"double_array":[..]}.',
+        },
+      });
+      openApi = { json: JSON.stringify(doc), docs: docsPage(doc) };
+    }
+    return openApi;
+  };
   app.get(
     "/openapi.json",
-    routes.serve(metadata("/openapi.json"), () => {
-      openApiDocument ??= JSON.stringify(
-        app.getOpenAPIDocument({
-          openapi: "3.0.3",
-          info: {
-            title: "Pemba API (Permify-compatible)",
-            version: opts.version ?? "v1",
-            description:
-              "Permify v1 HTTP API. Errors are {code, message, details} with gRPC codes. Attribute values accept " +
-              'Permify\'s Any form {"@type":"type.googleapis.com/base.v1.BooleanValue","data":true} and the short ' +
-              'forms {"boolean":true}, {"string":"x"}, {"integer":3}, {"double":1.5}, {"boolean_array":[..]}, ' +
-              '{"string_array":[..]}, {"integer_array":[..]}, {"double_array":[..]}.',
-          },
-        }),
-      );
-      return fixed("application/json", openApiDocument);
-    }),
+    routes.serve(metadata("/openapi.json"), () => fixed("application/json", openApiPages().json)),
   );
   app.get(
     "/docs",
-    routes.serve(metadata("/docs"), () => fixed("text/html; charset=utf-8", DOCS_PAGE)),
+    routes.serve(metadata("/docs"), () => fixed("text/html; charset=utf-8", openApiPages().docs)),
+  );
+  // the page's links are relative (openapi.json), so /docs/ sends the browser to /docs instead of serving it
+  app.get(
+    "/docs/",
+    routes.serve(metadata("/docs"), () => ({ status: 301, headers: ["location", "../docs"], body: null })),
   );
 
   registerTenancyRoutes(deps);

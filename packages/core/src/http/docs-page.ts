@@ -1,8 +1,47 @@
 /**
- * `/docs`: a small self-contained API reference page (no CDN assets) that renders the OpenAPI document from
- * `/openapi.json` in the browser: endpoints grouped by tag, with request and response schemas.
+ * `/docs`: a small self-contained API reference page (no CDN assets). The server writes every endpoint into it
+ * (method, path and summary, grouped by tag, and a link to `openapi.json`), so it is useful without JavaScript;
+ * with JavaScript, the page fetches `openapi.json` and adds each endpoint's request and response schemas.
  */
-export const DOCS_PAGE = `<!doctype html>
+import type { OpenAPIHono } from "@hono/zod-openapi";
+
+type OpenApiDocument = ReturnType<OpenAPIHono["getOpenAPIDocument"]>;
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
+
+const esc = (text: string) =>
+  text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+
+/** The endpoints of `doc` as HTML: an `<h2>` per tag (in order of first use), a list item per operation. */
+function endpointList(doc: OpenApiDocument): string {
+  const byTag = new Map<string, string[]>();
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (op === undefined) continue;
+      const tag = op.tags?.[0] ?? "Other";
+      const items = byTag.get(tag) ?? [];
+      byTag.set(tag, items);
+      items.push(
+        `<li><span class="m ${method}">${method.toUpperCase()}</span><code>${esc(path)}</code>` +
+          `${op.summary ? ` — ${esc(op.summary)}` : ""}</li>`,
+      );
+    }
+  }
+  return [...byTag]
+    .map(([tag, items]) => `<h2>${esc(tag)}</h2>\n<ul>\n${items.join("\n")}\n</ul>`)
+    .join("\n");
+}
+
+/** The page for `doc` (the document `/openapi.json` serves). */
+export function docsPage(doc: OpenApiDocument): string {
+  const info = `${doc.info.title} ${doc.info.version} (OpenAPI ${doc.openapi})`;
+  return DOCS_PAGE.replace("<!--info-->", () => esc(info)).replace("<!--endpoints-->", () =>
+    endpointList(doc),
+  );
+}
+
+const DOCS_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pemba API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
@@ -15,8 +54,10 @@ summary{cursor:pointer;padding:8px 12px;font-family:ui-monospace,monospace}
 .m{display:inline-block;min-width:64px;font-weight:700;color:#fff;border-radius:4px;padding:0 6px;margin-right:8px;text-align:center}
 .post{background:#2a9d8f}.patch{background:#e9c46a;color:#1d232a}.delete{background:#e76f51}.get{background:#457b9d}
 .body{padding:0 16px 12px}pre{background:#f1f3f5;padding:8px;border-radius:4px;overflow:auto;font-size:13px}
+header a{color:#fff}ul{list-style:none;padding:0}li{margin:6px 0}li code{margin-right:6px}
 </style></head>
-<body><header><h1>Pemba API reference</h1><div id="info"></div></header><main id="root">Loading /openapi.json ...</main>
+<body><header><h1>Pemba API reference</h1><div><!--info--> · <a href="openapi.json">openapi.json</a></div></header>
+<main id="root"><!--endpoints--></main>
 <script>
 (async function () {
   var doc = await (await fetch("openapi.json")).json();
@@ -29,7 +70,6 @@ summary{cursor:pointer;padding:8px 12px;font-family:ui-monospace,monospace}
     return out;
   }
   function esc(t) { return String(t).replace(/[&<>]/g, function (c) { return {"&":"&amp;","<":"&lt;",">":"&gt;"}[c]; }); }
-  document.getElementById("info").textContent = doc.info.title + " " + doc.info.version + " (OpenAPI " + doc.openapi + ")";
   var byTag = {};
   Object.keys(doc.paths).forEach(function (path) {
     Object.keys(doc.paths[path]).forEach(function (method) {

@@ -13,14 +13,7 @@ import { PembaError } from "../errors.ts";
 import type { AttributeData, AttributeType } from "../model.ts";
 import type { RuleDefinition } from "../schema/ast.ts";
 import { type AstNode, type Comprehension, childrenOf } from "./cel-ast.ts";
-import {
-  budgetFuncs,
-  MAX_PATTERN_LENGTH,
-  MAX_RULE_COST,
-  meterComprehensions,
-  meteredRe2,
-  withBudget,
-} from "./cel-budget.ts";
+import { budgetFuncs, meterComprehensions, meteredRe2, withBudget } from "./cel-budget.ts";
 
 /** A CEL input value for one rule parameter. */
 export type RuleArgument = bigint | number | string | boolean | bigint[] | number[] | string[] | boolean[];

@@ -8,6 +8,7 @@ import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import type { AttributeType } from "@pemba/core";
 import { parseSchema } from "@pemba/core";
+import { callerPath } from "./caller-path.ts";
 
 export interface SchemaTypesOptions {
   /** Name of the schema type (default "AuthzSchema"); the client type is the same with "Client" for "Schema". */
@@ -94,7 +95,7 @@ export async function runCodegen(args: string[]): Promise<number> {
     return 2;
   }
   const started = performance.now();
-  const text = generateSchemaTypes(await readFile(positionals[0], "utf8"), {
+  const text = generateSchemaTypes(await readFile(callerPath(positionals[0]), "utf8"), {
     typeName: values["type-name"],
     sdkImport: values["sdk-import"],
     sourceName: basename(positionals[0]),
@@ -103,7 +104,7 @@ export async function runCodegen(args: string[]): Promise<number> {
     process.stdout.write(text);
     return 0;
   }
-  await writeFile(values.out, text);
+  await writeFile(callerPath(values.out), text);
   const ms = (performance.now() - started).toFixed(1);
   process.stderr.write(`pemba codegen: wrote ${values.out} from ${positionals[0]} in ${ms} ms\n`);
   return 0;

@@ -1,8 +1,9 @@
 /** `pemba validate <file.yaml>`: Permify's `permify validate`; exit 1 when any assertion fails. */
 import { readFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { formatReport, validateFile } from "@pemba/core";
+import { callerPath } from "./caller-path.ts";
 
 export async function runValidate(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -15,7 +16,7 @@ export async function runValidate(args: string[]): Promise<number> {
     process.stderr.write("usage: pemba validate <file.yaml> [--unchecked]\n");
     return 2;
   }
-  const path = resolve(positionals[0]);
+  const path = callerPath(positionals[0]);
   const text = await readFile(path, "utf8");
   const started = performance.now();
   const report = await validateFile(text, { baseDir: dirname(path), unchecked: values.unchecked === true });
