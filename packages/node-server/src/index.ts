@@ -5,9 +5,9 @@
 
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { getRequestListener, type Http2Bindings, type HttpBindings } from "@hono/node-server";
-import type { Answer, Store } from "@pemba/core";
-import { createApp, PembaService } from "@pemba/core";
+import { getRequestListener } from "@hono/node-server";
+import type { RequestInfo, Store } from "@pemba/core";
+import { createApp, matchRoute, PembaService } from "@pemba/core";
 import { openStore } from "@pemba/core/node";
 import type { Logger } from "pino";
 import {
@@ -29,8 +29,7 @@ import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
-import { CHECK_ROUTE, handleNodeCheck } from "./node-check.ts";
-import { normalizeRoute } from "./routes.ts";
+import { handleNodeCheck } from "./node-check.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
 export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
@@ -54,8 +53,6 @@ export interface RunningServer {
 /** Longest a graceful close waits for in-flight requests before cutting connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const GC_INTERVAL_MAX_MS = 10 * 60_000;
-/** Requests whose (declared) body size counts towards a compaction: data, relationship, schema and bundle writes. */
-const WRITE_PATH = /\/(write|partial-write|delete|run-bundle)(\?|$)/;
 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   keepTickObjectShape();
@@ -110,47 +107,23 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         contentType: metrics.registry.contentType,
         body: await metrics.registry.metrics(),
       }),
-      observe: metrics.observeRequest,
+      observe: (info) => {
+        metrics.observeRequest(info);
+        logRequest(logger, info);
+      },
       admit: turnBudget.admit,
       version: pembaVersion(),
     });
-    const listener = getRequestListener((request: Request, env: HttpBindings | Http2Bindings) => {
-      const started = performance.now();
-      const url = request.url;
-      const pathStart = url.indexOf("/", url.indexOf("//") + 2);
-      const queryStart = url.indexOf("?", pathStart);
-      const path = url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
-      const answer = app.fetch(request, env);
-      const done = (response: Response) => {
-        const route = normalizeRoute(request.method, path);
-        const ms = performance.now() - started;
-        if (response.status < 400) logAnswer(logger, request.method, route, response.status, ms);
-        else {
-          // Error bodies are small JSON ({code, message, details}); read a copy to log the error code.
-          response
-            .clone()
-            .text()
-            .then(
-              (body) => logAnswer(logger, request.method, route, response.status, ms, body),
-              () => logAnswer(logger, request.method, route, response.status, ms, ""),
-            );
-        }
-        return response;
-      };
-      return answer instanceof Promise ? answer.then(done) : done(answer);
-    });
-    const checkAnswered = (answer: Answer, ms: number) =>
-      logAnswer(logger, "POST", CHECK_ROUTE, answer.status, ms, answer.body as string);
+    const listener = getRequestListener(app.fetch);
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
     const open: Connections = { sockets: new Set(), closing: false };
     connections = open;
     server = createServer((req, res) => {
       // a request on a keep-alive connection during the shutdown: answered, then the connection closes
       if (open.closing) res.shouldKeepAlive = false;
-      if (handleNodeCheck(app, req, res, checkAnswered)) return;
-      if (req.method === "POST" && WRITE_PATH.test(req.url ?? "")) {
-        compactor.noteWrite(Number(req.headers["content-length"]));
-      }
+      const match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url);
+      if (handleNodeCheck(app, req, res, match)) return;
+      if (match?.route.write) compactor.noteWrite(Number(req.headers["content-length"]));
       listener(req, res);
     });
     trackConnections(server, open);
@@ -185,26 +158,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   return { url, store, metrics, close };
 }
 
-/** The access line of a request: info when it succeeded; warn with the gRPC code and message from the error body. */
-function logAnswer(
-  logger: Logger,
-  method: string,
-  route: string,
-  status: number,
-  ms: number,
-  body = "",
-): void {
-  const entry = { method, route, status, ms: round(ms) };
-  if (status < 400) {
-    logger.info(entry, "request");
-    return;
-  }
-  try {
-    const { code, message } = JSON.parse(body) as { code?: number; message?: string };
-    logger.warn({ ...entry, grpcCode: code, error: message }, "request failed");
-  } catch {
-    logger.warn(entry, "request failed");
-  }
+/** The access line of a request: info when it succeeded; warn with the error's gRPC code and message. */
+function logRequest(logger: Logger, info: RequestInfo): void {
+  const entry = {
+    method: info.method,
+    route: info.route,
+    status: info.status,
+    ms: round(info.seconds * 1000),
+  };
+  if (info.status < 400) logger.info(entry, "request");
+  else logger.warn({ ...entry, grpcCode: info.error?.code, error: info.error?.message }, "request failed");
 }
 
 function round(ms: number): number {

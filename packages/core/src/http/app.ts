@@ -13,7 +13,8 @@ import { DOCS_PAGE } from "./docs-page.ts";
 import { errorResponse } from "./error-response.ts";
 import { defaultLimits, type Limits } from "./limits.ts";
 import { type Answer, type ApiRequest, type Observe, RequestPipeline } from "./pipeline.ts";
-import { RouteTable } from "./route.ts";
+import { FetchRoutes } from "./route.ts";
+import { ROUTES } from "./route-table.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
 import { registerPermissionRoutes } from "./routes/permission.ts";
@@ -67,7 +68,7 @@ export function createApp(opts: AppOptions): PembaApp {
     observe: opts.observe,
     admit: opts.admit,
   });
-  const routes = new RouteTable(app, pipeline);
+  const routes = new FetchRoutes(app, pipeline);
   const deps = { routes, service: opts.service, limits, watchPollMs: opts.watchPollMs ?? 250 };
   const publicPaths = new Set<string>(opts.publicPaths ?? []);
   const metadata = (route: PublicPath) => ({ route, authenticate: !publicPaths.has(route) });
@@ -144,6 +145,6 @@ export function createApp(opts: AppOptions): PembaApp {
   app.onError((e) => errorResponse(e));
 
   return Object.assign(app, {
-    handleCheck: (req: ApiRequest) => pipeline.run(check.endpoint, req, check.handler),
+    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, check),
   });
 }
