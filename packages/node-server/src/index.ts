@@ -7,24 +7,10 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { RequestInfo, Store } from "@pemba/core";
-import { createApp, matchRoute, PembaService } from "@pemba/core";
+import { COMPACT_IDLE_MS, createApp, matchRoute, PembaService } from "@pemba/core";
 import { openStore } from "@pemba/core/node";
 import type { Logger } from "pino";
-import {
-  assertSafeBind,
-  COMPACT_IDLE_MS,
-  DEFAULT_COMPACT_AFTER_WRITES_MB,
-  DEFAULT_DATABASE,
-  DEFAULT_GC_WINDOW,
-  DEFAULT_HOST,
-  DEFAULT_MAX_COMPILED_SCHEMA_MB,
-  DEFAULT_MAX_WATCH_STREAMS,
-  DEFAULT_REPLICA_MAX_ROWS,
-  DEFAULT_REPLICA_REFRESH,
-  describeDatabase,
-  parseDuration,
-  type ServeConfig,
-} from "./config.ts";
+import { assertSafeBind, describeDatabase, resolveServeConfig, type ServeConfig } from "./config.ts";
 import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
@@ -54,28 +40,21 @@ export interface RunningServer {
 const SHUTDOWN_GRACE_MS = 10_000;
 const GC_INTERVAL_MAX_MS = 10 * 60_000;
 
-export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+/** `pemba serve`'s defaults under the options given (port 0: any free port, for programmatic use). */
+function serveConfig(options: Partial<ServeConfig>): ServeConfig {
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  return { ...resolveServeConfig({}, {}), port: 0, ...given };
+}
+
+export async function startServer({
+  logger: given,
+  ...options
+}: StartServerOptions = {}): Promise<RunningServer> {
   keepTickObjectShape();
-  const config: ServeConfig = {
-    database: options.database ?? DEFAULT_DATABASE,
-    host: options.host ?? DEFAULT_HOST,
-    port: options.port ?? 0,
-    auth: options.auth ?? { mode: "none" },
-    corsOrigins: options.corsOrigins,
-    publicPaths: options.publicPaths ?? [],
-    gcWindowMs: options.gcWindowMs ?? parseDuration(DEFAULT_GC_WINDOW),
-    logLevel: options.logLevel ?? "info",
-    insecureBindAny: options.insecureBindAny ?? false,
-    replica: options.replica ?? true,
-    replicaRefreshMs: options.replicaRefreshMs ?? parseDuration(DEFAULT_REPLICA_REFRESH),
-    replicaMaxRows: options.replicaMaxRows ?? DEFAULT_REPLICA_MAX_ROWS,
-    compactAfterWritesMb: options.compactAfterWritesMb ?? DEFAULT_COMPACT_AFTER_WRITES_MB,
-    maxWatchStreams: options.maxWatchStreams ?? DEFAULT_MAX_WATCH_STREAMS,
-    maxCompiledSchemaMb: options.maxCompiledSchemaMb ?? DEFAULT_MAX_COMPILED_SCHEMA_MB,
-  };
+  const config = serveConfig(options);
   assertSafeBind(config);
-  const ownLogger = options.logger === undefined ? createServerLogger(config.logLevel) : undefined;
-  const logger = options.logger ?? ownLogger!.logger;
+  const ownLogger = given === undefined ? createServerLogger(config.logLevel) : undefined;
+  const logger = given ?? ownLogger!.logger;
   const metrics = createServerMetrics();
   const store = await openStore(config.database, {
     onQuery: metrics.observeQuery,

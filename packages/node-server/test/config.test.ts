@@ -1,14 +1,15 @@
-import { matchRoute } from "@pemba/core";
+import { matchRoute, parsePresharedKeys } from "@pemba/core";
 import { describe, expect, it } from "vitest";
 import {
   assertSafeBind,
   ConfigError,
   describeDatabase,
   isLoopbackHost,
-  parseAuthKeys,
   parseDuration,
   resolveServeConfig,
 } from "../src/config.ts";
+
+const parseAuthKeys = (text: string) => parsePresharedKeys(text, "--auth-keys");
 
 describe("serve configuration", () => {
   it("zero config: SQLite ./pemba.db on 127.0.0.1:3476, no auth, 24h GC window", () => {
@@ -112,7 +113,9 @@ describe("serve configuration", () => {
       { key: "ci", tenants: ["t1", "t2"] },
     ]);
     expect(() => parseAuthKeys(" , ")).toThrow(new ConfigError("--auth-keys is empty"));
-    expect(() => parseAuthKeys("k:")).toThrow(new ConfigError('invalid auth key entry "k:"'));
+    expect(() => parseAuthKeys("k:")).toThrow(
+      new ConfigError("invalid --auth-keys entry; expected key or key:tenant1|tenant2"),
+    );
   });
 
   it("OIDC: --jwks-url needs --issuer and --audience; audiences may be a list", () => {
@@ -143,10 +146,10 @@ describe("serve configuration", () => {
   });
 
   it("rejects bad ports, durations and log levels", () => {
-    expect(() => resolveServeConfig({ port: "70000" }, {})).toThrow('invalid port "70000"');
-    expect(() => resolveServeConfig({ port: "-1" }, {})).toThrow('invalid port "-1"');
-    expect(() => resolveServeConfig({ "gc-window": "soon" }, {})).toThrow('invalid duration "soon"');
-    expect(() => resolveServeConfig({ "log-level": "loud" }, {})).toThrow('invalid log level "loud"');
+    expect(() => resolveServeConfig({ port: "70000" }, {})).toThrow('invalid --port "70000"');
+    expect(() => resolveServeConfig({ port: "-1" }, {})).toThrow('invalid --port "-1"');
+    expect(() => resolveServeConfig({ "gc-window": "soon" }, {})).toThrow('invalid --gc-window "soon"');
+    expect(() => resolveServeConfig({ "log-level": "loud" }, {})).toThrow('invalid --log-level "loud"');
   });
 
   it("durations", () => {

@@ -10,9 +10,17 @@
  */
 
 import type { Store } from "@pemba/core";
-import { createApp, LibsqlStore, MemoryStore, type PembaApp, PembaService, ReplicaStore } from "@pemba/core";
+import {
+  createApp,
+  LibsqlStore,
+  MemoryStore,
+  type PembaApp,
+  PembaService,
+  ReplicaStore,
+  redactDatabaseUrl,
+} from "@pemba/core";
 import workerPackage from "../package.json" with { type: "json" };
-import { describeDatabase, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
+import { resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";
 import { countQuery, loggedRequest, observeRequest } from "./request-log.ts";
 
@@ -60,6 +68,7 @@ async function openInstance(env: WorkerEnv): Promise<Instance> {
     }),
     auth: config.auth,
     cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
+    corsSetting: "PEMBA_CORS_ORIGINS",
     observe: observeRequest,
     version: workerPackage.version,
   });
@@ -92,7 +101,7 @@ function startupFailure(error: unknown, env: WorkerEnv): Response {
   const token = env.PEMBA_DATABASE_TOKEN?.trim();
   if (token) message = message.split(token).join("***");
   if (!configError && env.PEMBA_DATABASE) {
-    message = `cannot open database ${describeDatabase(env.PEMBA_DATABASE.trim())}: ${message}`;
+    message = `cannot open database ${redactDatabaseUrl(env.PEMBA_DATABASE.trim())}: ${message}`;
   }
   // gRPC 13 Internal (500) for a misconfiguration, 14 Unavailable (503) for a database that did not answer.
   const body = { code: configError ? 13 : 14, message, details: [] };

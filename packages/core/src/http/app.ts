@@ -31,6 +31,8 @@ export interface AppOptions {
   auth?: AuthConfig;
   /** Default: same-origin only (see cors.ts). */
   cors?: CorsOptions;
+  /** The setting that allows origins, named when a request's origin is refused (default `--cors-origins`). */
+  corsSetting?: string;
   /**
    * With authentication on, `/metrics`, `/openapi.json` and `/docs` need a valid key or token unless listed here
    * (default: none listed). `/healthz` is always open.
@@ -61,7 +63,7 @@ export function createApp(opts: AppOptions): PembaApp {
   const app = new OpenAPIHono();
   const limits: Limits = { ...defaultLimits, ...opts.limits };
   limits.maxBulkCheckItems = Math.min(limits.maxBulkCheckItems, 100);
-  const cors = new CorsPolicy(opts.cors);
+  const cors = new CorsPolicy(opts.cors, opts.corsSetting);
   const pipeline = new RequestPipeline({
     auth: createAuthenticator(opts.auth),
     cors,
