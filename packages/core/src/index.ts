@@ -6,6 +6,7 @@
  * `@pemba/core/testing` (runtime-neutral) and `@pemba/core/testing/node`.
  */
 export * from "./compile/index.ts";
+export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
 export * from "./engine/index.ts";
 export * from "./errors.ts";
 export * from "./http/index.ts";

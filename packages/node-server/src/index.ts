@@ -1,16 +1,25 @@
 /**
- * The Node server: the core Hono app on a store chosen by URL, wrapped with GET /metrics, per-request JSON logs,
- * periodic garbage collection, and a graceful close (stop accepting, finish in-flight requests, close the store).
+ * The Node server: the core wiring (createPemba: store, replica, service, app) on a store opened from a database
+ * URL, served on node:http with GET /metrics, per-request JSON logs, periodic garbage collection, and a graceful
+ * close (stop accepting, finish in-flight requests, close the store).
  */
 
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import type { RequestInfo, Store } from "@pemba/core";
-import { COMPACT_IDLE_MS, createApp, matchRoute, PembaService } from "@pemba/core";
+import {
+  COMPACT_IDLE_MS,
+  createPemba,
+  describeDatabase,
+  matchRoute,
+  type Pemba,
+  type RequestInfo,
+  replicaSettings,
+  type Store,
+} from "@pemba/core";
 import { openStore } from "@pemba/core/node";
 import type { Logger } from "pino";
-import { assertSafeBind, describeDatabase, resolveServeConfig, type ServeConfig } from "./config.ts";
+import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.ts";
 import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
@@ -56,12 +65,27 @@ export async function startServer({
   const ownLogger = given === undefined ? createServerLogger(config.logLevel) : undefined;
   const logger = given ?? ownLogger!.logger;
   const metrics = createServerMetrics();
-  const store = await openStore(config.database, {
-    onQuery: metrics.observeQuery,
-    replica: config.replica
-      ? { refreshMs: config.replicaRefreshMs, maxRows: config.replicaMaxRows, logger }
-      : undefined,
-  });
+  const turnBudget = createTurnBudget();
+  const pemba = await createPemba(
+    { ...config, replica: replicaSettings(config) },
+    {
+      name: "node",
+      openStore: (database) => openStore(database, { onQuery: metrics.observeQuery }),
+      replica: "startup",
+      logger,
+      observe: (info) => {
+        metrics.observeRequest(info);
+        logRequest(logger, info);
+      },
+      admit: turnBudget.admit,
+      metrics: async () => ({
+        contentType: metrics.registry.contentType,
+        body: await metrics.registry.metrics(),
+      }),
+      version: pembaVersion(),
+    },
+  );
+  const { store, app } = pemba;
 
   const compactor = createHeapCompactor({
     minBytes: config.compactAfterWritesMb * 1048576,
@@ -69,30 +93,9 @@ export async function startServer({
     log: (fields, message) => logger.info(fields, message),
   });
 
-  const service = new PembaService(store, {
-    maxWatchStreams: config.maxWatchStreams,
-    maxCompiledSchemaBytes: config.maxCompiledSchemaMb * 1048576,
-  });
-  const turnBudget = createTurnBudget();
   let server: Server;
   let connections: Connections;
   try {
-    const app = createApp({
-      service,
-      auth: config.auth,
-      cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
-      publicPaths: config.publicPaths,
-      metrics: async () => ({
-        contentType: metrics.registry.contentType,
-        body: await metrics.registry.metrics(),
-      }),
-      observe: (info) => {
-        metrics.observeRequest(info);
-        logRequest(logger, info);
-      },
-      admit: turnBudget.admit,
-      version: pembaVersion(),
-    });
     const listener = getRequestListener(app.fetch);
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
     const open: Connections = { sockets: new Set(), closing: false };
@@ -108,11 +111,11 @@ export async function startServer({
     trackConnections(server, open);
     await listen(server, config.port, config.host);
   } catch (error) {
-    await store.close();
+    await pemba.close();
     throw error;
   }
 
-  const gcTimer = startGarbageCollection(store, config.gcWindowMs, logger);
+  const gcTimer = startGarbageCollection(pemba, config.gcWindowMs, logger);
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
@@ -126,9 +129,9 @@ export async function startServer({
     closing ??= (async () => {
       if (gcTimer) clearInterval(gcTimer);
       compactor.close();
-      service.watches.close(); // open watch streams end now instead of holding the shutdown
+      pemba.service.watches.close(); // open watch streams end now instead of holding the shutdown
       await closeGracefully(server, connections);
-      await store.close();
+      await pemba.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
       await ownLogger?.close();
     })();
@@ -201,11 +204,11 @@ function closeGracefully(server: Server, connections: Connections): Promise<void
   });
 }
 
-function startGarbageCollection(store: Store, windowMs: number, logger: Logger): NodeJS.Timeout | undefined {
+function startGarbageCollection(pemba: Pemba, windowMs: number, logger: Logger): NodeJS.Timeout | undefined {
   if (windowMs <= 0) return undefined;
   const timer = setInterval(
     () => {
-      store.gc(new Date(Date.now() - windowMs)).then(
+      pemba.gc().then(
         (removed) => logger.debug({ removed }, "garbage collection"),
         (error: unknown) => logger.error({ err: error }, "garbage collection failed"),
       );
