@@ -6,6 +6,7 @@
  * `@pemba/core/testing` (runtime-neutral) and `@pemba/core/testing/node`.
  */
 export * from "./compile/index.ts";
+export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
 export * from "./engine/index.ts";
 export * from "./errors.ts";
 export * from "./http/index.ts";
@@ -19,6 +20,7 @@ export * from "./rules/index.ts";
 export * from "./schema/index.ts";
 export * from "./service/index.ts";
 export { type DecodedSnapToken, decodeSnapTokenWithBookmark } from "./service/snap-token.ts";
+export * from "./settings/index.ts";
 export { D1Sessions, D1Store, type D1StoreOptions } from "./store/d1.ts";
 export type { D1Database, D1DatabaseSession, D1PreparedStatement, D1Result } from "./store/d1-binding.ts";
 export { D1_LIMITS } from "./store/d1-binding.ts";

@@ -3,7 +3,6 @@
  * (better-sqlite3), PostgreSQL (pg), opening a store from a database URL, and migrations read from disk.
  */
 export {
-  DEFAULT_DATABASE,
   driverFor,
   migrate,
   type OpenStoreOptions,

@@ -1,25 +1,12 @@
 /** `pemba --help` and `pemba --version`. */
 import { readFileSync } from "node:fs";
-import { DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT, SERVE_OPTIONS } from "./config.ts";
+import { DEFAULT_DATABASE, defaultText, helpOptionLines, SETTINGS } from "@pemba/core";
 
 export function pembaVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
     version: string;
   };
   return pkg.version;
-}
-
-function serveOptionLines(): string {
-  const rows = Object.entries(SERVE_OPTIONS).map(([name, o]) => [`  --${name} ${o.arg}`, o.help, o.env]);
-  rows.push([
-    "  --insecure-bind-any",
-    "allow binding a non-loopback address without authentication",
-    "PEMBA_INSECURE_BIND_ANY=1",
-  ]);
-  const width = Math.max(...rows.map((r) => r[0].length)) + 2;
-  return rows
-    .map(([flag, help, env]) => `${flag.padEnd(width)}${help}\n${" ".repeat(width)}env ${env}`)
-    .join("\n");
 }
 
 export const HELP_TEXT = `pemba - a Permify-compatible authorization service
@@ -38,9 +25,9 @@ Usage:
   pemba --version                     print the version
 
 serve options (flags override environment variables):
-${serveOptionLines()}
+${helpOptionLines()}
 
-  Zero-config default: SQLite file ${DEFAULT_DATABASE} on ${DEFAULT_HOST}:${DEFAULT_PORT}, no authentication.
+  Zero-config default: SQLite file ${DEFAULT_DATABASE.node} on ${defaultText(SETTINGS.host, "node")}:${defaultText(SETTINGS.port, "node")}, no authentication.
   Without --auth-keys or --jwks-url the server refuses to bind anything but a loopback address.
   With a SQL database, checks are answered from an in-memory replica (--replica on): loaded at startup, it
   sees this process's writes at once and other processes' writes within --replica-refresh, or at once for a

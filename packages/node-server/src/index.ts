@@ -1,36 +1,30 @@
 /**
- * The Node server: the core Hono app on a store chosen by URL, wrapped with GET /metrics, per-request JSON logs,
- * periodic garbage collection, and a graceful close (stop accepting, finish in-flight requests, close the store).
+ * The Node server: the core wiring (createPemba: store, replica, service, app) on a store opened from a database
+ * URL, served on node:http with GET /metrics, per-request JSON logs, periodic garbage collection, and a graceful
+ * close (stop accepting, finish in-flight requests, close the store).
  */
 
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { getRequestListener, type Http2Bindings, type HttpBindings } from "@hono/node-server";
-import type { Answer, Store } from "@pemba/core";
-import { createApp, PembaService } from "@pemba/core";
+import { getRequestListener } from "@hono/node-server";
+import {
+  COMPACT_IDLE_MS,
+  createPemba,
+  describeDatabase,
+  matchRoute,
+  type Pemba,
+  type RequestInfo,
+  replicaSettings,
+  type Store,
+} from "@pemba/core";
 import { openStore } from "@pemba/core/node";
 import type { Logger } from "pino";
-import {
-  assertSafeBind,
-  COMPACT_IDLE_MS,
-  DEFAULT_COMPACT_AFTER_WRITES_MB,
-  DEFAULT_DATABASE,
-  DEFAULT_GC_WINDOW,
-  DEFAULT_HOST,
-  DEFAULT_MAX_COMPILED_SCHEMA_MB,
-  DEFAULT_MAX_WATCH_STREAMS,
-  DEFAULT_REPLICA_MAX_ROWS,
-  DEFAULT_REPLICA_REFRESH,
-  describeDatabase,
-  parseDuration,
-  type ServeConfig,
-} from "./config.ts";
+import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.ts";
 import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
-import { CHECK_ROUTE, handleNodeCheck } from "./node-check.ts";
-import { normalizeRoute } from "./routes.ts";
+import { handleNodeCheck } from "./node-check.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
 export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
@@ -54,38 +48,44 @@ export interface RunningServer {
 /** Longest a graceful close waits for in-flight requests before cutting connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const GC_INTERVAL_MAX_MS = 10 * 60_000;
-/** Requests whose (declared) body size counts towards a compaction: data, relationship, schema and bundle writes. */
-const WRITE_PATH = /\/(write|partial-write|delete|run-bundle)(\?|$)/;
 
-export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+/** `pemba serve`'s defaults under the options given (port 0: any free port, for programmatic use). */
+function serveConfig(options: Partial<ServeConfig>): ServeConfig {
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  return { ...resolveServeConfig({}, {}), port: 0, ...given };
+}
+
+export async function startServer({
+  logger: given,
+  ...options
+}: StartServerOptions = {}): Promise<RunningServer> {
   keepTickObjectShape();
-  const config: ServeConfig = {
-    database: options.database ?? DEFAULT_DATABASE,
-    host: options.host ?? DEFAULT_HOST,
-    port: options.port ?? 0,
-    auth: options.auth ?? { mode: "none" },
-    corsOrigins: options.corsOrigins,
-    publicPaths: options.publicPaths ?? [],
-    gcWindowMs: options.gcWindowMs ?? parseDuration(DEFAULT_GC_WINDOW),
-    logLevel: options.logLevel ?? "info",
-    insecureBindAny: options.insecureBindAny ?? false,
-    replica: options.replica ?? true,
-    replicaRefreshMs: options.replicaRefreshMs ?? parseDuration(DEFAULT_REPLICA_REFRESH),
-    replicaMaxRows: options.replicaMaxRows ?? DEFAULT_REPLICA_MAX_ROWS,
-    compactAfterWritesMb: options.compactAfterWritesMb ?? DEFAULT_COMPACT_AFTER_WRITES_MB,
-    maxWatchStreams: options.maxWatchStreams ?? DEFAULT_MAX_WATCH_STREAMS,
-    maxCompiledSchemaMb: options.maxCompiledSchemaMb ?? DEFAULT_MAX_COMPILED_SCHEMA_MB,
-  };
+  const config = serveConfig(options);
   assertSafeBind(config);
-  const ownLogger = options.logger === undefined ? createServerLogger(config.logLevel) : undefined;
-  const logger = options.logger ?? ownLogger!.logger;
+  const ownLogger = given === undefined ? createServerLogger(config.logLevel) : undefined;
+  const logger = given ?? ownLogger!.logger;
   const metrics = createServerMetrics();
-  const store = await openStore(config.database, {
-    onQuery: metrics.observeQuery,
-    replica: config.replica
-      ? { refreshMs: config.replicaRefreshMs, maxRows: config.replicaMaxRows, logger }
-      : undefined,
-  });
+  const turnBudget = createTurnBudget();
+  const pemba = await createPemba(
+    { ...config, replica: replicaSettings(config) },
+    {
+      name: "node",
+      openStore: (database) => openStore(database, { onQuery: metrics.observeQuery }),
+      replica: "startup",
+      logger,
+      observe: (info) => {
+        metrics.observeRequest(info);
+        logRequest(logger, info);
+      },
+      admit: turnBudget.admit,
+      metrics: async () => ({
+        contentType: metrics.registry.contentType,
+        body: await metrics.registry.metrics(),
+      }),
+      version: pembaVersion(),
+    },
+  );
+  const { store, app } = pemba;
 
   const compactor = createHeapCompactor({
     minBytes: config.compactAfterWritesMb * 1048576,
@@ -93,74 +93,29 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     log: (fields, message) => logger.info(fields, message),
   });
 
-  const service = new PembaService(store, {
-    maxWatchStreams: config.maxWatchStreams,
-    maxCompiledSchemaBytes: config.maxCompiledSchemaMb * 1048576,
-  });
-  const turnBudget = createTurnBudget();
   let server: Server;
   let connections: Connections;
   try {
-    const app = createApp({
-      service,
-      auth: config.auth,
-      cors: config.corsOrigins === undefined ? undefined : { origins: config.corsOrigins },
-      publicPaths: config.publicPaths,
-      metrics: async () => ({
-        contentType: metrics.registry.contentType,
-        body: await metrics.registry.metrics(),
-      }),
-      observe: metrics.observeRequest,
-      admit: turnBudget.admit,
-      version: pembaVersion(),
-    });
-    const listener = getRequestListener((request: Request, env: HttpBindings | Http2Bindings) => {
-      const started = performance.now();
-      const url = request.url;
-      const pathStart = url.indexOf("/", url.indexOf("//") + 2);
-      const queryStart = url.indexOf("?", pathStart);
-      const path = url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
-      const answer = app.fetch(request, env);
-      const done = (response: Response) => {
-        const route = normalizeRoute(request.method, path);
-        const ms = performance.now() - started;
-        if (response.status < 400) logAnswer(logger, request.method, route, response.status, ms);
-        else {
-          // Error bodies are small JSON ({code, message, details}); read a copy to log the error code.
-          response
-            .clone()
-            .text()
-            .then(
-              (body) => logAnswer(logger, request.method, route, response.status, ms, body),
-              () => logAnswer(logger, request.method, route, response.status, ms, ""),
-            );
-        }
-        return response;
-      };
-      return answer instanceof Promise ? answer.then(done) : done(answer);
-    });
-    const checkAnswered = (answer: Answer, ms: number) =>
-      logAnswer(logger, "POST", CHECK_ROUTE, answer.status, ms, answer.body as string);
+    const listener = getRequestListener(app.fetch);
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
     const open: Connections = { sockets: new Set(), closing: false };
     connections = open;
     server = createServer((req, res) => {
       // a request on a keep-alive connection during the shutdown: answered, then the connection closes
       if (open.closing) res.shouldKeepAlive = false;
-      if (handleNodeCheck(app, req, res, checkAnswered)) return;
-      if (req.method === "POST" && WRITE_PATH.test(req.url ?? "")) {
-        compactor.noteWrite(Number(req.headers["content-length"]));
-      }
+      const match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url);
+      if (handleNodeCheck(app, req, res, match)) return;
+      if (match?.route.write) compactor.noteWrite(Number(req.headers["content-length"]));
       listener(req, res);
     });
     trackConnections(server, open);
     await listen(server, config.port, config.host);
   } catch (error) {
-    await store.close();
+    await pemba.close();
     throw error;
   }
 
-  const gcTimer = startGarbageCollection(store, config.gcWindowMs, logger);
+  const gcTimer = startGarbageCollection(pemba, config.gcWindowMs, logger);
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
@@ -174,9 +129,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     closing ??= (async () => {
       if (gcTimer) clearInterval(gcTimer);
       compactor.close();
-      service.watches.close(); // open watch streams end now instead of holding the shutdown
+      pemba.service.watches.close(); // open watch streams end now instead of holding the shutdown
       await closeGracefully(server, connections);
-      await store.close();
+      await pemba.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
       await ownLogger?.close();
     })();
@@ -185,26 +140,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   return { url, store, metrics, close };
 }
 
-/** The access line of a request: info when it succeeded; warn with the gRPC code and message from the error body. */
-function logAnswer(
-  logger: Logger,
-  method: string,
-  route: string,
-  status: number,
-  ms: number,
-  body = "",
-): void {
-  const entry = { method, route, status, ms: round(ms) };
-  if (status < 400) {
-    logger.info(entry, "request");
-    return;
-  }
-  try {
-    const { code, message } = JSON.parse(body) as { code?: number; message?: string };
-    logger.warn({ ...entry, grpcCode: code, error: message }, "request failed");
-  } catch {
-    logger.warn(entry, "request failed");
-  }
+/** The access line of a request: info when it succeeded; warn with the error's gRPC code and message. */
+function logRequest(logger: Logger, info: RequestInfo): void {
+  const entry = {
+    method: info.method,
+    route: info.route,
+    status: info.status,
+    ms: round(info.seconds * 1000),
+  };
+  if (info.status < 400) logger.info(entry, "request");
+  else logger.warn({ ...entry, grpcCode: info.error?.code, error: info.error?.message }, "request failed");
 }
 
 function round(ms: number): number {
@@ -259,11 +204,11 @@ function closeGracefully(server: Server, connections: Connections): Promise<void
   });
 }
 
-function startGarbageCollection(store: Store, windowMs: number, logger: Logger): NodeJS.Timeout | undefined {
+function startGarbageCollection(pemba: Pemba, windowMs: number, logger: Logger): NodeJS.Timeout | undefined {
   if (windowMs <= 0) return undefined;
   const timer = setInterval(
     () => {
-      store.gc(new Date(Date.now() - windowMs)).then(
+      pemba.gc().then(
         (removed) => logger.debug({ removed }, "garbage collection"),
         (error: unknown) => logger.error({ err: error }, "garbage collection failed"),
       );

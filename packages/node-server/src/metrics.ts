@@ -3,22 +3,16 @@
  * process). The per-request series are prom-client's children, looked up once per label set (`labels()` hashes the
  * label object on every call) and kept.
  */
+import type { RequestInfo } from "@pemba/core";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
-
-/** What the core HTTP app reports once per request (its `observe` hook). */
-export interface RequestObservation {
-  route: string;
-  status: number;
-  seconds: number;
-  decision?: "allowed" | "denied" | string;
-}
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SQL_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
 export interface ServerMetrics {
   registry: Registry;
-  observeRequest(observation: RequestObservation): void;
+  /** The core app's `observe` hook: route and status series, check decisions. */
+  observeRequest(info: RequestInfo): void;
   observeQuery(kind: string, seconds: number): void;
 }
 

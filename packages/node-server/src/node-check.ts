@@ -1,24 +1,34 @@
 /**
- * The node:http adapter of the check endpoint: `POST /v1/tenants/<t>/permissions/check` goes from node:http's
- * (req, res) straight to the core app's request pipeline (`app.handleCheck`), without the router or
- * Request/Response objects, and the answer goes out with a Content-Length (one socket write). Every other request
- * goes to Hono through @hono/node-server. Both run the same pipeline: auth, tenant, limits, errors, CORS, observe.
+ * The node:http adapter of the check endpoint: a request the core route table (`matchRoute`) says is the check
+ * goes from node:http's (req, res) straight to the core app's request pipeline (`app.handleCheck`), without the
+ * router or Request/Response objects, and the answer goes out with a Content-Length (one socket write). Every
+ * other request goes to Hono through @hono/node-server. Both run the same pipeline: auth, tenant, limits, errors,
+ * CORS, observe.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Answer, type ApiRequest, type PembaApp, requestTooLarge } from "@pemba/core";
+import {
+  type Answer,
+  type ApiRequest,
+  matchRoute,
+  type PembaApp,
+  ROUTES,
+  type RouteMatch,
+  requestTooLarge,
+} from "@pemba/core";
 
-export const CHECK_ROUTE = "/v1/tenants/:tenant_id/permissions/check";
-const CHECK_PATH = /^\/v1\/tenants\/([^/?]+)\/permissions\/check(?:\?|$)/;
-
-/** The tenant id of a check URL (a path, as node:http gives it), or undefined for any other URL. */
-export function checkPathTenant(url: string): string | undefined {
-  const match = CHECK_PATH.exec(url);
-  if (match === null) return undefined;
+/** The decoded tenant id of a check's route match; undefined for another route or an undecodable id. */
+function checkTenant(match: RouteMatch | undefined): string | undefined {
+  if (match?.route !== ROUTES.check) return undefined;
   try {
-    return decodeURIComponent(match[1]!);
+    return decodeURIComponent(match.params.tenant_id!);
   } catch {
     return undefined;
   }
+}
+
+/** The tenant id of a check URL (a path, as node:http gives it), or undefined for any other URL. */
+export function checkPathTenant(url: string): string | undefined {
+  return checkTenant(matchRoute("POST", url));
 }
 
 /** An IncomingMessage as the pipeline's request; the body is read under the limit, counted while it arrives. */
@@ -32,6 +42,8 @@ class NodeCheckRequest implements ApiRequest {
     this.#req = req;
     this.#tenantId = tenantId;
   }
+
+  readonly method = "POST";
 
   header(name: string): string | undefined {
     const value = this.#req.headers[name];
@@ -80,26 +92,19 @@ function writeAnswer(res: ServerResponse, answer: Answer, close: boolean): void 
   res.end(body);
 }
 
-/** Called once a check was answered (for the access log): the answer and the milliseconds it took. */
-export type CheckAnswered = (answer: Answer, ms: number) => void;
-
 /**
  * Answers `req` when it is a check request and returns true; returns false for anything else (hand it to Hono).
+ * `match`: the route table's match of the request, when the caller has it already.
  */
 export function handleNodeCheck(
   app: PembaApp,
   req: IncomingMessage,
   res: ServerResponse,
-  answered?: CheckAnswered,
+  match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url),
 ): boolean {
-  if (req.method !== "POST" || req.url === undefined) return false;
-  const tenantId = checkPathTenant(req.url);
+  const tenantId = checkTenant(match);
   if (tenantId === undefined) return false;
-  const started = performance.now();
   const request = new NodeCheckRequest(req, tenantId);
-  void app.handleCheck(request).then((answer) => {
-    writeAnswer(res, answer, request.cutOff);
-    answered?.(answer, performance.now() - started);
-  });
+  void app.handleCheck(request).then((answer) => writeAnswer(res, answer, request.cutOff));
   return true;
 }

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { helpOptionLines } from "@pemba/core";
 import { describe, expect, it } from "vitest";
 import { nodeVersionProblem } from "../src/node-version.ts";
 import { REPO_DIR, runCli } from "./cli-process.ts";
@@ -64,6 +65,8 @@ describe("pemba CLI", () => {
         "LOG_LEVEL",
       ].map((e) => `env PEMBA_${e}`),
       "./pemba.db on 127.0.0.1:3476",
+      // the options as the one settings definition renders them
+      helpOptionLines(),
     ]) {
       expect(r.stdout).toContain(text);
     }
@@ -137,7 +140,7 @@ describe("pemba CLI", () => {
   it("serve rejects an invalid port and an unknown flag", async () => {
     const bad = await runCli(["serve", "--port", "99999"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe('pemba: invalid port "99999"\n');
+    expect(bad.stderr).toBe('pemba: invalid --port "99999"; expected 0 to 65535\n');
     const unknown = await runCli(["serve", "--bogus"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option '--bogus'");

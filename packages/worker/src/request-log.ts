@@ -9,7 +9,7 @@
  * observe hook, so concurrent requests of one isolate never mix.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { QueryObserver, RequestInfo } from "@pemba/core";
+import { matchRoute, type QueryObserver, type RequestInfo } from "@pemba/core";
 
 interface RequestFigures {
   route: string | undefined;
@@ -38,6 +38,12 @@ export function observeRequest(info: RequestInfo): void {
   figures.decision = info.decision;
 }
 
+/** A request the app did not answer (the Worker could not start): its route table label, else its path. */
+function routeOf(request: Request): string {
+  const path = new URL(request.url).pathname;
+  return matchRoute(request.method, path)?.route.endpoint.route ?? path;
+}
+
 /** Runs one request in its own scope and writes its line once the response is ready. */
 export async function loggedRequest(request: Request, handle: () => Promise<Response>): Promise<Response> {
   const figures: RequestFigures = {
@@ -58,7 +64,7 @@ export async function loggedRequest(request: Request, handle: () => Promise<Resp
       console.log(
         JSON.stringify({
           method: request.method,
-          route: figures.route ?? new URL(request.url).pathname,
+          route: figures.route ?? routeOf(request),
           status,
           decision: figures.decision,
           statements: figures.statements,

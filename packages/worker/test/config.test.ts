@@ -66,10 +66,10 @@ describe("resolveWorkerConfig", () => {
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "off" }).replica).toBeUndefined();
     expect(resolveWorkerConfig({ PEMBA_REPLICA: "on" }).replica).toBeUndefined(); // memory: nothing to copy
     expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "yes" })).toThrow(
-      'invalid PEMBA_REPLICA "yes"; use on or off',
+      'invalid PEMBA_REPLICA "yes"; expected on or off',
     );
     expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA_MAX_ROWS: "1e6x" })).toThrow(
-      'invalid PEMBA_REPLICA_MAX_ROWS "1e6x"; use a whole number of rows',
+      'invalid PEMBA_REPLICA_MAX_ROWS "1e6x"; expected a whole number',
     );
     expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA_REFRESH: "soon" })).toThrow(
       'invalid PEMBA_REPLICA_REFRESH "soon"; use e.g. 30m, 24h, 7d',

@@ -213,18 +213,26 @@ describe("HTTP app: transport rules", () => {
     expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
   });
 
-  it("observe is called once per request with the route template, status and decision", async () => {
+  it("observe is called once per request with the route template, status, decision and error", async () => {
     observed.length = 0;
     await s.call(CHECK, checkBody());
     await s.call("/v1/tenants/t1/nothing", {});
     expect(observed).toEqual([
       {
+        method: "POST",
         route: "/v1/tenants/:tenant_id/permissions/check",
         status: 200,
         seconds: expect.any(Number),
         decision: "CHECK_RESULT_ALLOWED",
       },
-      { route: "notFound", status: 404, seconds: expect.any(Number), decision: undefined },
+      {
+        method: "POST",
+        route: "notFound",
+        status: 404,
+        seconds: expect.any(Number),
+        decision: undefined,
+        error: { code: 5, message: "Not Found" },
+      },
     ]);
   });
 

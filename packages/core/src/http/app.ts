@@ -13,7 +13,8 @@ import { docsPage } from "./docs-page.ts";
 import { errorResponse } from "./error-response.ts";
 import { defaultLimits, type Limits } from "./limits.ts";
 import { type Answer, type ApiRequest, type Observe, RequestPipeline } from "./pipeline.ts";
-import { RouteTable } from "./route.ts";
+import { FetchRoutes } from "./route.ts";
+import { ROUTES } from "./route-table.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
 import { registerPermissionRoutes } from "./routes/permission.ts";
@@ -30,6 +31,8 @@ export interface AppOptions {
   auth?: AuthConfig;
   /** Default: same-origin only (see cors.ts). */
   cors?: CorsOptions;
+  /** The setting that allows origins, named when a request's origin is refused (default `--cors-origins`). */
+  corsSetting?: string;
   /**
    * With authentication on, `/metrics`, `/openapi.json` and `/docs` need a valid key or token unless listed here
    * (default: none listed). `/healthz` is always open.
@@ -60,14 +63,14 @@ export function createApp(opts: AppOptions): PembaApp {
   const app = new OpenAPIHono();
   const limits: Limits = { ...defaultLimits, ...opts.limits };
   limits.maxBulkCheckItems = Math.min(limits.maxBulkCheckItems, 100);
-  const cors = new CorsPolicy(opts.cors);
+  const cors = new CorsPolicy(opts.cors, opts.corsSetting);
   const pipeline = new RequestPipeline({
     auth: createAuthenticator(opts.auth),
     cors,
     observe: opts.observe,
     admit: opts.admit,
   });
-  const routes = new RouteTable(app, pipeline);
+  const routes = new FetchRoutes(app, pipeline);
   const deps = { routes, service: opts.service, limits, watchPollMs: opts.watchPollMs ?? 250 };
   const publicPaths = new Set<string>(opts.publicPaths ?? []);
   const metadata = (route: PublicPath) => ({ route, authenticate: !publicPaths.has(route) });
@@ -151,6 +154,6 @@ export function createApp(opts: AppOptions): PembaApp {
   app.onError((e) => errorResponse(e));
 
   return Object.assign(app, {
-    handleCheck: (req: ApiRequest) => pipeline.run(check.endpoint, req, check.handler),
+    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, check),
   });
 }

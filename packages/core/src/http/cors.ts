@@ -22,8 +22,11 @@ export const CORS_METHODS = "GET, POST, HEAD, PATCH, DELETE, PUT";
 export class CorsPolicy {
   readonly #all: boolean;
   readonly #origins: Set<string>;
+  readonly #setting: string;
 
-  constructor(options: CorsOptions = { origins: [] }) {
+  /** `setting`: where origins are allowed, as the runtime names it (a flag or a Worker var), for refusals. */
+  constructor(options: CorsOptions = { origins: [] }, setting = "--cors-origins") {
+    this.#setting = setting;
     this.#all = options.origins === "*" || options.origins.includes("*");
     this.#origins = new Set(options.origins === "*" ? [] : options.origins);
   }
@@ -41,7 +44,7 @@ export class CorsPolicy {
     if (origin === undefined || this.allows(origin, host)) return;
     throw new PembaError(
       "ERROR_CODE_PERMISSION_DENIED",
-      `cross-origin request from ${JSON.stringify(origin)} refused: origin not allowed (--cors-origins)`,
+      `cross-origin request from ${JSON.stringify(origin)} refused: origin not allowed (${this.#setting})`,
       { grpcCode: 7 },
     );
   }

@@ -19,5 +19,13 @@ export {
 export type { CorsOptions } from "./cors.ts";
 export { errorResponse, errorResponseParts } from "./error-response.ts";
 export { defaultLimits, type Limits } from "./limits.ts";
-export type { Answer, ApiRequest, Observe, RequestInfo } from "./pipeline.ts";
+export type { Answer, AnswerError, ApiRequest, Observe, RequestInfo } from "./pipeline.ts";
 export { readStreamText, requestTooLarge } from "./request-body.ts";
+export {
+  type ApiMethod,
+  type ApiRoute,
+  matchRoute,
+  ROUTE_LIST,
+  ROUTES,
+  type RouteMatch,
+} from "./route-table.ts";

@@ -5,7 +5,8 @@
  *
  * Order: origin check (CORS), authentication, tenancy rights, tenant id, tenant access, then the handler (which
  * reads the body under the size limit and validates it with the zod wire schema). Any error becomes Permify's
- * error body; CORS headers are added; the observe hook sees every answer.
+ * error body; CORS headers are added; the observe hook sees every answer, with the error's code (no adapter reads
+ * an answer's body again to log it).
  */
 import { PembaError } from "../errors.ts";
 import type { Authenticator, Principal } from "./auth/index.ts";
@@ -15,18 +16,27 @@ import { errorResponseParts } from "./error-response.ts";
 import { TENANT_ID_PATTERN, tenantIdRegex } from "./wire/common.ts";
 
 export interface RequestInfo {
+  method: string;
   /** The endpoint's path template, e.g. "/v1/tenants/:tenant_id/permissions/check". */
   route: string;
   status: number;
   seconds: number;
   /** The check decision (CHECK_RESULT_*) of a permission check. */
   decision?: string;
+  /** An error answer's gRPC code and message, as its body says them. */
+  error?: AnswerError;
+}
+
+export interface AnswerError {
+  code: number;
+  message: string;
 }
 
 export type Observe = (info: RequestInfo) => void;
 
 /** A request as the pipeline sees it; adapters implement it over their transport. */
 export interface ApiRequest {
+  method: string;
   /** A header by lower-case name (repeated headers joined with ", "). */
   header(name: string): string | undefined;
   /**
@@ -48,6 +58,8 @@ export interface Answer {
   body: string | ReadableStream<Uint8Array> | null;
   /** The check decision (CHECK_RESULT_*), for the observe hook. */
   decision?: string;
+  /** What an error answer's body says, for the observe hook. */
+  error?: AnswerError;
 }
 
 /** What the pipeline needs to know about an endpoint. */
@@ -102,9 +114,10 @@ export const ndjsonAnswer = (body: string | ReadableStream<Uint8Array>): Answer 
 /** Permify's error body for any thrown value (a stream's errors as `{"error": {...}}` lines, as grpc-gateway). */
 export function errorAnswer(e: unknown, stream = false): Answer {
   const { status, body } = errorResponseParts(e);
+  const error = { code: body.code, message: body.message };
   return stream
-    ? { status, headers: ["content-type", NDJSON_TYPE], body: `${JSON.stringify({ error: body })}\n` }
-    : { status, headers: ["content-type", JSON_TYPE], body: JSON.stringify(body) };
+    ? { status, headers: ["content-type", NDJSON_TYPE], body: `${JSON.stringify({ error: body })}\n`, error }
+    : { status, headers: ["content-type", JSON_TYPE], body: JSON.stringify(body), error };
 }
 
 export interface PipelineDeps {
@@ -163,10 +176,12 @@ export class RequestPipeline {
     if (observe !== undefined) {
       try {
         observe({
+          method: req.method,
           route: endpoint.route,
           status: answer.status,
           seconds: (performance.now() - start) / 1000,
           decision: answer.decision,
+          error: answer.error,
         });
       } catch {
         // a failing metrics hook cannot change the answer

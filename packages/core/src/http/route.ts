@@ -1,33 +1,26 @@
 /**
  * The fetch adapter: Hono routes every request, and each route hands it to the one request pipeline
- * (pipeline.ts) as an `ApiRequest`, then turns the pipeline's `Answer` into a Response. `RouteTable.add` also
- * documents the endpoint in the OpenAPI registry.
+ * (pipeline.ts) as an `ApiRequest`, then turns the pipeline's `Answer` into a Response. `FetchRoutes.add`
+ * registers a route of the route table (route-table.ts) and documents it in the OpenAPI registry.
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { PembaError } from "../errors.ts";
 import type { Answer, ApiRequest, Endpoint, Handler, RequestPipeline } from "./pipeline.ts";
 import { readStreamText } from "./request-body.ts";
+import type { ApiRoute } from "./route-table.ts";
 import { ErrorSchema } from "./wire/common.ts";
 
 export type PembaContext = Context;
 
+/** A route of the table with its OpenAPI documentation. */
 export interface RouteDef {
-  method: "post" | "patch" | "delete";
-  /** OpenAPI form: `/v1/tenants/{tenant_id}/permissions/check`. */
-  path: string;
-  operationId: string;
+  route: ApiRoute;
   summary: string;
   tag: string;
   description?: string;
-  /** Proto request message name, for `invalid <Message>.TenantId: ...`. */
-  requestMessage: string;
   body?: z.ZodType;
   response: z.ZodType;
-  /** NDJSON stream: errors are sent as `{"error": {...}}`. */
-  stream?: boolean;
-  /** Tenancy endpoints: need an unrestricted key/token. */
-  tenancy?: boolean;
 }
 
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -35,6 +28,7 @@ const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 /** A Hono request as the pipeline's `ApiRequest`. */
 export function honoRequest(c: PembaContext): ApiRequest {
   return {
+    method: c.req.method,
     header: (name) => c.req.header(name),
     text: (maxBytes) => readStreamText(c.req.raw.body, maxBytes, c.req.header("content-length")),
     param: (name) => c.req.param(name),
@@ -50,19 +44,7 @@ export function toResponse(answer: Answer): Response {
   return new Response(answer.body, { status: answer.status, headers });
 }
 
-/** The endpoint of a route definition. */
-export function endpointOf(def: RouteDef): Endpoint {
-  return {
-    route: def.path.replace(/\{(\w+)\}/g, ":$1"),
-    authenticate: true,
-    tenantParam: def.path.includes("{tenant_id}") ? "tenant_id" : undefined,
-    tenancy: def.tenancy,
-    requestMessage: def.requestMessage,
-    stream: def.stream,
-  };
-}
-
-export class RouteTable {
+export class FetchRoutes {
   readonly #app: OpenAPIHono;
   readonly #pipeline: RequestPipeline;
   readonly #methodsByPath = new Map<string, Set<string>>();
@@ -73,14 +55,14 @@ export class RouteTable {
   }
 
   /** Registers an API endpoint (documented in OpenAPI); returns its endpoint and handler for other adapters. */
-  add(def: RouteDef, handler: Handler): { endpoint: Endpoint; handler: Handler } {
-    const endpoint = endpointOf(def);
+  add(def: RouteDef, handler: Handler): Handler {
+    const { endpoint, method } = def.route;
     this.#document(def);
     const methods = this.#methodsByPath.get(endpoint.route) ?? new Set<string>();
-    methods.add(def.method.toUpperCase());
+    methods.add(method);
     this.#methodsByPath.set(endpoint.route, methods);
-    this.#app.on(def.method.toUpperCase(), endpoint.route, this.serve(endpoint, handler));
-    return { endpoint, handler };
+    this.#app.on(method, endpoint.route, this.serve(endpoint, handler));
+    return handler;
   }
 
   /** A Hono handler that runs `handler` through the pipeline. */
@@ -105,11 +87,12 @@ export class RouteTable {
   }
 
   #document(def: RouteDef): void {
-    const params = [...def.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+    const { method, path, operationId, endpoint } = def.route;
+    const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     this.#app.openAPIRegistry.registerPath({
-      method: def.method,
-      path: def.path,
-      operationId: def.operationId,
+      method: method.toLowerCase() as "post" | "patch" | "delete",
+      path,
+      operationId,
       summary: def.summary,
       description: def.description,
       tags: [def.tag],
@@ -128,8 +111,10 @@ export class RouteTable {
       },
       responses: {
         200: {
-          description: def.stream ? "A stream of newline-delimited JSON objects" : "OK",
-          content: { [def.stream ? "application/x-ndjson" : "application/json"]: { schema: def.response } },
+          description: endpoint.stream ? "A stream of newline-delimited JSON objects" : "OK",
+          content: {
+            [endpoint.stream ? "application/x-ndjson" : "application/json"]: { schema: def.response },
+          },
         },
         default: {
           description: "An error: gRPC status code, Permify error message, details",

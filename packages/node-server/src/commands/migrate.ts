@@ -1,11 +1,11 @@
 /** `pemba migrate`: create or upgrade the database tables. */
 import { parseArgs } from "node:util";
+import { describeDatabase, resolveSetting } from "@pemba/core";
 import { migrate } from "@pemba/core/node";
-import { DEFAULT_DATABASE, describeDatabase } from "../config.ts";
 
 export async function runMigrate(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { database: { type: "string" } }, strict: true });
-  const database = values.database ?? (process.env.PEMBA_DATABASE || DEFAULT_DATABASE);
+  const database = resolveSetting("database", "node", values, process.env);
   const started = performance.now();
   const applied = await migrate(database);
   const ms = Math.round(performance.now() - started);

@@ -1,20 +1,18 @@
 /** `pemba serve`: parse flags, start the server, stop gracefully on SIGINT/SIGTERM. */
 import { parseArgs } from "node:util";
-import { type RawServeOptions, resolveServeConfig, SERVE_OPTIONS } from "../config.ts";
+import { settingsOf } from "@pemba/core";
+import { resolveServeConfig } from "../config.ts";
 import { startServer } from "../index.ts";
 
+/** A flag per setting: a value, or none for a switch (`--insecure-bind-any`). */
 const serveFlags = Object.fromEntries(
-  Object.keys(SERVE_OPTIONS).map((name) => [name, { type: "string" as const }]),
-) as Record<keyof typeof SERVE_OPTIONS, { type: "string" }>;
+  settingsOf("node").map(([, def]) => [def.flag, { type: def.arg === undefined ? "boolean" : "string" }]),
+) as Record<string, { type: "string" | "boolean" }>;
 
 /** Resolves -1: the process stays up and exits from the signal handler. */
 export async function runServe(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { ...serveFlags, "insecure-bind-any": { type: "boolean" } },
-    strict: true,
-  });
-  const config = resolveServeConfig(values as RawServeOptions);
+  const { values } = parseArgs({ args, options: serveFlags, strict: true });
+  const config = resolveServeConfig(values);
   const server = await startServer(config);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

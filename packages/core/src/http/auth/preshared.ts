@@ -1,5 +1,6 @@
 /** Preshared keys (`Authorization: Bearer <key>`), each optionally limited to some tenants. */
 import { PembaError } from "../../errors.ts";
+import { ConfigError, parseList } from "../../settings/parsers.ts";
 import { type Authenticator, bearerToken, type Principal, tenantsPrincipal } from "./principal.ts";
 
 export interface PresharedKey {
@@ -9,25 +10,22 @@ export interface PresharedKey {
 }
 
 /**
- * Parses the CLI/env form: comma-separated keys, each `key` or `key:t1|t2` (e.g. `"admin,k1:t1|t2"`).
- * A key itself cannot contain `,` or `:`.
+ * Parses the flag/variable form: comma-separated keys, each `key` or `key:t1|t2` (e.g. `"admin,k1:t1|t2"`).
+ * A key itself cannot contain `,` or `:`. Errors name `name` and never quote a key (the Worker answers them).
  */
-export function parsePresharedKeys(spec: string): PresharedKey[] {
-  return spec
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "")
-    .map((s) => {
-      const i = s.indexOf(":");
-      if (i < 0) return { key: s };
-      return {
-        key: s.slice(0, i),
-        tenants: s
-          .slice(i + 1)
-          .split("|")
-          .filter((t) => t !== ""),
-      };
-    });
+export function parsePresharedKeys(spec: string, name = "keys"): PresharedKey[] {
+  const entries = parseList(spec);
+  if (entries.length === 0) throw new ConfigError(`${name} is empty`);
+  return entries.map((entry) => {
+    const i = entry.indexOf(":");
+    if (i < 0) return { key: entry };
+    const key = entry.slice(0, i);
+    const tenants = parseList(entry.slice(i + 1), "|");
+    if (key === "" || tenants.length === 0) {
+      throw new ConfigError(`invalid ${name} entry; expected key or key:tenant1|tenant2`);
+    }
+    return { key, tenants };
+  });
 }
 
 export class PresharedKeyAuthenticator implements Authenticator {

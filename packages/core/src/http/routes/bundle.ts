@@ -2,6 +2,7 @@
 
 import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
+import { ROUTES } from "../route-table.ts";
 import { parseWire } from "../wire/pgv.ts";
 import {
   BundleDeleteRequestSchema,
@@ -14,16 +15,11 @@ import {
 import type { AppDeps } from "./deps.ts";
 
 export function registerBundleRoutes({ routes, service, limits }: AppDeps): void {
-  const base = "/v1/tenants/{tenant_id}/bundle";
-
   routes.add(
     {
-      method: "post",
-      path: `${base}/write`,
-      operationId: "bundle.write",
+      route: ROUTES.bundleWrite,
       summary: "write bundle",
       tag: "Bundle",
-      requestMessage: "BundleWriteRequest",
       body: BundleWriteRequestSchema,
       response: BundleWriteResponseSchema,
     },
@@ -35,12 +31,9 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/read`,
-      operationId: "bundle.read",
+      route: ROUTES.bundleRead,
       summary: "read bundle",
       tag: "Bundle",
-      requestMessage: "BundleReadRequest",
       body: BundleReadRequestSchema,
       response: BundleReadResponseSchema,
     },
@@ -64,12 +57,9 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/delete`,
-      operationId: "bundle.delete",
+      route: ROUTES.bundleDelete,
       summary: "delete bundle",
       tag: "Bundle",
-      requestMessage: "BundleDeleteRequest",
       body: BundleDeleteRequestSchema,
       response: BundleDeleteResponseSchema,
     },

@@ -10,6 +10,7 @@ import {
 } from "../convert.ts";
 import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
+import { ROUTES } from "../route-table.ts";
 import { SnapTokenResponseSchema } from "../wire/common.ts";
 import {
   AttributeReadRequestSchema,
@@ -26,20 +27,16 @@ import { parseWire } from "../wire/pgv.ts";
 import { type AppDeps, pageSize } from "./deps.ts";
 
 export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
-  const base = "/v1/tenants/{tenant_id}";
   const assertWriteSize = (n: number) => {
     if (n > limits.maxDataPerWrite) throw new PembaError("ERROR_CODE_MAX_DATA_PER_WRITE_EXCEEDED");
   };
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/data/write`,
-      operationId: "data.write",
+      route: ROUTES.dataWrite,
       summary: "write data",
       description: `At most ${limits.maxDataPerWrite} tuples + attributes per request; validated against the schema before anything is written.`,
       tag: "Data",
-      requestMessage: "DataWriteRequest",
       body: DataWriteRequestSchema,
       response: SnapTokenResponseSchema,
     },
@@ -58,12 +55,9 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/relationships/write`,
-      operationId: "relationships.write",
+      route: ROUTES.relationshipsWrite,
       summary: "write relationships",
       tag: "Data",
-      requestMessage: "RelationshipWriteRequest",
       body: RelationshipWriteRequestSchema,
       response: SnapTokenResponseSchema,
     },
@@ -82,12 +76,9 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/data/relationships/read`,
-      operationId: "data.relationships.read",
+      route: ROUTES.relationshipsRead,
       summary: "read relationships",
       tag: "Data",
-      requestMessage: "RelationshipReadRequest",
       body: RelationshipReadRequestSchema,
       response: RelationshipReadResponseSchema,
     },
@@ -106,12 +97,9 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/data/attributes/read`,
-      operationId: "data.attributes.read",
+      route: ROUTES.attributesRead,
       summary: "read attributes",
       tag: "Data",
-      requestMessage: "AttributeReadRequest",
       body: AttributeReadRequestSchema,
       response: AttributeReadResponseSchema,
     },
@@ -130,14 +118,11 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/data/delete`,
-      operationId: "data.delete",
+      route: ROUTES.dataDelete,
       summary: "delete data",
       description:
         'Empty tuple_filter and attribute_filter delete nothing and answer `{"snap_token":""}` (as Permify does).',
       tag: "Data",
-      requestMessage: "DataDeleteRequest",
       body: DataDeleteRequestSchema,
       response: SnapTokenResponseSchema,
     },
@@ -154,13 +139,10 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/relationships/delete`,
-      operationId: "relationships.delete",
+      route: ROUTES.relationshipsDelete,
       summary: "delete relationships",
       description: 'An empty filter deletes nothing and answers `{"snap_token":""}` (as Permify does).',
       tag: "Data",
-      requestMessage: "RelationshipDeleteRequest",
       body: RelationshipDeleteRequestSchema,
       response: SnapTokenResponseSchema,
     },
@@ -174,12 +156,9 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/data/run-bundle`,
-      operationId: "bundle.run",
+      route: ROUTES.bundleRun,
       summary: "run bundle",
       tag: "Data",
-      requestMessage: "BundleRunRequest",
       body: BundleRunRequestSchema,
       response: SnapTokenResponseSchema,
     },

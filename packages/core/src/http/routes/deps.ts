@@ -1,11 +1,11 @@
 import { PembaError } from "../../errors.ts";
 import type { PembaService } from "../../service/index.ts";
 import type { Limits } from "../limits.ts";
-import type { RouteTable } from "../route.ts";
+import type { FetchRoutes } from "../route.ts";
 
 /** What every group of routes needs. */
 export interface AppDeps {
-  routes: RouteTable;
+  routes: FetchRoutes;
   service: PembaService;
   limits: Limits;
   /** Watch stream poll interval in ms. */

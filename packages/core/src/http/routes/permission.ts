@@ -11,13 +11,13 @@ import type { Limits } from "../limits.ts";
 import {
   type Answer,
   type ApiRequest,
-  type Endpoint,
   type Handler,
   jsonAnswer,
   jsonTextAnswer,
   ndjsonAnswer,
 } from "../pipeline.ts";
 import { parseJsonText, readJsonBody } from "../request-body.ts";
+import { ROUTES } from "../route-table.ts";
 import type { WireContext } from "../wire/common.ts";
 import {
   PermissionBulkCheckResponseSchema,
@@ -76,22 +76,15 @@ export function checkFromText(
 export const checkAnswer = (outcome: CheckOutcome): Answer =>
   jsonTextAnswer(`{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`, outcome.can);
 
-/** Registers the permission endpoints; returns the check endpoint and its handler (for the node:http adapter). */
-export function registerPermissionRoutes({ routes, service, limits }: AppDeps): {
-  endpoint: Endpoint;
-  handler: Handler;
-} {
+/** Registers the permission endpoints; returns the check's handler (for the node:http adapter). */
+export function registerPermissionRoutes({ routes, service, limits }: AppDeps): Handler {
   const context = (c: WireContext | undefined) => contextWithin(limits, c);
-  const base = "/v1/tenants/{tenant_id}/permissions";
 
   const check = routes.add(
     {
-      method: "post",
-      path: `${base}/check`,
-      operationId: "permissions.check",
+      route: ROUTES.check,
       summary: "check api",
       tag: "Permission",
-      requestMessage: "PermissionCheckRequest",
       body: PermissionCheckRequestSchema,
       response: PermissionCheckResponseSchema,
     },
@@ -102,13 +95,10 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
   const bulkSchema = permissionBulkCheckRequestSchema(limits.maxBulkCheckItems);
   routes.add(
     {
-      method: "post",
-      path: `${base}/bulk-check`,
-      operationId: "permissions.bulk-check",
+      route: ROUTES.bulkCheck,
       summary: "bulk check api",
       description: `Check multiple permissions in a single request. Maximum ${limits.maxBulkCheckItems} items.`,
       tag: "Permission",
-      requestMessage: "PermissionBulkCheckRequest",
       body: bulkSchema,
       response: PermissionBulkCheckResponseSchema,
     },
@@ -128,12 +118,9 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/expand`,
-      operationId: "permissions.expand",
+      route: ROUTES.expand,
       summary: "expand api",
       tag: "Permission",
-      requestMessage: "PermissionExpandRequest",
       body: PermissionExpandRequestSchema,
       response: PermissionExpandResponseSchema,
     },
@@ -173,12 +160,9 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/lookup-entity`,
-      operationId: "permissions.lookupEntity",
+      route: ROUTES.lookupEntity,
       summary: "lookup entity",
       tag: "Permission",
-      requestMessage: "PermissionLookupEntityRequest",
       body: PermissionLookupEntityRequestSchema,
       response: PermissionLookupEntityResponseSchema,
     },
@@ -190,18 +174,14 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/lookup-entity-stream`,
-      operationId: "permissions.lookupEntityStream",
+      route: ROUTES.lookupEntityStream,
       summary: "lookup entity stream",
       description:
         'Newline-delimited JSON, one `{"result":{"entity_id","continuous_token"}}` per entity; every line carries ' +
         "the page's continuous token. `scope` is ignored (as in Permify).",
       tag: "Permission",
-      requestMessage: "PermissionLookupEntityRequest",
       body: PermissionLookupEntityRequestSchema,
       response: PermissionLookupEntityStreamResponseSchema,
-      stream: true,
     },
     async ({ req, tenantId }) => {
       const result = await lookupEntity(req, tenantId, true);
@@ -215,12 +195,9 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/lookup-subject`,
-      operationId: "permissions.lookupSubject",
+      route: ROUTES.lookupSubject,
       summary: "lookup-subject",
       tag: "Permission",
-      requestMessage: "PermissionLookupSubjectRequest",
       body: PermissionLookupSubjectRequestSchema,
       response: PermissionLookupSubjectResponseSchema,
     },
@@ -244,12 +221,9 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/subject-permission`,
-      operationId: "permissions.subjectPermission",
+      route: ROUTES.subjectPermission,
       summary: "subject permission",
       tag: "Permission",
-      requestMessage: "PermissionSubjectPermissionRequest",
       body: PermissionSubjectPermissionRequestSchema,
       response: PermissionSubjectPermissionResponseSchema,
     },

@@ -2,6 +2,7 @@
 import { schemaToWire } from "../../schema/index.ts";
 import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
+import { ROUTES } from "../route-table.ts";
 import { goTimeString } from "../time-format.ts";
 import { parseWire } from "../wire/pgv.ts";
 import {
@@ -16,17 +17,12 @@ import {
 import { type AppDeps, pageSize } from "./deps.ts";
 
 export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void {
-  const base = "/v1/tenants/{tenant_id}/schemas";
-
   routes.add(
     {
-      method: "post",
-      path: `${base}/write`,
-      operationId: "schemas.write",
+      route: ROUTES.schemasWrite,
       summary: "write schema",
       description: "Parse errors answer HTTP 500, gRPC code 13, with a `line:column:` message.",
       tag: "Schema",
-      requestMessage: "SchemaWriteRequest",
       body: SchemaWriteRequestSchema,
       response: SchemaWriteResponseSchema,
     },
@@ -38,12 +34,9 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
 
   routes.add(
     {
-      method: "patch",
-      path: `${base}/partial-write`,
-      operationId: "schemas.partial-write",
+      route: ROUTES.schemasPartialWrite,
       summary: "partially update your authorization model",
       tag: "Schema",
-      requestMessage: "SchemaPartialWriteRequest",
       body: SchemaPartialWriteRequestSchema,
       response: SchemaWriteResponseSchema,
     },
@@ -56,12 +49,9 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/read`,
-      operationId: "schemas.read",
+      route: ROUTES.schemasRead,
       summary: "read schema",
       tag: "Schema",
-      requestMessage: "SchemaReadRequest",
       body: SchemaReadRequestSchema,
       response: SchemaReadResponseSchema,
     },
@@ -74,13 +64,10 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
 
   routes.add(
     {
-      method: "post",
-      path: `${base}/list`,
-      operationId: "schemas.list",
+      route: ROUTES.schemasList,
       summary: "list schema",
       description: "Newest first. page_size 0 = 100 (Permify's memory engine answers an empty page instead).",
       tag: "Schema",
-      requestMessage: "SchemaListRequest",
       body: SchemaListRequestSchema,
       response: SchemaListResponseSchema,
     },

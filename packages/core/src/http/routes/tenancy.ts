@@ -2,6 +2,7 @@
 
 import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
+import { ROUTES } from "../route-table.ts";
 import { rfc3339 } from "../time-format.ts";
 import { parseWire } from "../wire/pgv.ts";
 import {
@@ -22,15 +23,11 @@ const tenantToWire = (t: { id: string; name: string; createdAt: Date }) => ({
 export function registerTenancyRoutes({ routes, service, limits }: AppDeps): void {
   routes.add(
     {
-      method: "post",
-      path: "/v1/tenants/create",
-      operationId: "tenants.create",
+      route: ROUTES.tenantsCreate,
       summary: "create tenant",
       tag: "Tenancy",
-      requestMessage: "TenantCreateRequest",
       body: TenantCreateRequestSchema,
       response: TenantCreateResponseSchema,
-      tenancy: true,
     },
     async ({ req }) => {
       const r = parseWire(TenantCreateRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
@@ -40,15 +37,11 @@ export function registerTenancyRoutes({ routes, service, limits }: AppDeps): voi
 
   routes.add(
     {
-      method: "post",
-      path: "/v1/tenants/list",
-      operationId: "tenants.list",
+      route: ROUTES.tenantsList,
       summary: "list tenants",
       tag: "Tenancy",
-      requestMessage: "TenantListRequest",
       body: TenantListRequestSchema,
       response: TenantListResponseSchema,
-      tenancy: true,
     },
     async ({ req }) => {
       const r = parseWire(TenantListRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
@@ -62,14 +55,10 @@ export function registerTenancyRoutes({ routes, service, limits }: AppDeps): voi
 
   routes.add(
     {
-      method: "delete",
-      path: "/v1/tenants/{id}",
-      operationId: "tenants.delete",
+      route: ROUTES.tenantsDelete,
       summary: "delete tenant",
       tag: "Tenancy",
-      requestMessage: "TenantDeleteRequest",
       response: TenantDeleteResponseSchema,
-      tenancy: true,
     },
     async ({ req }) => {
       const deleted = await service.deleteTenant(req.param("id") ?? "");

@@ -10,6 +10,7 @@ import { encodeSnapToken } from "../../service/index.ts";
 import { attributeToWire, tupleToWire } from "../convert.ts";
 import { ndjsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
+import { ROUTES } from "../route-table.ts";
 import { parseWire } from "../wire/pgv.ts";
 import { WatchRequestSchema, WatchResponseSchema } from "../wire/schema.ts";
 import type { AppDeps } from "./deps.ts";
@@ -17,15 +18,11 @@ import type { AppDeps } from "./deps.ts";
 export function registerWatchRoutes({ routes, service, limits, watchPollMs }: AppDeps): void {
   routes.add(
     {
-      method: "post",
-      path: "/v1/tenants/{tenant_id}/watch",
-      operationId: "watch.watch",
+      route: ROUTES.watch,
       summary: "watch changes (Pemba: NDJSON over HTTP; Permify: gRPC only)",
       tag: "Watch",
-      requestMessage: "WatchRequest",
       body: WatchRequestSchema,
       response: WatchResponseSchema,
-      stream: true,
     },
     async ({ req, tenantId }) => {
       const r = parseWire(WatchRequestSchema, await readJsonBody(req, limits.maxBodyBytes));

@@ -1,0 +1,102 @@
+/**
+ * createPemba: store -> replica -> service -> app, wired once for the Node server and the Worker alike. The runtime
+ * says what differs: how a database setting becomes a store, when the replica loads, its hooks, and the scope a
+ * request runs in. Listening, shutdown and logging stay with the entries.
+ */
+import { type AppOptions, createApp, type PembaApp } from "./http/app.ts";
+import type { Observe } from "./http/pipeline.ts";
+import { PembaService } from "./service/index.ts";
+import type { Runtime } from "./settings/definition.ts";
+import { settingName } from "./settings/definition.ts";
+import type { PembaSettings } from "./settings/resolve.ts";
+import { type ReplicaLogger, ReplicaStore } from "./store/replica.ts";
+import type { Store } from "./store/store.ts";
+
+export interface PembaRuntime {
+  /** Whose settings these are: messages name them as this runtime spells them. */
+  name: Runtime;
+  /** Opens the database a `database` setting names (createPemba puts the replica in front). */
+  openStore(database: string): Promise<Store> | Store;
+  /**
+   * "startup": every tenant loaded at open, refreshed by a timer (Node). "lazy": each tenant loaded by its first
+   * request and refreshed by requests (Workers: no I/O outside a request).
+   */
+  replica: "startup" | "lazy";
+  /** The replica's log lines (a load, a tenant too large). */
+  logger?: ReplicaLogger;
+  observe?: Observe;
+  admit?: AppOptions["admit"];
+  metrics?: AppOptions["metrics"];
+  /** `info.version` of the OpenAPI document. */
+  version?: string;
+  /** Runs a request or a garbage collection in the store's per-request scope (D1 sessions). */
+  scope?: <T>(run: () => T) => T;
+}
+
+export interface Pemba {
+  store: Store;
+  service: PembaService;
+  app: PembaApp;
+  /** `app.fetch` in the runtime's scope. */
+  fetch: PembaApp["fetch"];
+  /** Removes what was deleted longer than the GC window ago (rows removed); 0 when the window is 0. */
+  gc(): Promise<number>;
+  /** Ends open watch streams and closes the store. */
+  close(): Promise<void>;
+}
+
+export async function createPemba(settings: PembaSettings, runtime: PembaRuntime): Promise<Pemba> {
+  const database = await runtime.openStore(settings.database);
+  let store = database;
+  try {
+    store = await withReplica(database, settings, runtime);
+    const lazy = store !== database && runtime.replica === "lazy";
+    const service = new PembaService(store, {
+      maxWatchStreams: settings.maxWatchStreams,
+      maxCompiledSchemaBytes: settings.maxCompiledSchemaMb * 1048576,
+      // a lazy replica's looks at the database renew the cached head schema; the TTL is the fallback for tenants
+      // it does not hold (and must outlast one refresh window, or each look would race a schema read)
+      headSchemaTtlMs: lazy ? 2 * settings.replica!.freshnessMs + 1000 : undefined,
+    });
+    const app = createApp({
+      service,
+      auth: settings.auth,
+      cors: settings.corsOrigins === undefined ? undefined : { origins: settings.corsOrigins },
+      corsSetting: settingName("corsOrigins", runtime.name),
+      publicPaths: settings.publicPaths,
+      metrics: runtime.metrics,
+      observe: runtime.observe,
+      admit: runtime.admit,
+      version: runtime.version,
+    });
+    const scope = runtime.scope ?? (<T>(run: () => T) => run());
+    return {
+      store,
+      service,
+      app,
+      fetch: (request, env, ctx) => scope(() => app.fetch(request, env, ctx)),
+      gc: async () => {
+        if (settings.gcWindowMs <= 0) return 0;
+        return scope(() => store.gc(new Date(Date.now() - settings.gcWindowMs)));
+      },
+      close: async () => {
+        service.watches.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/** The replica in front of a SQL store, when the settings ask for one. */
+async function withReplica(database: Store, settings: PembaSettings, runtime: PembaRuntime): Promise<Store> {
+  const replica = settings.replica;
+  if (replica === undefined || database.kind === "memory") return database;
+  const { maxRows, freshnessMs } = replica;
+  if (runtime.replica === "lazy") {
+    return ReplicaStore.lazy(database, { maxRows, freshnessMs, logger: runtime.logger });
+  }
+  return ReplicaStore.open(database, { maxRows, refreshMs: freshnessMs, logger: runtime.logger });
+}

@@ -1,0 +1,292 @@
+/**
+ * Every PEMBA_* setting once: its variable, its `pemba serve` flag, the runtimes that read it, its default per
+ * runtime, its parser and its help line. `pemba --help`, the READMEs' tables and wrangler.toml's vars are rendered
+ * from or tested against this table (docs.ts, settings-docs.test.ts).
+ */
+
+import type { z } from "zod";
+import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
+import { parsePresharedKeys } from "../http/auth/preshared.ts";
+import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
+import { DEFAULT_REPLICA_MAX_ROWS } from "../store/replica.ts";
+import { count, duration, fromParser, list, oneOf, onOff, port, someOf, text, url } from "./parsers.ts";
+
+export type Runtime = "node" | "worker";
+
+const BOTH: readonly Runtime[] = ["node", "worker"];
+const NODE: readonly Runtime[] = ["node"];
+const WORKER: readonly Runtime[] = ["worker"];
+
+export const DEFAULT_DATABASE = { node: "./pemba.db", worker: "memory:" } as const;
+
+/** Writes must pause this long before the Node server compacts the heap after a bulk load (heap.ts). */
+export const COMPACT_IDLE_MS = 250;
+
+/**
+ * Rows (tuples + attributes) an isolate's replica holds at most. The copy takes 40-54 bytes per row of V8 heap and
+ * ArrayBuffers (loadtest/replica-memory.ts: 200,000-800,000 rows of Permify's load-test data), so 1,000,000 rows
+ * stay under ~55 MB, less than half of a Worker isolate's 128 MB.
+ */
+const WORKER_REPLICA_MAX_ROWS = 1_000_000;
+
+/** An eighth of an isolate's 128 MB, beside the replica's ~55 MB at most (Node's 256 is more than an isolate has). */
+const WORKER_MAX_COMPILED_SCHEMA_MB = 16;
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface SettingDef {
+  env: `PEMBA_${string}`;
+  /** The `pemba serve` flag, without `--`. */
+  flag?: string;
+  /** The flag's argument in `--help`; none for a switch (`--insecure-bind-any`). */
+  arg?: string;
+  runtimes: readonly Runtime[];
+  /** The text used when the setting is not given, parsed like given text; per runtime where they differ. */
+  default?: string | Partial<Record<Runtime, string>>;
+  /** What an unset setting without a default means, for the docs. */
+  unset?: string;
+  /** One line for `--help` and the READMEs; `{key}` is the name of another setting (flag or variable). */
+  help: string | Partial<Record<Runtime, string>>;
+  /** Parses the text; undefined in when unset and without a default. */
+  schema: z.ZodType;
+}
+
+export const SETTINGS = {
+  database: {
+    env: "PEMBA_DATABASE",
+    flag: "database",
+    arg: "<path|url>",
+    runtimes: BOTH,
+    default: DEFAULT_DATABASE,
+    help: {
+      node: "SQLite file path, `file:`/`libsql:`/`https:` libSQL URL, `postgres://` URL, or `memory:` (in-process, lost on exit)",
+      worker:
+        "`d1:<BINDING>` (the D1 database bound as BINDING in wrangler.toml), `memory:` (in-isolate: each isolate has its own data, lost when it is evicted; for demos and tests) or a libSQL URL (`libsql://`, `https://`, `wss://`)",
+    },
+    schema: text,
+  },
+  databaseToken: {
+    env: "PEMBA_DATABASE_TOKEN",
+    runtimes: WORKER,
+    unset: "none",
+    help: "libSQL auth token (set it as a secret)",
+    schema: text.optional(),
+  },
+  host: {
+    env: "PEMBA_HOST",
+    flag: "host",
+    arg: "<host>",
+    runtimes: NODE,
+    default: "127.0.0.1",
+    help: "address to bind; a non-loopback address needs authentication (or `{insecureBindAny}`)",
+    schema: text,
+  },
+  port: {
+    env: "PEMBA_PORT",
+    flag: "port",
+    arg: "<port>",
+    runtimes: NODE,
+    default: "3476",
+    help: "port to listen on; 0 = any free port",
+    schema: port,
+  },
+  authKeys: {
+    env: "PEMBA_AUTH_KEYS",
+    flag: "auth-keys",
+    arg: "<keys>",
+    runtimes: BOTH,
+    unset: "none",
+    help: {
+      node: "preshared keys, comma separated (`Authorization: Bearer <key>`); `key:t1|t2` limits a key to tenants t1 and t2",
+      worker:
+        "preshared keys, comma separated (`Authorization: Bearer <key>`); `key:t1|t2` limits a key to tenants t1 and t2 (set it as a secret)",
+    },
+    schema: fromParser(parsePresharedKeys).optional(),
+  },
+  jwksUrl: {
+    env: "PEMBA_JWKS_URL",
+    flag: "jwks-url",
+    arg: "<url>",
+    runtimes: BOTH,
+    unset: "none",
+    help: "verify Bearer JWTs (OIDC access tokens) against this JWKS; needs `{issuer}` and `{audience}`",
+    schema: url.optional(),
+  },
+  issuer: {
+    env: "PEMBA_ISSUER",
+    flag: "issuer",
+    arg: "<iss>",
+    runtimes: BOTH,
+    unset: "none",
+    help: "the JWT issuer (`iss`) tokens must have, with `{jwksUrl}`",
+    schema: text.optional(),
+  },
+  audience: {
+    env: "PEMBA_AUDIENCE",
+    flag: "audience",
+    arg: "<aud>",
+    runtimes: BOTH,
+    unset: "none",
+    help: "the JWT audience (`aud`) tokens must have, comma separated for several, with `{jwksUrl}`",
+    schema: list.optional(),
+  },
+  corsOrigins: {
+    env: "PEMBA_CORS_ORIGINS",
+    flag: "cors-origins",
+    arg: "<origins>",
+    runtimes: BOTH,
+    unset: "same-origin only",
+    help: "origins whose pages may call the API, comma separated; `*` = every origin, without credentials (Permify: all, with); other origins get 403",
+    schema: list.optional(),
+  },
+  publicPaths: {
+    env: "PEMBA_PUBLIC_PATHS",
+    flag: "public-paths",
+    arg: "<paths>",
+    runtimes: NODE,
+    unset: "none",
+    help: `with \`{authKeys}\` or \`{jwksUrl}\`: serve these of \`${PUBLIC_PATH_CHOICES.join(",")}\` without a key or token (\`/healthz\` is always open)`,
+    schema: someOf(PUBLIC_PATH_CHOICES)
+      .optional()
+      .transform((paths) => paths ?? []),
+  },
+  gcWindow: {
+    env: "PEMBA_GC_WINDOW",
+    flag: "gc-window",
+    arg: "<duration>",
+    runtimes: BOTH,
+    default: "24h",
+    help: {
+      node: "keep deleted rows (and the snap tokens that see them) this long, e.g. 30m, 24h, 7d; 0 = never collect",
+      worker:
+        "keep deleted rows (and the snap tokens that see them) this long, e.g. 30m, 24h, 7d; 0 = never collect; collection runs from the `scheduled` handler, so enable a cron under `[triggers]` in wrangler.toml",
+    },
+    schema: duration,
+  },
+  replica: {
+    env: "PEMBA_REPLICA",
+    flag: "replica",
+    arg: "<on|off>",
+    runtimes: BOTH,
+    default: "on",
+    help: {
+      node: "answer checks from an in-memory replica of the SQL database, kept up to date through its change feed; `off` = SQL",
+      worker:
+        "answer checks from an in-isolate replica of a D1/libSQL database, each tenant loaded by its first request; `off` = SQL",
+    },
+    schema: onOff,
+  },
+  replicaRefresh: {
+    env: "PEMBA_REPLICA_REFRESH",
+    flag: "replica-refresh",
+    arg: "<duration>",
+    runtimes: BOTH,
+    default: "1s",
+    help: {
+      node: "how often the replica looks for writes of other processes, e.g. 500ms, 5s; 0 = never",
+      worker:
+        "a request looks for writes of other instances when the replica's last look is older than this; 0 = every request",
+    },
+    schema: duration,
+  },
+  replicaMaxRows: {
+    env: "PEMBA_REPLICA_MAX_ROWS",
+    flag: "replica-max-rows",
+    arg: "<n>",
+    runtimes: BOTH,
+    default: { node: String(DEFAULT_REPLICA_MAX_ROWS), worker: String(WORKER_REPLICA_MAX_ROWS) },
+    help: {
+      node: "above this many rows (tuples + attributes) at startup, run without the replica",
+      worker:
+        "a tenant that would take the isolate's replica above this many rows (tuples + attributes) is served by SQL",
+    },
+    schema: count,
+  },
+  compactAfterWrites: {
+    env: "PEMBA_COMPACT_AFTER_WRITES",
+    flag: "compact-after-writes",
+    arg: "<MB>",
+    runtimes: NODE,
+    default: "32",
+    help: `after this many MB of write requests, return the heap's free memory to the system once writes pause for ${COMPACT_IDLE_MS} ms (and every 2x that during a load without pauses); 0 = never`,
+    schema: count,
+  },
+  maxWatchStreams: {
+    env: "PEMBA_MAX_WATCH_STREAMS",
+    flag: "max-watch-streams",
+    arg: "<n>",
+    runtimes: BOTH,
+    default: String(DEFAULT_MAX_WATCH_STREAMS),
+    help: {
+      node: "watch streams open at once; one more is refused with 429 `ERROR_CODE_RATE_LIMITED`; 0 = no watch",
+      worker:
+        "watch streams open at once in an isolate; one more is refused with 429 `ERROR_CODE_RATE_LIMITED`; 0 = no watch",
+    },
+    schema: count,
+  },
+  maxCompiledSchemaMb: {
+    env: "PEMBA_MAX_COMPILED_SCHEMA_MB",
+    flag: "max-compiled-schema-mb",
+    arg: "<MB>",
+    runtimes: BOTH,
+    default: {
+      node: String(DEFAULT_MAX_COMPILED_SCHEMA_BYTES / 1048576),
+      worker: String(WORKER_MAX_COMPILED_SCHEMA_MB),
+    },
+    help: {
+      node: "estimated MB of heap the compiled schema versions kept in memory may take; the least recently used are dropped (and compiled again when asked for)",
+      worker:
+        "estimated MB of the isolate's heap the compiled schema versions may take (an isolate has 128 MB); the least recently used are dropped (and compiled again when asked for)",
+    },
+    schema: count,
+  },
+  logLevel: {
+    env: "PEMBA_LOG_LEVEL",
+    flag: "log-level",
+    arg: "<level>",
+    runtimes: NODE,
+    default: "info",
+    help: `${LOG_LEVELS.join("|")}: pino JSON logs on stdout, a line per request, written in batches (at most 50 ms late)`,
+    schema: oneOf(LOG_LEVELS),
+  },
+  insecureBindAny: {
+    env: "PEMBA_INSECURE_BIND_ANY",
+    flag: "insecure-bind-any",
+    runtimes: NODE,
+    default: "off",
+    help: "allow a non-loopback bind without authentication",
+    schema: onOff,
+  },
+} as const satisfies Record<string, SettingDef>;
+
+export type SettingKey = keyof typeof SETTINGS;
+
+/** The parsed value of each setting. */
+export type SettingValues = { [K in SettingKey]: z.output<(typeof SETTINGS)[K]["schema"]> };
+
+/** The setting as `runtime` spells it: a `pemba serve` flag on Node, a variable on Workers. */
+export function settingName(key: SettingKey, runtime: Runtime): string {
+  const def: SettingDef = SETTINGS[key];
+  return runtime === "node" && def.flag !== undefined ? `--${def.flag}` : def.env;
+}
+
+/** The settings `runtime` reads, in table order. */
+export function settingsOf(runtime: Runtime): [SettingKey, SettingDef][] {
+  return (Object.entries(SETTINGS) as [SettingKey, SettingDef][]).filter(([, def]) =>
+    def.runtimes.includes(runtime),
+  );
+}
+
+/** The default's text for `runtime`; undefined when unset. */
+export function defaultText(def: SettingDef, runtime: Runtime): string | undefined {
+  return typeof def.default === "object" ? def.default[runtime] : def.default;
+}
+
+/** The help line for `runtime`, other settings named as it spells them. */
+export function helpText(def: SettingDef, runtime: Runtime): string {
+  const help = typeof def.help === "string" ? def.help : (def.help[runtime] ?? "");
+  return help.replace(/\{(\w+)\}/g, (all, key: string) =>
+    key in SETTINGS ? settingName(key as SettingKey, runtime) : all,
+  );
+}

@@ -1,0 +1,113 @@
+/**
+ * The value parsers of the settings, as zod schemas over the text of a flag or variable. An issue's message may
+ * hold `{name}` and `{value}`: the resolver fills in the setting's name as the runtime spells it (a `pemba serve`
+ * flag or a Worker var) and the text given, so one parser serves both runtimes.
+ */
+import { z } from "zod";
+
+/** A setting with a value the runtime cannot use; its message names the flag or variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** `a, b,,c` -> ["a", "b", "c"]. */
+export function parseList(text: string, separator = ","): string[] {
+  return text
+    .split(separator)
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION_HINT = "use e.g. 30m, 24h, 7d";
+
+/** `90s`, `30m`, `24h`, `7d`, `1h30m` or `0` in ms; undefined for anything else. */
+function durationMs(text: string): number | undefined {
+  if (text === "0") return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text) return undefined;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * DURATION_UNITS[p[2]!]!, 0);
+}
+
+/** A duration in ms; a ConfigError naming `name` when `text` is none. */
+export function parseDuration(text: string, name = "duration"): number {
+  const ms = durationMs(text);
+  if (ms === undefined) throw new ConfigError(`invalid ${name} "${text}"; ${DURATION_HINT}`);
+  return ms;
+}
+
+/** Fills in an issue message's placeholders. */
+export function issueMessage(message: string, name: string, value: string): string {
+  return message.replaceAll("{name}", name).replaceAll("{value}", value);
+}
+
+const INVALID = 'invalid {name} "{value}"';
+
+type Ctx = z.RefinementCtx<string>;
+function fail(ctx: Ctx, message: string): never {
+  ctx.addIssue({ code: "custom", message });
+  return z.NEVER;
+}
+
+export const text = z.string();
+
+export const list = z.string().transform((s) => parseList(s));
+
+export const count = z.string().transform((s, ctx) => {
+  const clean = s.replace(/_/g, "");
+  return /^\d+$/.test(clean) ? Number(clean) : fail(ctx, `${INVALID}; expected a whole number`);
+});
+
+export const port = z
+  .string()
+  .transform((s, ctx) =>
+    /^\d+$/.test(s) && Number(s) <= 65535 ? Number(s) : fail(ctx, `${INVALID}; expected 0 to 65535`),
+  );
+
+export const duration = z
+  .string()
+  .transform((s, ctx) => durationMs(s) ?? fail(ctx, `${INVALID}; ${DURATION_HINT}`));
+
+const ON = ["on", "true", "1"];
+const OFF = ["off", "false", "0"];
+export const onOff = z.string().transform((s, ctx) => {
+  const word = s.toLowerCase();
+  if (ON.includes(word)) return true;
+  if (OFF.includes(word)) return false;
+  return fail(ctx, `${INVALID}; expected on or off`);
+});
+
+export const url = z.string().transform((s, ctx) => (URL.canParse(s) ? s : fail(ctx, INVALID)));
+
+export function oneOf<T extends string>(choices: readonly T[]) {
+  return z
+    .string()
+    .transform((s, ctx) =>
+      (choices as readonly string[]).includes(s)
+        ? (s as T)
+        : fail(ctx, `${INVALID}; expected one of ${choices.join(", ")}`),
+    );
+}
+
+export function someOf<T extends string>(choices: readonly T[]) {
+  return z.string().transform((s, ctx) => {
+    const picked = parseList(s);
+    const wrong = picked.find((p) => !(choices as readonly string[]).includes(p));
+    if (wrong !== undefined) {
+      return fail(ctx, `invalid {name} entry "${wrong}"; expected some of ${choices.join(", ")}`);
+    }
+    return picked as T[];
+  });
+}
+
+/** A parser that throws ConfigError with `{name}` in its message, as a schema. */
+export function fromParser<T>(parse: (s: string, name: string) => T) {
+  return z.string().transform((s, ctx) => {
+    try {
+      return parse(s, "{name}");
+    } catch (e) {
+      if (e instanceof ConfigError) return fail(ctx, e.message);
+      throw e;
+    }
+  });
+}

@@ -1,0 +1,200 @@
+/**
+ * Settings from flags and environment (Node) or vars (Workers) through the one table (definition.ts). A flag wins
+ * over its variable, which wins over the runtime's default; errors name the setting as the runtime spells it.
+ */
+import type { PublicPath } from "../http/app.ts";
+import type { AuthConfig } from "../http/auth/index.ts";
+import {
+  defaultText,
+  type LogLevel,
+  type Runtime,
+  SETTINGS,
+  type SettingDef,
+  type SettingKey,
+  type SettingValues,
+  settingName,
+  settingsOf,
+} from "./definition.ts";
+import { ConfigError, issueMessage } from "./parsers.ts";
+
+/** `pemba serve`'s flags by name (without `--`): text, or true for a switch. */
+export type Flags = Readonly<Record<string, string | boolean | undefined>>;
+/** Environment variables or Worker vars (bindings that are no strings are ignored). */
+export type Env = Readonly<Record<string, unknown>>;
+
+/** The in-memory replica's settings; see ReplicaStore.open (Node) and ReplicaStore.lazy (Workers). */
+export interface ReplicaSettings {
+  maxRows: number;
+  /** How old the copy may get before it looks for writes of other processes or instances (ms). */
+  freshnessMs: number;
+}
+
+/** What createPemba needs of the settings, whichever runtime resolved them. */
+export interface PembaSettings {
+  database: string;
+  auth: AuthConfig;
+  /** Allowed CORS origins ("*" = every origin, without credentials); undefined = same-origin only. */
+  corsOrigins?: string[];
+  /** With authentication on: the metadata paths served without a key or token. */
+  publicPaths?: readonly PublicPath[];
+  /** How long deleted rows (and the snap tokens that see them) are kept; 0 disables garbage collection. */
+  gcWindowMs: number;
+  /** Undefined: no replica. */
+  replica?: ReplicaSettings;
+  maxWatchStreams: number;
+  maxCompiledSchemaMb: number;
+}
+
+/** The settings both runtimes read, as flat values. */
+interface CommonSettings {
+  database: string;
+  auth: AuthConfig;
+  corsOrigins?: string[];
+  gcWindowMs: number;
+  replica: boolean;
+  replicaRefreshMs: number;
+  replicaMaxRows: number;
+  maxWatchStreams: number;
+  maxCompiledSchemaMb: number;
+}
+
+export interface NodeSettings extends CommonSettings {
+  host: string;
+  port: number;
+  publicPaths: PublicPath[];
+  logLevel: LogLevel;
+  /** Allow a non-loopback bind without authentication. */
+  insecureBindAny: boolean;
+  /** MB of write-request bodies after which the heap is compacted once the writes pause; 0 = never. */
+  compactAfterWritesMb: number;
+}
+
+export interface WorkerSettings extends CommonSettings {
+  databaseToken?: string;
+}
+
+/** The text given for a setting: its flag (Node), else its variable; blank counts as unset. */
+function given(def: SettingDef, runtime: Runtime, flags: Flags, env: Env): string | undefined {
+  if (runtime === "node" && def.flag !== undefined) {
+    const flag = flags[def.flag];
+    if (flag === true) return "on";
+    if (typeof flag === "string") return flag;
+  }
+  const value = env[def.env];
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+/** One setting of `runtime` (e.g. `pemba migrate`'s database alone); a ConfigError naming it when invalid. */
+export function resolveSetting<K extends SettingKey>(
+  key: K,
+  runtime: Runtime,
+  flags: Flags,
+  env: Env,
+): SettingValues[K] {
+  const def: SettingDef = SETTINGS[key];
+  const raw = given(def, runtime, flags, env) ?? defaultText(def, runtime);
+  const result = def.schema.safeParse(raw);
+  if (result.success) return result.data as SettingValues[K];
+  const message = result.error.issues[0]?.message ?? 'invalid {name} "{value}"';
+  throw new ConfigError(issueMessage(message, settingName(key, runtime), raw ?? ""));
+}
+
+/** Every setting `runtime` reads. */
+function parseAll(runtime: Runtime, flags: Flags, env: Env): SettingValues {
+  const values: Partial<Record<SettingKey, unknown>> = {};
+  for (const [key] of settingsOf(runtime)) values[key] = resolveSetting(key, runtime, flags, env);
+  return values as SettingValues;
+}
+
+function common(v: SettingValues, runtime: Runtime): CommonSettings {
+  return {
+    database: v.database,
+    auth: resolveAuth(v, runtime),
+    corsOrigins: v.corsOrigins,
+    gcWindowMs: v.gcWindow,
+    replica: v.replica,
+    replicaRefreshMs: v.replicaRefresh,
+    replicaMaxRows: v.replicaMaxRows,
+    maxWatchStreams: v.maxWatchStreams,
+    maxCompiledSchemaMb: v.maxCompiledSchemaMb,
+  };
+}
+
+/** `pemba serve`'s settings: flags over PEMBA_* environment variables over the defaults. */
+export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
+  const v = parseAll("node", flags, env);
+  return {
+    ...common(v, "node"),
+    host: v.host,
+    port: v.port,
+    publicPaths: v.publicPaths,
+    logLevel: v.logLevel,
+    insecureBindAny: v.insecureBindAny,
+    compactAfterWritesMb: v.compactAfterWrites,
+  };
+}
+
+/** The Worker's settings from its vars and secrets. */
+export function resolveWorkerSettings(env: Env): WorkerSettings {
+  const v = parseAll("worker", {}, env);
+  return { ...common(v, "worker"), databaseToken: v.databaseToken };
+}
+
+/** The replica's settings of flat settings; undefined when it is off. */
+export function replicaSettings(s: {
+  replica: boolean;
+  replicaMaxRows: number;
+  replicaRefreshMs: number;
+}): ReplicaSettings | undefined {
+  return s.replica ? { maxRows: s.replicaMaxRows, freshnessMs: s.replicaRefreshMs } : undefined;
+}
+
+/** One auth mode: preshared keys, or OIDC with its JWKS, issuer and audience, or none. */
+function resolveAuth(v: SettingValues, runtime: Runtime): AuthConfig {
+  const name = (key: SettingKey) => settingName(key, runtime);
+  const { authKeys: keys, jwksUrl, audience, issuer } = v;
+  if (keys !== undefined && jwksUrl !== undefined) {
+    throw new ConfigError(
+      `${name("authKeys")} and ${name("jwksUrl")} are mutually exclusive; choose one auth mode`,
+    );
+  }
+  if (keys !== undefined) return { mode: "preshared", keys };
+  if (jwksUrl !== undefined) {
+    if (audience === undefined || issuer === undefined) {
+      throw new ConfigError(
+        `${name("jwksUrl")} needs ${name("issuer")} and ${name("audience")} (tokens are checked against both)`,
+      );
+    }
+    return { mode: "oidc", jwksUrl, audience: audience.length === 1 ? audience[0]! : audience, issuer };
+  }
+  if (audience !== undefined || issuer !== undefined) {
+    throw new ConfigError(`${name("audience")} and ${name("issuer")} need ${name("jwksUrl")}`);
+  }
+  return { mode: "none" };
+}
+
+/** The database URL with any password or token hidden; anything else as given. */
+export function redactDatabaseUrl(database: string): string {
+  try {
+    const url = new URL(database);
+    let masked = false;
+    if (url.password) {
+      url.password = "***";
+      masked = true;
+    }
+    for (const key of [...url.searchParams.keys()]) {
+      if (/token|password|secret/i.test(key)) {
+        url.searchParams.set(key, "***");
+        masked = true;
+      }
+    }
+    return masked ? url.toString() : database;
+  } catch {
+    return database;
+  }
+}
+
+/** The database for logs: a path as `sqlite:<path>`, a URL without its secrets. */
+export function describeDatabase(database: string): string {
+  return /^[a-z][a-z0-9+.-]*:/i.test(database) ? redactDatabaseUrl(database) : `sqlite:${database}`;
+}
