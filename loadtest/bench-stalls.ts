@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { compileSchema } from "../packages/core/src/compile/index.ts";
 import { check } from "../packages/core/src/engine/check.ts";
+import { EvaluationPool } from "../packages/core/src/engine/evaluation/pool.ts";
 import { expand } from "../packages/core/src/engine/expand.ts";
 import type { EvaluationTarget } from "../packages/core/src/engine/types.ts";
 import { parseSchema, parseTupleString } from "../packages/core/src/schema/index.ts";
@@ -28,11 +29,13 @@ async function world(schema: string, tuples: string[] = []) {
   const compiled = compileSchema(parseSchema(schema));
   const store = new MemoryStore();
   if (tuples.length > 0) await store.write(T, { tuples: tuples.map(parseTupleString), attributes: [] });
+  const evaluations = new EvaluationPool();
   const target = (extra: Partial<EvaluationTarget> = {}): EvaluationTarget => ({
     store,
     tenantId: T,
     snap: store.headSnap(T),
     depth: 100_000,
+    evaluations,
     ...extra,
   });
   return { compiled, target };

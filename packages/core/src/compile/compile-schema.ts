@@ -156,8 +156,6 @@ export function compileSchema(definition: SchemaDefinition): CompiledSchema {
       slot: slots.length,
       type,
       name,
-      tupleScratch: undefined,
-      attributeScratch: undefined,
       evaluate: notCompiled,
     };
     slots.push(ref);
