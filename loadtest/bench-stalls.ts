@@ -15,6 +15,7 @@ import type { EvaluationTarget } from "@pemba/core";
 import {
   check,
   compileSchema,
+  EvaluationPool,
   expand,
   MemoryStore,
   parseSchema,
@@ -31,11 +32,13 @@ async function world(schema: string, tuples: string[] = []) {
   const compiled = compileSchema(parseSchema(schema));
   const store = new MemoryStore();
   if (tuples.length > 0) await store.write(T, { tuples: tuples.map(parseTupleString), attributes: [] });
+  const evaluations = new EvaluationPool();
   const target = (extra: Partial<EvaluationTarget> = {}): EvaluationTarget => ({
     store,
     tenantId: T,
     snap: store.headSnap(T),
     depth: 100_000,
+    evaluations,
     ...extra,
   });
   return { compiled, target };

@@ -4,6 +4,7 @@ import { PembaError } from "../errors.ts";
 import { type CompiledRule, compileRule } from "../rules/index.ts";
 import type { PermissionExpr, SchemaDefinition } from "../schema/ast.ts";
 import type { CompiledEntity, CompiledSchema, MemberKind } from "./compiled-schema.ts";
+import { buildReverseGraph, type ReverseGraph } from "./reverse-graph.ts";
 import {
   FAILED,
   FALSE,
@@ -156,8 +157,6 @@ export function compileSchema(definition: SchemaDefinition): CompiledSchema {
       slot: slots.length,
       type,
       name,
-      tupleScratch: undefined,
-      attributeScratch: undefined,
       evaluate: notCompiled,
     };
     slots.push(ref);
@@ -215,5 +214,16 @@ export function compileSchema(definition: SchemaDefinition): CompiledSchema {
     }
     entities.set(name, { name, definition: def, members, kinds, refs });
   }
-  return { definition, entities, rules, slots };
+  let reverse: ReverseGraph | undefined;
+  const compiled: CompiledSchema = {
+    definition,
+    entities,
+    rules,
+    slots,
+    reverseGraph: () => {
+      reverse ??= buildReverseGraph(compiled);
+      return reverse;
+    },
+  };
+  return compiled;
 }

@@ -1,5 +1,6 @@
 import type { CompiledRule } from "../rules/index.ts";
 import type { EntityDefinition, SchemaDefinition } from "../schema/ast.ts";
+import type { ReverseGraph } from "./reverse-graph.ts";
 import type { MemberEvaluator, MemberRef, ReadRef } from "./walk.ts";
 
 export type MemberKind = "relation" | "permission" | "attribute";
@@ -21,4 +22,6 @@ export interface CompiledSchema {
   readonly rules: Map<string, CompiledRule>;
   /** Every ref (members, rules callable by name, reads of names that are not members) by slot. */
   readonly slots: readonly ReadRef[];
+  /** The schema read backwards (lookup-entity): derived from the schema alone, built on first use. */
+  readonly reverseGraph: () => ReverseGraph;
 }

@@ -1,5 +1,6 @@
 export { compileSchema } from "./compile-schema.ts";
 export type { CompiledEntity, CompiledSchema, MemberKind } from "./compiled-schema.ts";
+export { dependencyClosure, type ReverseGraph } from "./reverse-graph.ts";
 export {
   FAILED,
   FALSE,

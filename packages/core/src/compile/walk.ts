@@ -5,7 +5,6 @@
  */
 import type { Subject, Tuple } from "../model.ts";
 import type { CompiledRule } from "../rules/index.ts";
-import type { AttributeQuery, TupleQuery } from "../store/store.ts";
 
 export const FALSE = 0;
 export const TRUE = 1;
@@ -16,15 +15,13 @@ export type WalkResult = 0 | 1 | 2 | 3;
 /**
  * One readable/invocable name of one entity type, resolved when the schema compiles. `slot` is a small integer
  * unique in the compiled schema: the engine keys its per-request memo and read cache by (slot, id), so the hot
- * path builds no string keys.
+ * path builds no string keys. Immutable: concurrent requests share the compiled schema, so per-request state lives
+ * in the engine's evaluation, never here.
  */
 export interface ReadRef {
   readonly slot: number;
   readonly type: string;
   readonly name: string;
-  /** Engine scratch: a one-read query reused for synchronous stores (never handed to a pending promise twice). */
-  tupleScratch: TupleQuery[] | undefined;
-  attributeScratch: AttributeQuery[] | undefined;
 }
 
 /** A relation, permission, attribute (or a rule called by name) of one entity type, with its closure. */

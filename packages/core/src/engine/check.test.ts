@@ -121,7 +121,7 @@ describe("errors", () => {
   });
 });
 
-describe("a check reuses the last synchronous check's evaluation", () => {
+describe("a check reuses the evaluation of the pool's last synchronous check", () => {
   it("answers every check of a mixed sequence as a fresh evaluation does (contexts, errors, stores, fan-out)", async () => {
     const members = Array.from({ length: 1500 }, (_, i) => `group:big#member@user:m${i}`);
     const f = await fixture(DRIVE, [
@@ -134,7 +134,7 @@ describe("a check reuses the last synchronous check's evaluation", () => {
       "doc:1#owner@user:9",
       "doc:2#owner@user:2",
     ]);
-    const other = await fixture(DRIVE, ["doc:1#owner@user:1"]);
+    const other = await fixture(DRIVE, ["doc:1#owner@user:1"], [], f.evaluations); // the same pool
     const { Evaluation } = await import("./evaluation.ts");
     const { TRUE, FAILED, PENDING } = await import("../compile/index.ts");
     type Step = [fixture: typeof f, entity: string, subject: string, opts?: Parameters<typeof f.can>[3]];

@@ -14,25 +14,20 @@ function outcome(evaluation: Evaluation, result: WalkResult): CheckOutcome {
 }
 
 /**
- * The evaluation of the last check that finished synchronously, for the next check to reuse (its arrays, not its
- * contents: `reset` empties them). Only evaluations below this many entries are kept.
- */
-let spare: Evaluation | undefined;
-const SPARE_MAX_ENTRIES = 1024;
-
-/**
- * One permission check. Synchronous when the store answers synchronously. Throws PembaError for engine errors
- * (ERROR_CODE_SCHEMA_NOT_FOUND, ERROR_CODE_DEPTH_NOT_ENOUGH, rule evaluation errors).
+ * One permission check, on an evaluation from the target's pool when it has one. Synchronous when the store answers
+ * synchronously. Throws PembaError for engine errors (ERROR_CODE_SCHEMA_NOT_FOUND, ERROR_CODE_DEPTH_NOT_ENOUGH,
+ * rule evaluation errors).
  */
 export function check(
   compiled: CompiledSchema,
   target: EvaluationTarget,
   query: CheckQuery,
 ): CheckOutcome | Promise<CheckOutcome> {
-  const reused = spare;
-  spare = undefined;
-  reused?.reset(compiled, target, query.subject);
-  const evaluation = reused ?? new Evaluation(compiled, target, query.subject);
+  const pool = target.evaluations;
+  const evaluation =
+    pool !== undefined
+      ? pool.take(compiled, target, query.subject)
+      : new Evaluation(compiled, target, query.subject);
   const { type, id } = query.entity;
   const permission = query.permission;
   const depth = target.depth;
@@ -46,7 +41,7 @@ export function check(
   if (result instanceof Promise) return result.then((r) => outcome(evaluation, r));
   const decided = outcome(evaluation, result);
   // an evaluation that ended with an error or a promise is not reused
-  if (evaluation.entries < SPARE_MAX_ENTRIES) spare = evaluation;
+  pool?.give(evaluation);
   return decided;
 }
 

@@ -1,4 +1,5 @@
 export { bulkCheck, check, subjectPermission } from "./check.ts";
+export { EvaluationPool } from "./evaluation/pool.ts";
 export { Evaluation } from "./evaluation.ts";
 export { expand } from "./expand.ts";
 export { lookupEntity } from "./lookup-entity.ts";

@@ -4,12 +4,11 @@
  * candidates are every id of the type known to the store. Each candidate is then confirmed with a check, so the
  * result agrees with check for every id.
  */
-import type { CompiledSchema } from "../compile/index.ts";
+import { type CompiledSchema, dependencyClosure } from "../compile/index.ts";
 import type { Tuple } from "../model.ts";
 import type { SubjectTupleQuery } from "../store/store.ts";
 import { Evaluation } from "./evaluation.ts";
 import { confirmPage, contextIds } from "./lookup-paging.ts";
-import { dependencyClosure, reverseGraph } from "./reverse-graph.ts";
 import type { EvaluationTarget, LookupEntityQuery } from "./types.ts";
 
 const typeOf = (node: string) => node.slice(0, node.indexOf("#"));
@@ -24,7 +23,7 @@ export async function lookupEntity(
   // name, which no entrance leads to) is reached by no path, so the answer is an empty page, not an error.
   const entity = compiled.entities.get(query.entityType);
   if (!entity?.members.has(query.permission)) return { entityIds: [], continuousToken: "" };
-  const graph = reverseGraph(compiled);
+  const graph = compiled.reverseGraph();
   const start = `${query.entityType}#${query.permission}`;
   const closure = dependencyClosure(graph, start);
   const { store, tenantId, snap } = target;

@@ -11,6 +11,7 @@ import {
 import { MemoryStore } from "../store/memory.ts";
 import type { Store } from "../store/store.ts";
 import { check } from "./check.ts";
+import { EvaluationPool } from "./evaluation/pool.ts";
 import type { EvaluationTarget } from "./types.ts";
 
 export const TENANT = "t1";
@@ -18,6 +19,8 @@ export const TENANT = "t1";
 export interface Fixture {
   compiled: CompiledSchema;
   store: MemoryStore;
+  /** The pool of every target of the fixture (pass one to `fixture` to share it between fixtures). */
+  evaluations: EvaluationPool;
   target(opts?: { depth?: number; context?: Partial<Context>; store?: Store }): EvaluationTarget;
   /** `await can("doc:1", "view", "user:1")` → true/false (throws engine errors). */
   can(
@@ -32,6 +35,7 @@ export async function fixture(
   schema: string,
   tuples: string[] = [],
   attributes: string[] = [],
+  evaluations: EvaluationPool = new EvaluationPool(),
 ): Promise<Fixture> {
   const compiled = compileSchema(parseSchema(schema));
   const store = new MemoryStore();
@@ -46,10 +50,12 @@ export async function fixture(
     snap: store.headSnap(TENANT),
     depth: opts.depth ?? 50,
     context: opts.context ? { tuples: [], attributes: [], data: {}, ...opts.context } : undefined,
+    evaluations,
   });
   return {
     compiled,
     store,
+    evaluations,
     target,
     async can(entity, permission, subject, opts) {
       const out = await check(compiled, target(opts), {

@@ -5,6 +5,7 @@
  */
 import type { CheckResult, Context, Entity, Subject } from "../model.ts";
 import type { Snap, Store } from "../store/store.ts";
+import type { EvaluationPool } from "./evaluation/pool.ts";
 
 export interface EvaluationTarget {
   store: Store;
@@ -13,6 +14,12 @@ export interface EvaluationTarget {
   /** Permify's metadata.depth (callers validate >= 3). */
   depth: number;
   context?: Context;
+  /**
+   * The caller's pool, kept across requests: a check reuses the evaluation of the last one that answered
+   * synchronously, and a store that answered a batch synchronously is read directly. Without one, every
+   * evaluation is new and batches its first reads.
+   */
+  evaluations?: EvaluationPool;
 }
 
 export interface CheckQuery {

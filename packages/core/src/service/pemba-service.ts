@@ -94,6 +94,8 @@ export class PembaService {
   readonly schemas: SchemaRegistry;
   readonly watches: WatchHub;
   readonly #versions = new SchemaVersionGenerator();
+  /** The engine's evaluations over this service's store, reused across requests. */
+  readonly #evaluations = new engine.EvaluationPool();
 
   constructor(store: Store, opts: ServiceOptions = {}) {
     this.store = store;
@@ -157,7 +159,14 @@ export class PembaService {
       meta.schemaVersion,
       this.#snapshot(tenantId, meta.snapToken),
     );
-    const target: EvaluationTarget = { store: this.store, tenantId, snap, depth: meta.depth, context };
+    const target: EvaluationTarget = {
+      store: this.store,
+      tenantId,
+      snap,
+      depth: meta.depth,
+      context,
+      evaluations: this.#evaluations,
+    };
     return { schema, target };
   }
 
@@ -360,11 +369,19 @@ export class PembaService {
         snap: at.snap,
         depth: meta.depth,
         context,
+        evaluations: this.#evaluations,
       };
       return engine.check(schema.compiled, target, query);
     }
     return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) => {
-      const target: EvaluationTarget = { store: this.store, tenantId, snap, depth: meta.depth, context };
+      const target: EvaluationTarget = {
+        store: this.store,
+        tenantId,
+        snap,
+        depth: meta.depth,
+        context,
+        evaluations: this.#evaluations,
+      };
       return engine.check(schema.compiled, target, query);
     });
   }

@@ -2,7 +2,7 @@
  * `permify validate` (pkg/cmd/validate.go) over Pemba's engine: every assertion of every scenario becomes one
  * engine call on the file's own store. Assertions run in file order (Permify iterates a Go map: random order).
  */
-import { check, lookupEntity, lookupSubject } from "../engine/index.ts";
+import { check, EvaluationPool, lookupEntity, lookupSubject } from "../engine/index.ts";
 import type { EvaluationTarget } from "../engine/types.ts";
 import type { Attribute, Context, Entity, Subject, Tuple } from "../model.ts";
 import {
@@ -56,6 +56,7 @@ class ScenarioRunner {
   readonly assertions: AssertionOutcome[] = [];
   readonly problems: RunProblem[] = [];
   private readonly loaded: LoadedShape;
+  private readonly evaluations = new EvaluationPool();
   private readonly opts: ValidateOptions;
 
   constructor(loaded: LoadedShape, opts: ValidateOptions) {
@@ -76,6 +77,7 @@ class ScenarioRunner {
         tenantId: this.loaded.tenantId,
         snap: this.loaded.snap,
         context: ctx,
+        evaluations: this.evaluations,
       };
     } catch (e) {
       this.problems.push({ stage: "scenarios", key, line, message: errorText(e) });

@@ -1,9 +1,9 @@
 /**
  * The schema read backwards, for lookup-entity: for each member `T#x`, which members depend on it and how
- * (Permify's "linked schema"). Built once per compiled schema.
+ * (Permify's "linked schema"). Built once per compiled schema, on first use (CompiledSchema.reverseGraph).
  */
-import type { CompiledSchema } from "../compile/index.ts";
 import type { PermissionExpr } from "../schema/ast.ts";
+import type { CompiledSchema } from "./compiled-schema.ts";
 
 export type ReverseEdge =
   /** `E#m` uses `E#x` on the same entity (computed userset / attribute). */
@@ -20,11 +20,7 @@ export interface ReverseGraph {
   universal: Set<string>;
 }
 
-const graphs = new WeakMap<CompiledSchema, ReverseGraph>();
-
-export function reverseGraph(compiled: CompiledSchema): ReverseGraph {
-  const cached = graphs.get(compiled);
-  if (cached) return cached;
+export function buildReverseGraph(compiled: CompiledSchema): ReverseGraph {
   const edges = new Map<string, ReverseEdge[]>();
   const dependencies = new Map<string, string[]>();
   const universal = new Set<string>();
@@ -95,9 +91,7 @@ export function reverseGraph(compiled: CompiledSchema): ReverseGraph {
   }
   for (const name of compiled.rules.keys())
     for (const type of compiled.entities.keys()) universal.add(`${type}#${name}`);
-  const graph = { edges, dependencies, universal };
-  graphs.set(compiled, graph);
-  return graph;
+  return { edges, dependencies, universal };
 }
 
 /** Every member the answer for `start` can depend on. */
