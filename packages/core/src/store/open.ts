@@ -9,13 +9,13 @@ import { fileURLToPath } from "node:url";
 import { createClient } from "@libsql/client";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { LibsqlStore } from "./libsql.ts";
-import { MemoryStore } from "./memory.ts";
-import { PostgresStore } from "./postgres.ts";
-import { type ReplicaOptions, ReplicaStore } from "./replica.ts";
+import { LibsqlStore } from "./drivers/libsql.ts";
+import { PostgresStore } from "./drivers/postgres.ts";
+import { SqliteStore, sqlitePath } from "./drivers/sqlite.ts";
+import { MemoryStore } from "./memory/memory-store.ts";
+import { type ReplicaOptions, ReplicaStore } from "./proxies/replica/index.ts";
 import type { QueryObserver } from "./sql/executor.ts";
 import { PG_MIGRATIONS_URL, SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
-import { SqliteStore, sqlitePath } from "./sqlite.ts";
 import type { Store } from "./store.ts";
 
 export const DEFAULT_DATABASE = "./pemba.db";
@@ -25,7 +25,7 @@ export interface OpenStoreOptions {
   onQuery?: QueryObserver;
   /** libSQL auth token (remote URLs). */
   authToken?: string;
-  /** Put an in-memory replica in front of a SQL store (see store/replica.ts); ignored for `memory:`. */
+  /** Put an in-memory replica in front of a SQL store (see proxies/replica/); ignored for `memory:`. */
   replica?: ReplicaOptions;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The storage contract every driver implements (memory, SQLite, libSQL, PostgreSQL) and the one contract test
- * suite checks (`store/contract.ts`). Drivers know nothing of the schema language.
+ * suite checks (`contract/`). Drivers know nothing of the schema language.
  *
  * Snapshots: every write request is one transaction and gets a new transaction id from a store-wide monotonic
  * counter; that id is the snap token (the HTTP layer encodes it). Rows carry created/deleted transaction ids, so a

@@ -4,8 +4,6 @@
  * SQLite's json_each, arrays for PostgreSQL's unnest) so a whole batch of queries is one statement.
  */
 
-import { D1_LIMITS } from "../d1-binding.ts";
-
 export interface Fragment {
   sql: string;
   params: unknown[];
@@ -34,7 +32,7 @@ const columns = (width: number) => Array.from({ length: width }, (_, i) => `c${i
  * VALUES are several times faster than json_each for the usual small batch; json_each (one parameter) takes
  * bigger batches, so a statement stays under the engine's parameter limit.
  */
-function sqliteDialectWith(maxValuesParams: number, maxParams: number): Dialect {
+export function sqliteDialectWith(maxValuesParams: number, maxParams: number): Dialect {
   const dialect: Dialect = {
     name: "sqlite",
     maxParams,
@@ -68,12 +66,6 @@ function sqliteDialectWith(maxValuesParams: number, maxParams: number): Dialect 
 
 /** SQLite and libSQL: up to 999 bound parameters per statement (SQLite's historical default limit). */
 export const sqliteDialect: Dialect = sqliteDialectWith(999, 999);
-
-/**
- * D1: at most 100 bound parameters per statement. A read statement holds at most two key lists (attribute reads by
- * id and by type) plus 3 other parameters each, so 45 per key list keeps every statement at or under 96.
- */
-export const d1Dialect: Dialect = sqliteDialectWith(45, D1_LIMITS.maxParams);
 
 export const pgDialect: Dialect = {
   name: "pg",

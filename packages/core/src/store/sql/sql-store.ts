@@ -5,7 +5,7 @@
 import { PembaError } from "../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
-import type { Freshness } from "../replica.ts";
+import type { Freshness } from "../proxies/replica/index.ts";
 import type {
   AttributeQuery,
   ChangeSet,

@@ -2,10 +2,11 @@
  * One tenant's data in the memory store: interned strings, columnar tuple and attribute tables (rows carry
  * created/deleted transaction ids, history kept for snapshot reads until gc) and the change log.
  */
-import { AttributeTable } from "./memory-attributes.ts";
-import { Interner } from "./memory-index.ts";
-import { TupleTable } from "./memory-tuples.ts";
-import type { DataBundle, SchemaRecord, Tenant } from "./store.ts";
+
+import type { DataBundle, SchemaRecord, Tenant } from "../store.ts";
+import { AttributeTable } from "./attributes.ts";
+import { Interner } from "./columns.ts";
+import { TupleTable } from "./tuples.ts";
 
 /**
  * One applied transaction. Its created rows need no list: rows are appended in transaction order, so they are

@@ -1,10 +1,10 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeStoreContract } from "./contract.ts";
-import { migrate, openStore } from "./open.ts";
+import { describeStoreContract } from "../contract/index.ts";
+import { migrate, openStore } from "../open.ts";
+import { attr, tuple } from "../testing/fixtures.ts";
+import { type PostgresServer, startPostgres } from "../testing/postgres-server.ts";
 import { PostgresStore } from "./postgres.ts";
-import { attr, tuple } from "./testing/fixtures.ts";
-import { type PostgresServer, startPostgres } from "./testing/postgres-server.ts";
 
 let server: PostgresServer;
 let admin: pg.Pool;

@@ -2,12 +2,12 @@
  * Scans over the memory store's columnar tables: result objects built on demand, filters compiled to interned
  * numbers, paging by row id.
  */
-import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
-import { decodeNumberCursor, encodeCursor } from "./cursor.ts";
-import type { AttributeTable } from "./memory-attributes.ts";
-import { type Interner, NONE, upperBound } from "./memory-index.ts";
-import type { TupleTable } from "./memory-tuples.ts";
-import type { Page } from "./store.ts";
+import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
+import { decodeNumberCursor, encodeCursor } from "../cursor.ts";
+import type { Page } from "../store.ts";
+import type { AttributeTable } from "./attributes.ts";
+import { type Interner, NONE, upperBound } from "./columns.ts";
+import type { TupleTable } from "./tuples.ts";
 
 export function makeTuple(t: TupleTable, s: string[], r: number): Tuple {
   return {

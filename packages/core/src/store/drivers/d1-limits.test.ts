@@ -6,10 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Attribute, Tuple } from "../../model.ts";
-import { D1_LIMITS } from "../d1-binding.ts";
-import type { AttributeQuery, SubjectTupleQuery, TupleQuery } from "../store.ts";
-import { d1Dialect } from "./dialect.ts";
-import type { Statement } from "./executor.ts";
+import type { Statement } from "../sql/executor.ts";
 import {
   queryAttributesStatement,
   queryReadsStatement,
@@ -17,8 +14,11 @@ import {
   queryTuplesStatement,
   readAttributesStatement,
   readTuplesStatement,
-} from "./read-plan.ts";
-import { planWrite } from "./write-plan.ts";
+} from "../sql/read-plan.ts";
+import { planWrite } from "../sql/write-plan.ts";
+import type { AttributeQuery, SubjectTupleQuery, TupleQuery } from "../store.ts";
+import { d1Dialect } from "./d1.ts";
+import { D1_LIMITS } from "./d1-binding.ts";
 
 const utf8 = new TextEncoder();
 const within = (s: Statement) =>

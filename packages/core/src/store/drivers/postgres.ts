@@ -6,12 +6,12 @@ import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
-import { PembaError } from "../errors.ts";
-import { pgDialect } from "./sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
-import { asSqlError, timed } from "./sql/executor.ts";
-import { PG_MIGRATIONS_URL } from "./sql/migrations-location.ts";
-import { SqlStore } from "./sql/sql-store.ts";
+import { PembaError } from "../../errors.ts";
+import { pgDialect } from "../sql/dialect.ts";
+import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import { asSqlError, timed } from "../sql/executor.ts";
+import { PG_MIGRATIONS_URL } from "../sql/migrations-location.ts";
+import { SqlStore } from "../sql/sql-store.ts";
 
 export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
 

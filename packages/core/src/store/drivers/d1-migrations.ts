@@ -4,8 +4,9 @@
  * (`0000_init.sql`). So a database migrated by wrangler (wrangler.toml `migrations_dir = packages/core/drizzle/sqlite`)
  * is up to date for the Worker, and one the Worker migrated on first use is up to date for wrangler.
  */
+
+import { SQLITE_MIGRATIONS } from "../sql/sqlite-migrations.generated.ts";
 import type { D1Database } from "./d1-binding.ts";
-import { SQLITE_MIGRATIONS } from "./sql/sqlite-migrations.generated.ts";
 
 /** Wrangler's own statement (getCreateMigrationsTableQuery), so both create the same table. */
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "d1_migrations"(

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, describe, expect, it } from "vitest";
-import { describeStoreContract } from "./contract.ts";
+import { describeStoreContract } from "../contract/index.ts";
+import { attr, tuple } from "../testing/fixtures.ts";
 import { LibsqlStore } from "./libsql.ts";
 import { SqliteStore } from "./sqlite.ts";
-import { attr, tuple } from "./testing/fixtures.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-libsql-"));
 let n = 0;

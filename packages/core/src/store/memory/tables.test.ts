@@ -4,12 +4,12 @@
  * against a plain reference model at every snap.
  */
 import { describe, expect, it } from "vitest";
-import { type Attribute, type AttributeValue, attributeKey, type Tuple, tupleKey } from "../model.ts";
-import { MemoryStore } from "./memory.ts";
-import { Interner, NONE } from "./memory-index.ts";
-import type { TenantData } from "./memory-tenant.ts";
-import type { ChangeSet } from "./store.ts";
-import { attr, keys, tuple } from "./testing/fixtures.ts";
+import { type Attribute, type AttributeValue, attributeKey, type Tuple, tupleKey } from "../../model.ts";
+import type { ChangeSet } from "../store.ts";
+import { attr, keys, tuple } from "../testing/fixtures.ts";
+import { Interner, NONE } from "./columns.ts";
+import { MemoryStore } from "./memory-store.ts";
+import type { TenantData } from "./tenant.ts";
 
 const int = (data: number): AttributeValue => ({ type: "ATTRIBUTE_TYPE_INTEGER", data });
 const bool = (data: boolean): AttributeValue => ({ type: "ATTRIBUTE_TYPE_BOOLEAN", data });

@@ -1,5 +1,5 @@
 /**
- * The memory store's attributes of one tenant, columnar like the tuples (see memory-tuples.ts). Values are kept
+ * The memory store's attributes of one tenant, columnar like the tuples (see tuples.ts). Values are kept
  * as frozen AttributeValue objects; the two boolean values are shared.
  *
  * Indexes:
@@ -7,8 +7,8 @@
  *   each row to the one written before it (history newest first, so the live row, if any, is the newest).
  * - by (entity type, name): the newest row of a circular list (`nextT`), for reads without entity ids.
  */
-import type { AttributeValue } from "../model.ts";
-import { ColumnBlock, emptySlots, hash2, hash3, LIVE, NONE, nextCapacity, pow2 } from "./memory-index.ts";
+import type { AttributeValue } from "../../model.ts";
+import { ColumnBlock, emptySlots, hash2, hash3, LIVE, NONE, nextCapacity, pow2 } from "./columns.ts";
 
 const TRUE_VALUE: AttributeValue = Object.freeze({ type: "ATTRIBUTE_TYPE_BOOLEAN", data: true });
 const FALSE_VALUE: AttributeValue = Object.freeze({ type: "ATTRIBUTE_TYPE_BOOLEAN", data: false });

@@ -3,14 +3,13 @@
  * fresh, empty store (only tenant "t1") for every test.
  */
 import { afterEach, beforeEach, describe } from "vitest";
-import { describeDataContract } from "./contract-data.ts";
-import { describeHistoryContract } from "./contract-history.ts";
-import { describeMetadataContract } from "./contract-metadata.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
+import { describeDataContract } from "./data.ts";
+import type { StoreHandle } from "./handle.ts";
+import { describeHistoryContract } from "./history.ts";
+import { describeMetadataContract } from "./metadata.ts";
 
-export interface StoreHandle {
-  store: Store;
-}
+export type { StoreHandle } from "./handle.ts";
 
 export function describeStoreContract(
   name: string,

@@ -1,8 +1,8 @@
 /** Contract: reads at old snaps, paged reads with cursors, the change feed and garbage collection. */
 import { describe, expect, it } from "vitest";
-import type { Tuple } from "../model.ts";
-import type { StoreHandle } from "./contract.ts";
-import { attr, keys, tuple } from "./testing/fixtures.ts";
+import type { Tuple } from "../../model.ts";
+import { attr, keys, tuple } from "../testing/fixtures.ts";
+import type { StoreHandle } from "./handle.ts";
 
 const str = (data: string) => ({ type: "ATTRIBUTE_TYPE_STRING" as const, data });
 const viewers = (ids: string[]) => [{ entityType: "doc", entityIds: ids, relations: ["viewer"] }];

@@ -1,31 +1,19 @@
 /**
  * The in-memory store: the fastest driver (tests, benchmarks, `memory:` URLs, the server's replica of a SQL
  * store). Per tenant, strings are interned and rows live in typed-array columns indexed by hash tables threaded
- * through the rows (memory-tuples.ts, memory-attributes.ts), about 100 bytes per row; engine reads answer
+ * through the rows (tuples.ts, attributes.ts), about 100 bytes per row; engine reads answer
  * synchronously and build their result objects on demand. History is kept per row so reads at an old snap are
  * exact.
  */
-import { PembaError } from "../errors.ts";
+import { PembaError } from "../../errors.ts";
 import {
   type Attribute,
   type AttributeFilter,
   attributeKey,
   type Tuple,
   type TupleFilter,
-} from "../model.ts";
-import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "./cursor.ts";
-import { frozenValue } from "./memory-attributes.ts";
-import { LIVE, lowerBound, NONE } from "./memory-index.ts";
-import {
-  attributeRowMatches,
-  makeAttribute,
-  makeTuple,
-  numberAttributeFilter,
-  numberTupleFilter,
-  pageRows,
-  tupleRowMatches,
-} from "./memory-scan.ts";
-import { TenantData, type TxEntry } from "./memory-tenant.ts";
+} from "../../model.ts";
+import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -40,8 +28,20 @@ import type {
   Tenant,
   TupleQuery,
   WriteRequest,
-} from "./store.ts";
-import { validateWriteRequest } from "./validate.ts";
+} from "../store.ts";
+import { validateWriteRequest } from "../validate.ts";
+import { frozenValue } from "./attributes.ts";
+import { LIVE, lowerBound, NONE } from "./columns.ts";
+import {
+  attributeRowMatches,
+  makeAttribute,
+  makeTuple,
+  numberAttributeFilter,
+  numberTupleFilter,
+  pageRows,
+  tupleRowMatches,
+} from "./scan.ts";
+import { TenantData, type TxEntry } from "./tenant.ts";
 
 export const DEFAULT_TENANT: Readonly<{ id: string; name: string }> = { id: "t1", name: "example tenant" };
 

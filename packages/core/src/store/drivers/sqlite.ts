@@ -11,14 +11,14 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { PembaError } from "../errors.ts";
-import type { Attribute, Tuple } from "../model.ts";
-import { sqliteDialect } from "./sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
-import { asSqlError, timed } from "./sql/executor.ts";
-import { SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
-import { SqlStore } from "./sql/sql-store.ts";
-import type { AttributeQuery, Snap, SubjectTupleQuery, TupleQuery } from "./store.ts";
+import { PembaError } from "../../errors.ts";
+import type { Attribute, Tuple } from "../../model.ts";
+import { sqliteDialect } from "../sql/dialect.ts";
+import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import { asSqlError, timed } from "../sql/executor.ts";
+import { SQLITE_MIGRATIONS_URL } from "../sql/migrations-location.ts";
+import { SqlStore } from "../sql/sql-store.ts";
+import type { AttributeQuery, Snap, SubjectTupleQuery, TupleQuery } from "../store.ts";
 
 export const SQLITE_MIGRATIONS = fileURLToPath(SQLITE_MIGRATIONS_URL);
 

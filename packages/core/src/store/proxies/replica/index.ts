@@ -29,10 +29,9 @@
  *   tenant's last look at the database is younger than `freshnessMs`, else ONE statement (head snap, GC horizon
  *   and the tenant's created_at together), plus a catch-up from the change feed only when the head moved.
  */
-import { PembaError } from "../errors.ts";
-import type { Attribute, Tuple } from "../model.ts";
-import { ForwardingStore } from "./forwarding-store.ts";
-import { MemoryStore } from "./memory.ts";
+import { PembaError } from "../../../errors.ts";
+import type { Attribute, Tuple } from "../../../model.ts";
+import { MemoryStore } from "../../memory/memory-store.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -45,7 +44,8 @@ import type {
   Tenant,
   TupleQuery,
   WriteRequest,
-} from "./store.ts";
+} from "../../store.ts";
+import { ForwardingStore } from "../forwarding.ts";
 
 /** The pino-compatible subset the replica logs through. */
 export interface ReplicaLogger {

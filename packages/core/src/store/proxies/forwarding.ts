@@ -1,8 +1,8 @@
 /**
  * ForwardingStore: a Store that hands every call to `inner`. The base of stores that answer some calls themselves
- * and leave the rest to the database (the in-memory replica, store/replica.ts): they override what they answer.
+ * and leave the rest to the database (the in-memory replica, proxies/replica/): they override what they answer.
  */
-import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
+import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -17,7 +17,7 @@ import type {
   Tenant,
   TupleQuery,
   WriteRequest,
-} from "./store.ts";
+} from "../store.ts";
 
 export class ForwardingStore implements Store {
   readonly kind: Store["kind"];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { describeStoreContract } from "./contract.ts";
-import { MemoryStore } from "./memory.ts";
-import { attr, keys, tuple } from "./testing/fixtures.ts";
+import { describeStoreContract } from "../contract/index.ts";
+import { attr, keys, tuple } from "../testing/fixtures.ts";
+import { MemoryStore } from "./memory-store.ts";
 
 describeStoreContract("memory", async () => new MemoryStore());
 describeStoreContract("memory, every index hash colliding", async () => new MemoryStore({ hashMask: 0 }));

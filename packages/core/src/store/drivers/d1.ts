@@ -10,15 +10,21 @@
  * Sessions belong to one request: `sessions` returns the current request's (the Worker scopes them with
  * AsyncLocalStorage); without it, the store uses one set of sessions for its whole life (tests, cron jobs).
  */
-import { PembaError } from "../errors.ts";
+import { PembaError } from "../../errors.ts";
+import { type Dialect, sqliteDialectWith } from "../sql/dialect.ts";
+import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import { asSqlError, timed } from "../sql/executor.ts";
+import { SqlStore } from "../sql/sql-store.ts";
 import { D1_LIMITS, type D1Database, type D1DatabaseSession, type D1Queryable } from "./d1-binding.ts";
 import { applyD1Migrations } from "./d1-migrations.ts";
-import { d1Dialect } from "./sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
-import { asSqlError, timed } from "./sql/executor.ts";
-import { SqlStore } from "./sql/sql-store.ts";
 
 export type { D1Database } from "./d1-binding.ts";
+
+/**
+ * D1: at most 100 bound parameters per statement. A read statement holds at most two key lists (attribute reads by
+ * id and by type) plus 3 other parameters each, so 45 per key list keeps every statement at or under 96.
+ */
+export const d1Dialect: Dialect = sqliteDialectWith(45, D1_LIMITS.maxParams);
 
 /**
  * Fails the batch when the tenant does not exist: pemba_meta.value is NOT NULL, so inserting a NULL there aborts

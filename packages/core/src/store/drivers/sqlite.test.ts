@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { describeStoreContract } from "./contract.ts";
+import { describeStoreContract } from "../contract/index.ts";
+import { attr, tuple } from "../testing/fixtures.ts";
 import { LOCK_WAIT_MS, SqliteStore } from "./sqlite.ts";
-import { attr, tuple } from "./testing/fixtures.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-sqlite-"));
 let n = 0;

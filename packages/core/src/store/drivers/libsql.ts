@@ -4,12 +4,12 @@
  * (sql/sqlite-migrations.generated.ts) rather than read from disk.
  */
 import { type Client, createClient, type InStatement } from "@libsql/client";
-import { PembaError } from "../errors.ts";
-import { sqliteDialect } from "./sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "./sql/executor.ts";
-import { asSqlError, measureRows, timed } from "./sql/executor.ts";
-import { SqlStore } from "./sql/sql-store.ts";
-import { SQLITE_MIGRATIONS } from "./sql/sqlite-migrations.generated.ts";
+import { PembaError } from "../../errors.ts";
+import { sqliteDialect } from "../sql/dialect.ts";
+import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import { asSqlError, measureRows, timed } from "../sql/executor.ts";
+import { SqlStore } from "../sql/sql-store.ts";
+import { SQLITE_MIGRATIONS } from "../sql/sqlite-migrations.generated.ts";
 
 export interface LibsqlStoreOptions {
   onQuery?: QueryObserver;

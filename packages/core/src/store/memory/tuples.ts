@@ -9,17 +9,7 @@
  * - live rows by all six fields: chained hash buckets over `nextL`, to find an existing tuple on write.
  * Slots hold no key: a probe compares the row it points at.
  */
-import {
-  ColumnBlock,
-  emptySlots,
-  hash3,
-  hash5,
-  hash6,
-  LIVE,
-  NONE,
-  nextCapacity,
-  pow2,
-} from "./memory-index.ts";
+import { ColumnBlock, emptySlots, hash3, hash5, hash6, LIVE, NONE, nextCapacity, pow2 } from "./columns.ts";
 
 export class TupleTable {
   /** Rows in use; rows are 0..n-1. */

@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { PembaService } from "../service/pemba-service.ts";
-import { LOAD_TEST_SCHEMA, loadTestData } from "../service/testing/load-test-schema.ts";
-import { describeStoreContract } from "./contract.ts";
-import { LibsqlStore } from "./libsql.ts";
-import { type LazyReplicaOptions, ReplicaStore } from "./replica.ts";
-import { tuple } from "./testing/fixtures.ts";
+import { PembaService } from "../../../service/pemba-service.ts";
+import { LOAD_TEST_SCHEMA, loadTestData } from "../../../service/testing/load-test-schema.ts";
+import { describeStoreContract } from "../../contract/index.ts";
+import { LibsqlStore } from "../../drivers/libsql.ts";
+import { tuple } from "../../testing/fixtures.ts";
+import { type LazyReplicaOptions, ReplicaStore } from "./index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-replica-lazy-"));
 let n = 0;

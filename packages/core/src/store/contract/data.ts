@@ -1,8 +1,8 @@
 /** Contract: writes, deletes, batched engine reads, typed attribute values, isolation and atomicity. */
 import { describe, expect, it } from "vitest";
-import type { Attribute } from "../model.ts";
-import type { StoreHandle } from "./contract.ts";
-import { attr, keys, tuple } from "./testing/fixtures.ts";
+import type { Attribute } from "../../model.ts";
+import { attr, keys, tuple } from "../testing/fixtures.ts";
+import type { StoreHandle } from "./handle.ts";
 
 const bool = (data: boolean) => ({ type: "ATTRIBUTE_TYPE_BOOLEAN" as const, data });
 const int = (data: number) => ({ type: "ATTRIBUTE_TYPE_INTEGER" as const, data });

@@ -1,8 +1,8 @@
 /** Contract: tenants, schema versions and bundles. */
 import { describe, expect, it } from "vitest";
-import type { StoreHandle } from "./contract.ts";
-import type { DataBundle } from "./store.ts";
-import { tuple } from "./testing/fixtures.ts";
+import type { DataBundle } from "../store.ts";
+import { tuple } from "../testing/fixtures.ts";
+import type { StoreHandle } from "./handle.ts";
 
 const bundle = (name: string): DataBundle => ({
   name,
