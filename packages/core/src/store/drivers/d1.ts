@@ -11,6 +11,7 @@
  * AsyncLocalStorage); without it, the store uses one set of sessions for its whole life (tests, cron jobs).
  */
 import { PembaError } from "../../errors.ts";
+import type { QueryBudget, SnapBookmarks } from "../capabilities.ts";
 import { type Dialect, sqliteDialectWith } from "../sql/dialect.ts";
 import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
@@ -220,7 +221,7 @@ class D1Executor implements SqlExecutor {
   async close(): Promise<void> {}
 }
 
-export class D1Store extends SqlStore {
+export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget {
   readonly kind = "d1" as const;
   readonly #sessions: () => D1Sessions;
 

@@ -13,6 +13,7 @@ import {
   type Tuple,
   type TupleFilter,
 } from "../../model.ts";
+import type { ChangeSetSink } from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
 import type {
   AttributeQuery,
@@ -74,7 +75,7 @@ function firstTxAfter(log: TxEntry[], after: number): number {
 
 const ascending = (a: number, b: number) => a - b;
 
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, ChangeSetSink {
   readonly kind = "memory" as const;
   private tenants = new Map<string, TenantData>();
   private head = 0;

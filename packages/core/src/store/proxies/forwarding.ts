@@ -3,6 +3,13 @@
  * and leave the rest to the database (the in-memory replica, proxies/replica/): they override what they answer.
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
+import {
+  type CombinedReads,
+  hasCombinedReads,
+  hasQueryBudget,
+  type QueryBudget,
+  type SnapBookmarks,
+} from "../capabilities.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -19,7 +26,7 @@ import type {
   WriteRequest,
 } from "../store.ts";
 
-export class ForwardingStore implements Store {
+export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, QueryBudget {
   readonly kind: Store["kind"];
   readonly inner: Store;
 
@@ -92,8 +99,7 @@ export class ForwardingStore implements Store {
     attributes: AttributeQuery[],
   ): MaybePromise<[Tuple[], Attribute[]]> {
     const inner = this.inner;
-    if (inner.queryTuplesAndAttributes !== undefined)
-      return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
+    if (hasCombinedReads(inner)) return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
     const t = inner.queryTuples(tenantId, snap, tuples);
     const a = inner.queryAttributes(tenantId, snap, attributes);
     if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
@@ -154,7 +160,7 @@ export class ForwardingStore implements Store {
   }
 
   queriesLeft(): number {
-    return this.inner.queriesLeft?.() ?? Number.POSITIVE_INFINITY;
+    return hasQueryBudget(this.inner) ? this.inner.queriesLeft() : Number.POSITIVE_INFINITY;
   }
 
   close(): Promise<void> {

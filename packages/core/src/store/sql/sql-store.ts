@@ -4,8 +4,8 @@
  */
 import { PembaError } from "../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
+import type { CombinedReads, Freshness, FreshnessSource } from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
-import type { Freshness } from "../proxies/replica/index.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -61,7 +61,7 @@ function page<T>(rows: Row[], limit: number, map: (r: Row) => T, key: (r: Row) =
   return { items, cursor: more ? encodeCursor(key(rows[limit - 1])) : "" };
 }
 
-export abstract class SqlStore implements Store {
+export abstract class SqlStore implements Store, CombinedReads, FreshnessSource {
   abstract readonly kind: "sqlite" | "libsql" | "postgres" | "d1";
   protected readonly exec: SqlExecutor;
 
