@@ -10,10 +10,11 @@
  * Sessions belong to one request: `sessions` returns the current request's (the Worker scopes them with
  * AsyncLocalStorage); without it, the store uses one set of sessions for its whole life (tests, cron jobs).
  */
+import { getTableName, sql } from "drizzle-orm";
 import { PembaError } from "../../errors.ts";
 import type { QueryBudget, SnapBookmarks } from "../capabilities.ts";
-import { type Dialect, sqliteDialectWith } from "../sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import { type Dialect, list, name, P, type Statement, sqliteDialectWith } from "../sql/dialect.ts";
+import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import { D1_LIMITS, type D1Database, type D1DatabaseSession, type D1Queryable } from "./d1-binding.ts";
@@ -29,11 +30,16 @@ export const d1Dialect: Dialect = sqliteDialectWith(45, D1_LIMITS.maxParams);
 
 /**
  * Fails the batch when the tenant does not exist: pemba_meta.value is NOT NULL, so inserting a NULL there aborts
- * the batch with a message naming that column, which no other statement can produce.
+ * the batch with a message naming that column (TENANT_MISSING_MESSAGE), which no other statement can produce.
  */
-const REQUIRE_TENANT =
-  "INSERT INTO pemba_meta (key, value) SELECT 'tenant_missing', NULL WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE id = ?)";
-const TENANT_MISSING_MESSAGE = "pemba_meta.value";
+function requireTenantStatement(id: string): Statement {
+  const { meta, tenants } = d1Dialect.tables;
+  const build = () =>
+    sql`INSERT INTO ${meta} (${list([name(meta.key), name(meta.value)])}) SELECT 'tenant_missing', NULL
+      WHERE NOT EXISTS (SELECT 1 FROM ${tenants} WHERE ${tenants.id} = ${P})`;
+  return d1Dialect.statement("require_tenant", build, [id]);
+}
+const TENANT_MISSING_MESSAGE = `${getTableName(d1Dialect.tables.meta)}.${d1Dialect.tables.meta.value.name}`;
 
 /** The D1 sessions of one request, and how many queries it has sent. */
 export class D1Sessions {
@@ -157,23 +163,23 @@ class D1Executor implements SqlExecutor {
     this.#onQuery = onQuery;
   }
 
-  all(kind: string, sql: string, params: unknown[]): Promise<Row[]> {
+  all<R>(kind: string, s: Statement<R>): Promise<R[]> {
     let rowsRead: number | undefined;
     return timed(
       this.#onQuery,
       kind,
       async () => {
-        assertWithinD1Limits(sql, params, kind);
+        assertWithinD1Limits(s.sql, s.params, kind);
         const sessions = this.#sessions();
         sessions.count(1);
         try {
           const result = await sessions
             .reader()
-            .prepare(sql)
-            .bind(...params)
+            .prepare(s.sql)
+            .bind(...s.params)
             .all();
           rowsRead = result.meta?.rows_read;
-          return result.results;
+          return result.results as R[];
         } catch (e) {
           throw asSqlError(e);
         }
@@ -190,9 +196,7 @@ class D1Executor implements SqlExecutor {
       kind,
       async () => {
         const all =
-          requireTenant === undefined
-            ? statements
-            : [{ sql: REQUIRE_TENANT, params: [requireTenant] }, ...statements];
+          requireTenant === undefined ? statements : [requireTenantStatement(requireTenant), ...statements];
         if (all.length === 0) return [];
         for (const s of all) assertWithinD1Limits(s.sql, s.params, kind);
         const sessions = this.#sessions();

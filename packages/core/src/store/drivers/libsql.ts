@@ -5,9 +5,11 @@
  */
 import { type Client, createClient, type InStatement } from "@libsql/client";
 import { PembaError } from "../../errors.ts";
-import { sqliteDialect } from "../sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import { type Statement, sqliteDialect } from "../sql/dialect.ts";
+import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, measureRows, timed } from "../sql/executor.ts";
+import { tenantExistsStatement } from "../sql/meta-plan.ts";
+import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import { SQLITE_MIGRATIONS } from "../sql/sqlite-migrations.generated.ts";
 
@@ -30,13 +32,13 @@ class LibsqlExecutor implements SqlExecutor {
     this.onQuery = onQuery;
   }
 
-  all(kind: string, sql: string, params: unknown[]): Promise<Row[]> {
+  all<R>(kind: string, s: Statement<R>): Promise<R[]> {
     return timed(
       this.onQuery,
       kind,
       async () => {
-        const rs = await this.client.execute({ sql, args: toArgs(params) });
-        return rs.rows as unknown as Row[];
+        const rs = await this.client.execute({ sql: s.sql, args: toArgs(s.params) });
+        return rs.rows as unknown as R[];
       },
       measureRows,
     );
@@ -48,10 +50,8 @@ class LibsqlExecutor implements SqlExecutor {
       kind,
       async () => {
         if (requireTenant !== undefined) {
-          const rs = await this.client.execute({
-            sql: "SELECT 1 AS found FROM tenants WHERE id = ?",
-            args: [requireTenant],
-          });
+          const check = tenantExistsStatement(this.dialect, requireTenant);
+          const rs = await this.client.execute({ sql: check.sql, args: toArgs(check.params) });
           if (rs.rows.length === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
         }
         if (statements.length === 0) return [];

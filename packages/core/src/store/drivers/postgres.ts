@@ -7,10 +7,13 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { PembaError } from "../../errors.ts";
-import { pgDialect } from "../sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import type { Statement } from "../sql/dialect.ts";
+import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
+import { tenantExistsStatement } from "../sql/meta-plan.ts";
 import { PG_MIGRATIONS_URL } from "../sql/migrations-location.ts";
+import { pgDialect } from "../sql/pg-dialect.ts";
+import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 
 export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
@@ -23,38 +26,18 @@ export interface PostgresStoreOptions {
 
 const INT8_OID = 20;
 
-/** Our statements use `?`; PostgreSQL wants $1, $2, ... */
-function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-}
-
 class PostgresExecutor implements SqlExecutor {
   readonly dialect = pgDialect;
   private readonly pool: pg.Pool;
   private readonly onQuery?: QueryObserver;
-  private readonly texts = new Map<string, string>();
 
   constructor(pool: pg.Pool, onQuery?: QueryObserver) {
     this.pool = pool;
     this.onQuery = onQuery;
   }
 
-  private text(sql: string): string {
-    let t = this.texts.get(sql);
-    if (t === undefined) {
-      t = numbered(sql);
-      if (this.texts.size < 10_000) this.texts.set(sql, t);
-    }
-    return t;
-  }
-
-  all(kind: string, sql: string, params: unknown[]): Promise<Row[]> {
-    return timed(
-      this.onQuery,
-      kind,
-      async () => (await this.pool.query(this.text(sql), params)).rows as Row[],
-    );
+  all<R>(kind: string, s: Statement<R>): Promise<R[]> {
+    return timed(this.onQuery, kind, async () => (await this.pool.query(s.sql, s.params)).rows as R[]);
   }
 
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
@@ -63,12 +46,13 @@ class PostgresExecutor implements SqlExecutor {
       try {
         await client.query("BEGIN");
         if (requireTenant !== undefined) {
-          const found = await client.query("SELECT 1 FROM tenants WHERE id = $1", [requireTenant]);
+          const check = tenantExistsStatement(this.dialect, requireTenant);
+          const found = await client.query(check.sql, check.params);
           if (found.rowCount === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
         }
         const results: StatementResult[] = [];
         for (const s of statements) {
-          const r = await client.query(this.text(s.sql), s.params);
+          const r = await client.query(s.sql, s.params);
           results.push({ rows: r.rows as Row[], changes: r.rowCount ?? 0 });
         }
         await client.query("COMMIT");

@@ -13,10 +13,12 @@ import { drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { PembaError } from "../../errors.ts";
 import type { Attribute, Tuple } from "../../model.ts";
-import { sqliteDialect } from "../sql/dialect.ts";
-import type { QueryObserver, Row, SqlExecutor, Statement, StatementResult } from "../sql/executor.ts";
+import { type Statement, sqliteDialect } from "../sql/dialect.ts";
+import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
+import { tenantExistsStatement } from "../sql/meta-plan.ts";
 import { SQLITE_MIGRATIONS_URL } from "../sql/migrations-location.ts";
+import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import type { AttributeQuery, Snap, SubjectTupleQuery, TupleQuery } from "../store.ts";
 
@@ -68,17 +70,17 @@ class BetterSqliteExecutor implements SqlExecutor {
     return st;
   }
 
-  private runOne(sql: string, params: unknown[]): StatementResult {
-    const st = this.prepare(sql);
+  private runOne(s: Statement<unknown>): StatementResult {
+    const st = this.prepare(s.sql);
     if (st.reader) {
-      const rows = st.all(...params) as Row[];
+      const rows = st.all(...s.params) as Row[];
       return { rows, changes: rows.length };
     }
-    return { rows: [], changes: st.run(...params).changes };
+    return { rows: [], changes: st.run(...s.params).changes };
   }
 
-  all(kind: string, sql: string, params: unknown[]): Row[] {
-    return timed(this.onQuery, kind, () => this.runOne(sql, params).rows);
+  all<R>(kind: string, s: Statement<R>): R[] {
+    return timed(this.onQuery, kind, () => this.runOne(s).rows as R[]);
   }
 
   async transaction(
@@ -88,10 +90,10 @@ class BetterSqliteExecutor implements SqlExecutor {
   ): Promise<StatementResult[]> {
     const run = this.db.transaction(() => {
       if (requireTenant !== undefined) {
-        const found = this.runOne("SELECT 1 AS found FROM tenants WHERE id = ?", [requireTenant]).rows;
+        const found = this.runOne(tenantExistsStatement(this.dialect, requireTenant)).rows;
         if (found.length === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
       }
-      return statements.map((s) => this.runOne(s.sql, s.params));
+      return statements.map((s) => this.runOne(s));
     });
     const started = performance.now();
     for (let wait = BACKOFF_FIRST_MS; ; wait = Math.min(wait * 2, BACKOFF_MAX_MS)) {
