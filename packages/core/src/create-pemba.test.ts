@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPemba, type PembaRuntime } from "./create-pemba.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
-import { MemoryStore } from "./store/memory.ts";
-import { ReplicaStore } from "./store/replica.ts";
-import { SqliteStore } from "./store/sqlite.ts";
+import { SqliteStore } from "./store/drivers/sqlite.ts";
+import { MemoryStore } from "./store/memory/memory-store.ts";
+import { ReplicaStore } from "./store/proxies/replica/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-create-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

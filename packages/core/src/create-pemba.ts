@@ -9,7 +9,7 @@ import { PembaService } from "./service/index.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
-import { type ReplicaLogger, ReplicaStore } from "./store/replica.ts";
+import { type ReplicaLogger, ReplicaStore } from "./store/proxies/replica/index.ts";
 import type { Store } from "./store/store.ts";
 
 export interface PembaRuntime {

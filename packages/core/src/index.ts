@@ -21,12 +21,17 @@ export * from "./schema/index.ts";
 export * from "./service/index.ts";
 export { type DecodedSnapToken, decodeSnapTokenWithBookmark } from "./service/snap-token.ts";
 export * from "./settings/index.ts";
-export { D1Sessions, D1Store, type D1StoreOptions } from "./store/d1.ts";
-export type { D1Database, D1DatabaseSession, D1PreparedStatement, D1Result } from "./store/d1-binding.ts";
-export { D1_LIMITS } from "./store/d1-binding.ts";
-export { ForwardingStore } from "./store/forwarding-store.ts";
-export { LibsqlStore, type LibsqlStoreOptions } from "./store/libsql.ts";
-export { DEFAULT_TENANT, MemoryStore, type MemoryStoreOptions } from "./store/memory.ts";
+export { D1Sessions, D1Store, type D1StoreOptions } from "./store/drivers/d1.ts";
+export type {
+  D1Database,
+  D1DatabaseSession,
+  D1PreparedStatement,
+  D1Result,
+} from "./store/drivers/d1-binding.ts";
+export { D1_LIMITS } from "./store/drivers/d1-binding.ts";
+export { LibsqlStore, type LibsqlStoreOptions } from "./store/drivers/libsql.ts";
+export { DEFAULT_TENANT, MemoryStore, type MemoryStoreOptions } from "./store/memory/memory-store.ts";
+export { ForwardingStore } from "./store/proxies/forwarding.ts";
 export {
   DEFAULT_REPLICA_MAX_ROWS,
   DEFAULT_REPLICA_REFRESH_MS,
@@ -35,7 +40,7 @@ export {
   type ReplicaOptions,
   type ReplicaStats,
   ReplicaStore,
-} from "./store/replica.ts";
+} from "./store/proxies/replica/index.ts";
 export type { QueryObserver } from "./store/sql/executor.ts";
 export * from "./store/store.ts";
 export * from "./validation/index.ts";

@@ -2,6 +2,9 @@
  * @pemba/core/node: what needs Node (node:fs, native or TCP drivers): the embedded SQLite driver
  * (better-sqlite3), PostgreSQL (pg), opening a store from a database URL, and migrations read from disk.
  */
+
+export { PostgresStore, type PostgresStoreOptions } from "./store/drivers/postgres.ts";
+export { SqliteStore, type SqliteStoreOptions, sqlitePath } from "./store/drivers/sqlite.ts";
 export {
   driverFor,
   migrate,
@@ -9,5 +12,3 @@ export {
   openStore,
   type StoreDriver,
 } from "./store/open.ts";
-export { PostgresStore, type PostgresStoreOptions } from "./store/postgres.ts";
-export { SqliteStore, type SqliteStoreOptions, sqlitePath } from "./store/sqlite.ts";

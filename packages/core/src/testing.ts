@@ -10,8 +10,9 @@ export {
   VIEW_PAIRS,
 } from "./service/testing/load-test-schema.ts";
 export { describeStatementCounts, type Opener } from "./service/testing/statement-counts.ts";
-export { describeStoreContract, type StoreHandle } from "./store/contract.ts";
+export { describeStoreContract, type StoreHandle } from "./store/contract/index.ts";
 /** SQL plans and dialects, for benchmarks that compare statement shapes (loadtest/bench-key-lists.ts). */
-export { d1Dialect, sqliteDialect } from "./store/sql/dialect.ts";
+export { d1Dialect } from "./store/drivers/d1.ts";
+export { sqliteDialect } from "./store/sql/dialect.ts";
 export { queryTuplesStatement } from "./store/sql/read-plan.ts";
 export { attr, keys, tuple } from "./store/testing/fixtures.ts";

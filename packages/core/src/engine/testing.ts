@@ -8,7 +8,7 @@ import {
   parseSubjectString,
   parseTupleString,
 } from "../schema/index.ts";
-import { MemoryStore } from "../store/memory.ts";
+import { MemoryStore } from "../store/memory/memory-store.ts";
 import type { Store } from "../store/store.ts";
 import { check } from "./check.ts";
 import { EvaluationPool } from "./evaluation/pool.ts";

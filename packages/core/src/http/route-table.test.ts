@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PembaService } from "../service/index.ts";
-import { MemoryStore } from "../store/memory.ts";
+import { MemoryStore } from "../store/memory/memory-store.ts";
 import { createApp } from "./app.ts";
 import type { RequestInfo } from "./pipeline.ts";
 import { matchRoute, ROUTE_LIST, ROUTES } from "./route-table.ts";

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LibsqlStore } from "../store/libsql.ts";
-import { SqliteStore } from "../store/sqlite.ts";
+import { LibsqlStore } from "../store/drivers/libsql.ts";
+import { SqliteStore } from "../store/drivers/sqlite.ts";
 import type { Store } from "../store/store.ts";
 import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
 

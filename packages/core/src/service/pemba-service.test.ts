@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { PembaError } from "../errors.ts";
 import type { Tuple } from "../model.ts";
-import { MemoryStore } from "../store/memory.ts";
+import { MemoryStore } from "../store/memory/memory-store.ts";
 import { PembaService } from "./pemba-service.ts";
 
 const SCHEMA = `entity user {}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compileSchema } from "../compile/index.ts";
 import { parseSchema } from "../schema/index.ts";
-import { MemoryStore } from "../store/memory.ts";
+import { MemoryStore } from "../store/memory/memory-store.ts";
 import { estimatedBytes, HEAP_BYTES_PER_CHAR, SchemaRegistry } from "./schema-registry.ts";
 
 const TEXT = "entity user {}";

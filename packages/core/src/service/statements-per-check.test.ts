@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll } from "vitest";
-import { LibsqlStore } from "../store/libsql.ts";
-import { PostgresStore } from "../store/postgres.ts";
+import { LibsqlStore } from "../store/drivers/libsql.ts";
+import { PostgresStore } from "../store/drivers/postgres.ts";
 import { type PostgresServer, startPostgres } from "../store/testing/postgres-server.ts";
 import { describeStatementCounts } from "./testing/statement-counts.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseTupleString } from "../schema/index.ts";
-import { MemoryStore } from "../store/memory.ts";
+import { MemoryStore } from "../store/memory/memory-store.ts";
 import type { WatchBatch } from "./watch.ts";
 import { WatchHub } from "./watch.ts";
 

@@ -8,7 +8,7 @@ import type { z } from "zod";
 import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
 import { parsePresharedKeys } from "../http/auth/preshared.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
-import { DEFAULT_REPLICA_MAX_ROWS } from "../store/replica.ts";
+import { DEFAULT_REPLICA_MAX_ROWS } from "../store/proxies/replica/index.ts";
 import { count, duration, fromParser, list, oneOf, onOff, port, someOf, text, url } from "./parsers.ts";
 
 export type Runtime = "node" | "worker";

@@ -3,29 +3,29 @@
  * `libsql:`, `http(s):`, `ws(s):` and `file:` -> LibsqlStore; anything else (a path, `sqlite://path`, default
  * ./pemba.db) -> SqliteStore. Opening a SQL store applies the pending migrations.
  */
+
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@libsql/client";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { LibsqlStore } from "./libsql.ts";
-import { MemoryStore } from "./memory.ts";
-import { PostgresStore } from "./postgres.ts";
-import { type ReplicaOptions, ReplicaStore } from "./replica.ts";
+import { DEFAULT_DATABASE } from "../settings/definition.ts";
+import { LibsqlStore } from "./drivers/libsql.ts";
+import { PostgresStore } from "./drivers/postgres.ts";
+import { SqliteStore, sqlitePath } from "./drivers/sqlite.ts";
+import { MemoryStore } from "./memory/memory-store.ts";
+import { type ReplicaOptions, ReplicaStore } from "./proxies/replica/index.ts";
 import type { QueryObserver } from "./sql/executor.ts";
 import { PG_MIGRATIONS_URL, SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
-import { SqliteStore, sqlitePath } from "./sqlite.ts";
 import type { Store } from "./store.ts";
-
-export const DEFAULT_DATABASE = "./pemba.db";
 
 export interface OpenStoreOptions {
   /** Time per statement kind ("query_tuples", "write", ...), for metrics. SQL drivers only. */
   onQuery?: QueryObserver;
   /** libSQL auth token (remote URLs). */
   authToken?: string;
-  /** Put an in-memory replica in front of a SQL store (see store/replica.ts); ignored for `memory:`. */
+  /** Put an in-memory replica in front of a SQL store (see proxies/replica/); ignored for `memory:`. */
   replica?: ReplicaOptions;
 }
 
@@ -38,7 +38,10 @@ export function driverFor(url: string): StoreDriver {
   return "sqlite";
 }
 
-export async function openStore(url: string = DEFAULT_DATABASE, opts: OpenStoreOptions = {}): Promise<Store> {
+export async function openStore(
+  url: string = DEFAULT_DATABASE.node,
+  opts: OpenStoreOptions = {},
+): Promise<Store> {
   const driver = driverFor(url);
   if (driver === "memory" || opts.replica === undefined) return openDriver(url, opts);
   const inner = await openDriver(url, opts);
@@ -104,7 +107,7 @@ function migrationTags(driver: StoreDriver): string[] {
 
 /** Creates or upgrades the tables at `url`; returns the names of the migrations it applied. */
 export async function migrate(
-  url: string = DEFAULT_DATABASE,
+  url: string = DEFAULT_DATABASE.node,
   opts: OpenStoreOptions = {},
 ): Promise<string[]> {
   const driver = driverFor(url);

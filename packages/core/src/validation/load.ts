@@ -16,7 +16,7 @@ import {
   validateAttribute,
   validateTuple,
 } from "../schema/index.ts";
-import { MemoryStore } from "../store/memory.ts";
+import { MemoryStore } from "../store/memory/memory-store.ts";
 import type { Snap, Store } from "../store/store.ts";
 import type { RunAbort, RunProblem } from "./report.ts";
 import { loadSchemaText } from "./schema-source.ts";

@@ -123,7 +123,7 @@ describe("D1 sessions", () => {
       coldService().check("t1", { schemaVersion: "", snapToken: token, depth: 10 }, query("1", "alice")),
     );
     expect(cold.result.can).toBe("CHECK_RESULT_ALLOWED");
-    expect(cold.log.some((s) => s.sql.includes("FROM schemas"))).toBe(true);
+    expect(cold.log.some((s) => s.sql.includes('FROM "schemas"'))).toBe(true);
     expect(cold.log.filter((s) => s.target === "replica")).toEqual([]);
     await db.catchUp();
   });

@@ -1,7 +1,7 @@
 /** TEST SUPPORT ONLY: a Pemba app over real HTTP on a MemoryStore (or a given store), plus request helpers. */
 
 import { PembaService } from "../../service/index.ts";
-import { MemoryStore } from "../../store/memory.ts";
+import { MemoryStore } from "../../store/memory/memory-store.ts";
 import type { Store } from "../../store/store.ts";
 import { type AppOptions, createApp } from "../app.ts";
 import { listen } from "./node-listen.ts";

@@ -1,14 +1,8 @@
 /** What the shared SQL store needs from a driver: run one statement, or several in one transaction. */
 import { isPembaError, PembaError } from "../../errors.ts";
-import type { MaybePromise } from "../store.ts";
-import type { Dialect } from "./dialect.ts";
-
-export type Row = Record<string, unknown>;
-
-export interface Statement {
-  sql: string;
-  params: unknown[];
-}
+import type { MaybePromise } from "../types.ts";
+import type { Dialect, Statement } from "./dialect.ts";
+import type { Row } from "./rows.ts";
 
 export interface StatementResult {
   rows: Row[];
@@ -29,7 +23,7 @@ export type QueryMeasure<T> = (result: T) => [number, number];
 export interface SqlExecutor {
   readonly dialect: Dialect;
   /** One statement; synchronous drivers answer with a plain array. */
-  all(kind: string, sql: string, params: unknown[]): MaybePromise<Row[]>;
+  all<R>(kind: string, statement: Statement<R>): MaybePromise<R[]>;
   /**
    * Runs the statements in one transaction and returns each one's result. When `requireTenant` is given the
    * tenant must exist (checked first) or the call fails with ERROR_CODE_TENANT_NOT_FOUND and writes nothing.
@@ -69,7 +63,7 @@ export function timed<T>(
 }
 
 /** `all`'s measure: the rows it returned, one statement. */
-export const measureRows: QueryMeasure<Row[]> = (rows) => [rows.length, 1];
+export const measureRows: QueryMeasure<unknown[]> = (rows) => [rows.length, 1];
 
 /** Database failures surface as Permify's ERROR_CODE_SQL_EXECUTION; our own errors pass through. */
 export function asSqlError(e: unknown): PembaError {

@@ -1,88 +1,98 @@
-/** SQL pieces shared by reads and writes: visibility at a snap, filters, row mapping. */
-import type { Attribute, AttributeFilter, AttributeValue, Tuple, TupleFilter } from "../../model.ts";
-import type { Dialect, Fragment } from "./dialect.ts";
-import type { Row } from "./executor.ts";
+/** SQL pieces shared by reads and writes: column lists, the counters, visibility at a snap, the filters. */
+import { type Column, type SQL, sql } from "drizzle-orm";
+import type { AttributeFilter, TupleFilter } from "../../model.ts";
+import { type Dialect, P, type Tables } from "./dialect.ts";
+
+/** A tuple's key: every column but the tenant and the history. */
+export const tupleColumns = (t: Tables["tuples"]): Column[] => [
+  t.entityType,
+  t.entityId,
+  t.relation,
+  t.subjectType,
+  t.subjectId,
+  t.subjectRelation,
+];
+/** An attribute's key; its value follows it (attributeColumns). */
+export const attributeKeyColumns = (a: Tables["attributes"]): Column[] => [
+  a.entityType,
+  a.entityId,
+  a.attribute,
+];
+export const attributeColumns = (a: Tables["attributes"]): Column[] => [
+  ...attributeKeyColumns(a),
+  a.valueType,
+  a.value,
+];
+
+/** Reads a store-wide counter: "tx" (the last transaction id) or "gc_horizon" (snaps below it are expired). */
+export function counter(d: Dialect, key: "tx" | "gc_horizon"): SQL {
+  const { meta } = d.tables;
+  return sql`SELECT ${meta.value} FROM ${meta} WHERE ${meta.key} = ${sql.raw(`'${key}'`)}`;
+}
 
 /** The current transaction id inside a write transaction (bumped by its first statement). */
-export const CURRENT_TX = "(SELECT value FROM pemba_meta WHERE key = 'tx')";
+export const currentTx = (d: Dialect): SQL => sql`(${counter(d, "tx")})`;
 
-export const TUPLE_COLUMNS = "entity_type, entity_id, relation, subject_type, subject_id, subject_relation";
-export const ATTRIBUTE_COLUMNS = "entity_type, entity_id, attribute, value_type, value";
+/** The GC horizon: snaps below it are expired and history at or before it is gone. */
+export const gcHorizon = (d: Dialect): SQL => sql`(${counter(d, "gc_horizon")})`;
 
 /**
- * Rows of table alias `t` visible at `snap`. The unary `+` keeps SQLite's planner (no statistics) from picking the
- * created_tx index over the lookup indexes; it changes nothing for PostgreSQL.
+ * Rows of `t` visible at a snap, bound twice (`snap, snap`). The unary `+` keeps SQLite's planner (no statistics)
+ * from picking the created_tx index over the lookup indexes; it changes nothing for PostgreSQL.
  */
-export const visibleAt = (t: string, snap: number): Fragment => ({
-  sql: `+${t}.created_tx <= ? AND (${t}.deleted_tx IS NULL OR ${t}.deleted_tx > ?)`,
-  params: [snap, snap],
-});
+export const visibleAt = (t: Tables["tuples"] | Tables["attributes"]): SQL =>
+  sql`+${t.createdTx} <= ${P} AND (${t.deletedTx} IS NULL OR ${t.deletedTx} > ${P})`;
 
-export function join(parts: Fragment[], separator: string): Fragment {
-  return { sql: parts.map((p) => p.sql).join(separator), params: parts.flatMap((p) => p.params) };
+/** A filter's conditions (empty strings and lists match anything): `shape` names which, `params` binds them. */
+export interface Filter<K extends string> {
+  readonly shape: string;
+  readonly conditions: { column: K; list: boolean }[];
+  readonly params: unknown[];
 }
 
-/** `AND ...` conditions on table alias `t` for a tuple filter (empty = any). */
-export function tupleFilterSql(d: Dialect, t: string, f: TupleFilter): Fragment {
-  const parts: Fragment[] = [];
-  const eq = (col: string, v: string | undefined) => {
-    if (v) parts.push({ sql: ` AND ${t}.${col} = ?`, params: [v] });
-  };
-  const inIds = (col: string, ids: string[] | undefined) => {
-    if (ids && ids.length > 0) {
-      const f = d.inList(`${t}.${col}`, ids);
-      parts.push({ sql: ` AND ${f.sql}`, params: f.params });
-    }
-  };
-  eq("entity_type", f.entity?.type);
-  inIds("entity_id", f.entity?.ids);
-  eq("relation", f.relation);
-  eq("subject_type", f.subject?.type);
-  inIds("subject_id", f.subject?.ids);
-  eq("subject_relation", f.subject?.relation);
-  return join(parts, "");
-}
+type TupleColumn = "entityType" | "entityId" | "relation" | "subjectType" | "subjectId" | "subjectRelation";
+type AttributeColumn = "entityType" | "entityId" | "attribute";
 
-export function attributeFilterSql(d: Dialect, t: string, f: AttributeFilter): Fragment {
-  const parts: Fragment[] = [];
-  if (f.entity?.type) parts.push({ sql: ` AND ${t}.entity_type = ?`, params: [f.entity.type] });
-  for (const [col, list] of [
-    ["entity_id", f.entity?.ids],
-    ["attribute", f.attributes],
-  ] as const) {
-    if (list && list.length > 0) {
-      const inList = d.inList(`${t}.${col}`, list);
-      parts.push({ sql: ` AND ${inList.sql}`, params: inList.params });
+function filterOf<K extends string>(d: Dialect, parts: [K, string | string[] | undefined][]): Filter<K> {
+  const conditions: { column: K; list: boolean }[] = [];
+  const params: unknown[] = [];
+  for (const [column, value] of parts) {
+    if (Array.isArray(value)) {
+      if (value.length === 0) continue;
+      conditions.push({ column, list: true });
+      params.push(d.listParam(value));
+    } else if (value) {
+      conditions.push({ column, list: false });
+      params.push(value);
     }
   }
-  return join(parts, "");
-}
-
-export function rowToTuple(r: Row): Tuple {
   return {
-    entity: { type: r.entity_type as string, id: r.entity_id as string },
-    relation: r.relation as string,
-    subject: {
-      type: r.subject_type as string,
-      id: r.subject_id as string,
-      relation: r.subject_relation as string,
-    },
+    shape: conditions.map((c) => (c.list ? `${c.column}[]` : c.column)).join(","),
+    conditions,
+    params,
   };
 }
 
-export function rowToAttribute(r: Row): Attribute {
-  return {
-    entity: { type: r.entity_type as string, id: r.entity_id as string },
-    attribute: r.attribute as string,
-    value: { type: r.value_type as AttributeValue["type"], data: JSON.parse(r.value as string) },
-  };
-}
+export const tupleFilter = (d: Dialect, f: TupleFilter): Filter<TupleColumn> =>
+  filterOf<TupleColumn>(d, [
+    ["entityType", f.entity?.type],
+    ["entityId", f.entity?.ids],
+    ["relation", f.relation],
+    ["subjectType", f.subject?.type],
+    ["subjectId", f.subject?.ids],
+    ["subjectRelation", f.subject?.relation],
+  ]);
 
-export const tupleCells = (t: Tuple): string[] => [
-  t.entity.type,
-  t.entity.id,
-  t.relation,
-  t.subject.type,
-  t.subject.id,
-  t.subject.relation,
-];
+export const attributeFilter = (d: Dialect, f: AttributeFilter): Filter<AttributeColumn> =>
+  filterOf<AttributeColumn>(d, [
+    ["entityType", f.entity?.type],
+    ["entityId", f.entity?.ids],
+    ["attribute", f.attributes],
+  ]);
+
+/** `AND ...` for each of the filter's conditions on the columns of `t`. */
+export function filterSql<K extends string>(d: Dialect, t: Record<K, Column>, f: Filter<K>): SQL {
+  return sql.join(
+    f.conditions.map((c) => (c.list ? sql` AND ${d.inList(t[c.column])}` : sql` AND ${t[c.column]} = ${P}`)),
+  );
+}

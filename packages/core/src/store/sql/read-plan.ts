@@ -1,43 +1,78 @@
 /** The read statements: each engine read batch is ONE statement joining the bound query rows to the table. */
+import { aliasedTable, type Column, type SQL, sql } from "drizzle-orm";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
-import type { AttributeQuery, ChangeSet, DataChange, SubjectTupleQuery, TupleQuery } from "../store.ts";
-import type { Dialect, Fragment } from "./dialect.ts";
-import type { Row, Statement } from "./executor.ts";
+import type { AttributeQuery, ChangeSet, DataChange, SubjectTupleQuery, TupleQuery } from "../types.ts";
+import { type Dialect, type KeyList, list, name, P, type Statement, type Tables } from "./dialect.ts";
 import {
-  attributeFilterSql,
-  join,
-  rowToAttribute,
-  rowToTuple,
-  tupleFilterSql,
+  attributeColumns,
+  attributeFilter,
+  type Filter,
+  filterSql,
+  gcHorizon,
+  tupleColumns,
+  tupleFilter,
   visibleAt,
 } from "./fragments.ts";
+import { type AttributeRow, rowToAttribute, rowToTuple, type TupleRow } from "./rows.ts";
+import { INDEXES } from "./sqlite-tables.ts";
 
-const TUPLE_SELECT =
-  "t.entity_type, t.entity_id, t.relation, t.subject_type, t.subject_id, t.subject_relation";
-const ATTRIBUTE_SELECT = "t.entity_type, t.entity_id, t.attribute, t.value_type, t.value";
-/** The columns of both tables in one row shape (`is_attribute` tells them apart), for the combined read. */
-const NULL_TEXT = "CAST(NULL AS TEXT)";
-const TUPLE_AS_READ = `0 AS is_attribute, ${TUPLE_SELECT}, ${NULL_TEXT} AS attribute, ${NULL_TEXT} AS value_type, ${NULL_TEXT} AS value`;
-const ATTRIBUTE_AS_READ = `1 AS is_attribute, t.entity_type, t.entity_id, ${NULL_TEXT} AS relation, ${NULL_TEXT} AS subject_type, ${NULL_TEXT} AS subject_id, ${NULL_TEXT} AS subject_relation, t.attribute, t.value_type, t.value`;
+type TuplesAlias = Tables["tuples"];
+type AttributesAlias = Tables["attributes"];
+
+/** One row shape for both tables (`is_attribute` tells them apart), for the combined level read. */
+export type ReadRow = (TupleRow & { is_attribute: 0 }) | (AttributeRow & { is_attribute: 1 });
+/** A row of a paged read: the row id is the cursor. */
+type Paged<R> = R & { id: number };
+/** A changed row of either table, `kind` 't' (tuple) or 'a' (attribute). */
+export type ChangedRow = { id: number; created_tx: number; deleted_tx: number | null } & (
+  | (TupleRow & { kind: "t" })
+  | (AttributeRow & { kind: "a" })
+);
+
+const nullText = sql`CAST(NULL AS TEXT)`;
+
+type Select<T> = (d: Dialect, t: T) => SQL;
+const tupleSelect: Select<TuplesAlias> = (_d, t) => list(tupleColumns(t));
+const attributeSelect: Select<AttributesAlias> = (_d, t) => list(attributeColumns(t));
+const tupleAsRead: Select<TuplesAlias> = (d, t) => {
+  const a = d.tables.attributes;
+  return sql`0 AS is_attribute, ${list(tupleColumns(t))}, ${list([a.attribute, a.valueType, a.value].map((c) => sql`${nullText} AS ${name(c)}`))}`;
+};
+const attributeAsRead: Select<AttributesAlias> = (d, t) => {
+  const u = d.tables.tuples;
+  const nulls = [u.relation, u.subjectType, u.subjectId, u.subjectRelation].map(
+    (c) => sql`${nullText} AS ${name(c)}`,
+  );
+  return sql`1 AS is_attribute, ${t.entityType}, ${t.entityId}, ${list(nulls)}, ${t.attribute}, ${t.valueType}, ${t.value}`;
+};
+
+function entityKeys(queries: TupleQuery[]): string[][] {
+  const keys: string[][] = [];
+  for (const q of queries) {
+    for (const id of q.entityIds) for (const r of q.relations) keys.push([q.entityType, id, r]);
+  }
+  return keys;
+}
+
+function tuplesByEntity(d: Dialect, keys: KeyList, select: Select<TuplesAlias>): SQL {
+  const t = aliasedTable(d.tables.tuples, "t");
+  return sql`SELECT ${select(d, t)} FROM ${d.from(d.tables.tuples, t, INDEXES.tuplesEntity)}
+    WHERE ${t.tenantId} = ${P} AND ${d.keyIn([t.entityType, t.entityId, t.relation], keys)} AND ${visibleAt(t)}`;
+}
 
 export function queryTuplesStatement(
   d: Dialect,
   tenantId: string,
   snap: number,
   queries: TupleQuery[],
-  select = TUPLE_SELECT,
-): Statement {
-  const keys: string[][] = [];
-  for (const q of queries) {
-    for (const id of q.entityIds) for (const r of q.relations) keys.push([q.entityType, id, r]);
-  }
-  const match = d.keyIn(["t.entity_type", "t.entity_id", "t.relation"], keys);
-  const vis = visibleAt("t", snap);
-  return {
-    sql: `SELECT ${select} FROM ${d.table("tuples", "t", "tuples_entity_idx")}
-      WHERE t.tenant_id = ? AND ${match.sql} AND ${vis.sql}`,
-    params: [tenantId, ...match.params, ...vis.params],
-  };
+): Statement<TupleRow> {
+  const keys = d.keyList(entityKeys(queries), 3);
+  return d.statement(`query_tuples ${keys.shape}`, () => tuplesByEntity(d, keys, tupleSelect), [
+    tenantId,
+    ...keys.params,
+    snap,
+    snap,
+  ]);
 }
 
 export function querySubjectTuplesStatement(
@@ -45,32 +80,31 @@ export function querySubjectTuplesStatement(
   tenantId: string,
   snap: number,
   queries: SubjectTupleQuery[],
-): Statement {
-  const keys: string[][] = [];
+): Statement<TupleRow> {
+  const rows: string[][] = [];
   for (const q of queries) {
     for (const id of q.subjectIds) {
-      for (const r of q.relations) keys.push([q.subjectType, id, q.subjectRelation, q.entityType, r]);
+      for (const r of q.relations) rows.push([q.subjectType, id, q.subjectRelation, q.entityType, r]);
     }
   }
-  const match = d.keyIn(
-    ["t.subject_type", "t.subject_id", "t.subject_relation", "t.entity_type", "t.relation"],
-    keys,
-  );
-  const vis = visibleAt("t", snap);
-  return {
-    sql: `SELECT ${TUPLE_SELECT} FROM ${d.table("tuples", "t", "tuples_subject_idx")}
-      WHERE t.tenant_id = ? AND ${match.sql} AND ${vis.sql}`,
-    params: [tenantId, ...match.params, ...vis.params],
+  const keys = d.keyList(rows, 5);
+  const build = () => {
+    const t = aliasedTable(d.tables.tuples, "t");
+    const match = d.keyIn([t.subjectType, t.subjectId, t.subjectRelation, t.entityType, t.relation], keys);
+    return sql`SELECT ${tupleSelect(d, t)} FROM ${d.from(d.tables.tuples, t, INDEXES.tuplesSubject)}
+      WHERE ${t.tenantId} = ${P} AND ${match} AND ${visibleAt(t)}`;
   };
+  return d.statement(`query_subject_tuples ${keys.shape}`, build, [tenantId, ...keys.params, snap, snap]);
 }
 
-export function queryAttributesStatement(
-  d: Dialect,
-  tenantId: string,
-  snap: number,
-  queries: AttributeQuery[],
-  select = ATTRIBUTE_SELECT,
-): Statement {
+/** Attribute reads by entity id, and by type (every entity of the type) for queries without ids. */
+interface AttributeKeys {
+  byId?: KeyList;
+  byType?: KeyList;
+  shape: string;
+}
+
+function attributeKeys(d: Dialect, queries: AttributeQuery[]): AttributeKeys {
   const byId: string[][] = [];
   const byType: string[][] = [];
   for (const q of queries) {
@@ -79,25 +113,40 @@ export function queryAttributesStatement(
       else byType.push([q.entityType, a]);
     }
   }
-  const parts = [];
-  const vis = visibleAt("t", snap);
-  if (byId.length > 0 || byType.length === 0) {
-    const match = d.keyIn(["t.entity_type", "t.entity_id", "t.attribute"], byId);
-    parts.push({
-      sql: `SELECT ${select} FROM ${d.table("attributes", "t", "attributes_entity_idx")}
-        WHERE t.tenant_id = ? AND ${match.sql} AND ${vis.sql}`,
-      params: [tenantId, ...match.params, ...vis.params],
-    });
-  }
-  if (byType.length > 0) {
-    const match = d.keyIn(["t.entity_type", "t.attribute"], byType);
-    parts.push({
-      sql: `SELECT ${select} FROM ${d.table("attributes", "t", "attributes_entity_idx")}
-        WHERE t.tenant_id = ? AND ${match.sql} AND ${vis.sql}`,
-      params: [tenantId, ...match.params, ...vis.params],
-    });
-  }
-  return join(parts, " UNION ALL ");
+  const id = byId.length > 0 || byType.length === 0 ? d.keyList(byId, 3) : undefined;
+  const type = byType.length > 0 ? d.keyList(byType, 2) : undefined;
+  return { byId: id, byType: type, shape: `${id?.shape ?? "-"} ${type?.shape ?? "-"}` };
+}
+
+function attributeParams(tenantId: string, snap: number, k: AttributeKeys): unknown[] {
+  const params: unknown[] = [];
+  for (const keys of [k.byId, k.byType]) if (keys) params.push(tenantId, ...keys.params, snap, snap);
+  return params;
+}
+
+function attributesByEntity(d: Dialect, k: AttributeKeys, select: Select<AttributesAlias>): SQL {
+  const t = aliasedTable(d.tables.attributes, "t");
+  const part = (keys: KeyList, columns: Column[]) =>
+    sql`SELECT ${select(d, t)} FROM ${d.from(d.tables.attributes, t, INDEXES.attributesEntity)}
+      WHERE ${t.tenantId} = ${P} AND ${d.keyIn(columns, keys)} AND ${visibleAt(t)}`;
+  const parts: SQL[] = [];
+  if (k.byId) parts.push(part(k.byId, [t.entityType, t.entityId, t.attribute]));
+  if (k.byType) parts.push(part(k.byType, [t.entityType, t.attribute]));
+  return sql.join(parts, sql` UNION ALL `);
+}
+
+export function queryAttributesStatement(
+  d: Dialect,
+  tenantId: string,
+  snap: number,
+  queries: AttributeQuery[],
+): Statement<AttributeRow> {
+  const k = attributeKeys(d, queries);
+  return d.statement(
+    `query_attributes ${k.shape}`,
+    () => attributesByEntity(d, k, attributeSelect),
+    attributeParams(tenantId, snap, k),
+  );
 }
 
 /** queryTuples and queryAttributes of one walk level as ONE statement; rows split by `splitReads`. */
@@ -107,40 +156,58 @@ export function queryReadsStatement(
   snap: number,
   tuples: TupleQuery[],
   attributes: AttributeQuery[],
-): Statement {
-  return join(
-    [
-      queryTuplesStatement(d, tenantId, snap, tuples, TUPLE_AS_READ),
-      queryAttributesStatement(d, tenantId, snap, attributes, ATTRIBUTE_AS_READ),
-    ],
-    " UNION ALL ",
-  );
+): Statement<ReadRow> {
+  const keys = d.keyList(entityKeys(tuples), 3);
+  const k = attributeKeys(d, attributes);
+  const build = () =>
+    sql`${tuplesByEntity(d, keys, tupleAsRead)} UNION ALL ${attributesByEntity(d, k, attributeAsRead)}`;
+  return d.statement(`query_reads ${keys.shape} ${k.shape}`, build, [
+    tenantId,
+    ...keys.params,
+    snap,
+    snap,
+    ...attributeParams(tenantId, snap, k),
+  ]);
 }
 
-export function splitReads(rows: Row[]): [Tuple[], Attribute[]] {
+export function splitReads(rows: ReadRow[]): [Tuple[], Attribute[]] {
   const tuples: Tuple[] = [];
   const attributes: Attribute[] = [];
   for (const r of rows) {
-    if (Number(r.is_attribute) === 1) attributes.push(rowToAttribute(r));
+    if (r.is_attribute === 1) attributes.push(rowToAttribute(r));
     else tuples.push(rowToTuple(r));
   }
   return [tuples, attributes];
 }
 
-export function listObjectIdsStatement(d: Dialect, tenantId: string, snap: number, type: string): Statement {
-  const vis = visibleAt("t", snap);
-  const part = (table: string, column: string, typeColumn: string, index: string) => ({
-    sql: `SELECT t.${column} AS id FROM ${d.table(table, "t", index)} WHERE t.tenant_id = ? AND t.${typeColumn} = ? AND ${vis.sql}`,
-    params: [tenantId, type, ...vis.params],
-  });
-  return join(
-    [
-      part("tuples", "entity_id", "entity_type", "tuples_entity_idx"),
-      part("tuples", "subject_id", "subject_type", "tuples_subject_idx"),
-      part("attributes", "entity_id", "entity_type", "attributes_entity_idx"),
-    ],
-    " UNION ",
-  );
+export function listObjectIdsStatement(
+  d: Dialect,
+  tenantId: string,
+  snap: number,
+  type: string,
+): Statement<{ id: string }> {
+  const build = () => {
+    const tuples = aliasedTable(d.tables.tuples, "t");
+    const attributes = aliasedTable(d.tables.attributes, "t");
+    const part = (t: TuplesAlias | AttributesAlias, from: SQL, id: Column, idType: Column) =>
+      sql`SELECT ${id} AS id FROM ${from} WHERE ${t.tenantId} = ${P} AND ${idType} = ${P} AND ${visibleAt(t)}`;
+    const fromTuples = (index: string) => d.from(d.tables.tuples, tuples, index);
+    return sql.join(
+      [
+        part(tuples, fromTuples(INDEXES.tuplesEntity), tuples.entityId, tuples.entityType),
+        part(tuples, fromTuples(INDEXES.tuplesSubject), tuples.subjectId, tuples.subjectType),
+        part(
+          attributes,
+          d.from(d.tables.attributes, attributes, INDEXES.attributesEntity),
+          attributes.entityId,
+          attributes.entityType,
+        ),
+      ],
+      sql` UNION `,
+    );
+  };
+  const params = [tenantId, type, snap, snap];
+  return d.statement("list_object_ids", build, [...params, ...params, ...params]);
 }
 
 /**
@@ -149,27 +216,29 @@ export function listObjectIdsStatement(d: Dialect, tenantId: string, snap: numbe
  * and only 2 x `limit` rows are ever sorted: `deleted_tx IS NULL OR deleted_tx > ?` in one WHERE makes SQLite
  * sort every remaining row of the tenant for each page (quadratic over a paged full read).
  */
-function pagedVisible(
-  table: string,
-  select: string,
+function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias) & Record<K, Column>, R>(
+  d: Dialect,
+  kind: string,
+  table: T,
+  columns: (t: T) => Column[],
+  filter: Filter<K>,
   tenantId: string,
   snap: number,
-  where: Fragment,
   afterId: number,
   limit: number,
-): Statement {
-  const half = (deleted: string, deletedParams: unknown[]) => ({
-    sql: `SELECT * FROM (SELECT t.id, ${select} FROM ${table} t
-      WHERE t.tenant_id = ? AND ${deleted} AND t.id > ? AND +t.created_tx <= ?${where.sql}
-      ORDER BY t.id LIMIT ?) h`,
-    params: [tenantId, ...deletedParams, afterId, snap, ...where.params, limit],
-  });
-  const live = half("t.deleted_tx IS NULL", []);
-  const gone = half("t.deleted_tx > ?", [snap]);
-  return {
-    sql: `SELECT * FROM (${live.sql} UNION ALL ${gone.sql}) u ORDER BY id LIMIT ?`,
-    params: [...live.params, ...gone.params, limit],
+): Statement<Paged<R>> {
+  const build = () => {
+    const t = aliasedTable(table, "t");
+    const half = (deleted: SQL) =>
+      sql`SELECT * FROM (SELECT ${t.id}, ${list(columns(t))} FROM ${table} ${t}
+        WHERE ${t.tenantId} = ${P} AND ${deleted} AND ${t.id} > ${P} AND +${t.createdTx} <= ${P}${filterSql(d, t, filter)}
+        ORDER BY ${t.id} LIMIT ${P}) h`;
+    return sql`SELECT * FROM (${half(sql`${t.deletedTx} IS NULL`)} UNION ALL ${half(sql`${t.deletedTx} > ${P}`)}) u
+      ORDER BY ${name(table.id)} LIMIT ${P}`;
   };
+  const live = [tenantId, afterId, snap, ...filter.params, limit];
+  const gone = [tenantId, snap, afterId, snap, ...filter.params, limit];
+  return d.statement(`${kind} ${filter.shape}`, build, [...live, ...gone, limit]);
 }
 
 export function readTuplesStatement(
@@ -179,9 +248,9 @@ export function readTuplesStatement(
   filter: TupleFilter,
   afterId: number,
   limit: number,
-): Statement {
-  const where = tupleFilterSql(d, "t", filter);
-  return pagedVisible("tuples", TUPLE_SELECT, tenantId, snap, where, afterId, limit);
+): Statement<Paged<TupleRow>> {
+  const f = tupleFilter(d, filter);
+  return pagedVisible(d, "read_tuples", d.tables.tuples, tupleColumns, f, tenantId, snap, afterId, limit);
 }
 
 export function readAttributesStatement(
@@ -191,58 +260,100 @@ export function readAttributesStatement(
   filter: AttributeFilter,
   afterId: number,
   limit: number,
-): Statement {
-  const where = attributeFilterSql(d, "t", filter);
-  return pagedVisible("attributes", ATTRIBUTE_SELECT, tenantId, snap, where, afterId, limit);
+): Statement<Paged<AttributeRow>> {
+  const f = attributeFilter(d, filter);
+  return pagedVisible(
+    d,
+    "read_attributes",
+    d.tables.attributes,
+    attributeColumns,
+    f,
+    tenantId,
+    snap,
+    afterId,
+    limit,
+  );
 }
 
 /**
  * The ids of the first `limit` transactions after `after` that changed data of the tenant; history at or before
  * the gc horizon is gone, so those transactions are never reported.
  */
-export function changedTxStatement(tenantId: string, after: number, limit: number): Statement {
-  const horizon = "(SELECT value FROM pemba_meta WHERE key = 'gc_horizon')";
-  const part = (table: string, column: string) =>
-    `SELECT ${column} AS tx FROM ${table} WHERE tenant_id = ? AND ${column} > ? AND ${column} > ${horizon}`;
-  return {
-    sql: `SELECT tx FROM (${part("tuples", "created_tx")} UNION ${part("tuples", "deleted_tx")}
-      UNION ${part("attributes", "created_tx")} UNION ${part("attributes", "deleted_tx")}) u ORDER BY tx LIMIT ?`,
-    params: [tenantId, after, tenantId, after, tenantId, after, tenantId, after, limit],
+export function changedTxStatement(
+  d: Dialect,
+  tenantId: string,
+  after: number,
+  limit: number,
+): Statement<{ tx: number }> {
+  const build = () => {
+    const { tuples, attributes } = d.tables;
+    const part = (t: TuplesAlias | AttributesAlias, column: Column) =>
+      sql`SELECT ${column} AS tx FROM ${t} WHERE ${t.tenantId} = ${P} AND ${column} > ${P} AND ${column} > ${gcHorizon(d)}`;
+    const parts = [
+      part(tuples, tuples.createdTx),
+      part(tuples, tuples.deletedTx),
+      part(attributes, attributes.createdTx),
+      part(attributes, attributes.deletedTx),
+    ];
+    return sql`SELECT tx FROM (${sql.join(parts, sql` UNION `)}) u ORDER BY tx LIMIT ${P}`;
   };
+  return d.statement("changed_tx", build, [
+    tenantId,
+    after,
+    tenantId,
+    after,
+    tenantId,
+    after,
+    tenantId,
+    after,
+    limit,
+  ]);
 }
 
 /** Rows created or deleted by transactions in [from, to], with `kind` 't' (tuple) or 'a' (attribute). */
-export function changedRowsStatement(tenantId: string, from: number, to: number): Statement {
-  const part = (table: string, kind: string, cols: string) =>
-    `SELECT '${kind}' AS kind, id, created_tx, deleted_tx, ${cols} FROM ${table}
-      WHERE tenant_id = ? AND ((created_tx >= ? AND created_tx <= ?) OR (deleted_tx >= ? AND deleted_tx <= ?))`;
-  const tupleCols =
-    "entity_type, entity_id, relation, subject_type, subject_id, subject_relation, NULL AS attribute, NULL AS value_type, NULL AS value";
-  const attrCols =
-    "entity_type, entity_id, NULL AS relation, NULL AS subject_type, NULL AS subject_id, NULL AS subject_relation, attribute, value_type, value";
-  return {
-    sql: `${part("tuples", "t", tupleCols)} UNION ALL ${part("attributes", "a", attrCols)} ORDER BY id`,
-    params: [tenantId, from, to, from, to, tenantId, from, to, from, to],
+export function changedRowsStatement(
+  d: Dialect,
+  tenantId: string,
+  from: number,
+  to: number,
+): Statement<ChangedRow> {
+  const build = () => {
+    const { tuples: u, attributes: a } = d.tables;
+    const nulls = (columns: Column[]) => columns.map((c) => sql`NULL AS ${name(c)}`);
+    const part = (t: TuplesAlias | AttributesAlias, kind: SQL, columns: SQL) =>
+      sql`SELECT ${kind} AS kind, ${t.id}, ${t.createdTx}, ${t.deletedTx}, ${columns} FROM ${t}
+        WHERE ${t.tenantId} = ${P} AND ((${t.createdTx} >= ${P} AND ${t.createdTx} <= ${P}) OR (${t.deletedTx} >= ${P} AND ${t.deletedTx} <= ${P}))`;
+    const tupleCells = list([...tupleColumns(u), ...nulls([a.attribute, a.valueType, a.value])]);
+    const attributeCells = list([
+      a.entityType,
+      a.entityId,
+      ...nulls([u.relation, u.subjectType, u.subjectId, u.subjectRelation]),
+      a.attribute,
+      a.valueType,
+      a.value,
+    ]);
+    return sql`${part(u, sql`'t'`, tupleCells)} UNION ALL ${part(a, sql`'a'`, attributeCells)} ORDER BY ${name(u.id)}`;
   };
+  const params = [tenantId, from, to, from, to];
+  return d.statement("changed_rows", build, [...params, ...params]);
 }
 
 /** Groups changed rows into change sets: per transaction, tuple deletes, attribute deletes, then creates. */
-export function buildChangeSets(txs: number[], rows: Row[]): ChangeSet[] {
+export function buildChangeSets(txs: number[], rows: ChangedRow[]): ChangeSet[] {
   const sets = new Map<
     number,
     { del: DataChange[]; delA: DataChange[]; add: DataChange[]; addA: DataChange[] }
   >();
   for (const tx of txs) sets.set(tx, { del: [], delA: [], add: [], addA: [] });
   for (const r of rows) {
-    const isTuple = r.kind === "t";
     const deleted = r.deleted_tx == null ? undefined : sets.get(Number(r.deleted_tx));
     const created = sets.get(Number(r.created_tx));
     if (deleted) {
-      if (isTuple) deleted.del.push({ operation: "OPERATION_DELETE", tuple: rowToTuple(r) });
+      if (r.kind === "t") deleted.del.push({ operation: "OPERATION_DELETE", tuple: rowToTuple(r) });
       else deleted.delA.push({ operation: "OPERATION_DELETE", attribute: rowToAttribute(r) });
     }
     if (created) {
-      if (isTuple) created.add.push({ operation: "OPERATION_CREATE", tuple: rowToTuple(r) });
+      if (r.kind === "t") created.add.push({ operation: "OPERATION_CREATE", tuple: rowToTuple(r) });
       else created.addA.push({ operation: "OPERATION_CREATE", attribute: rowToAttribute(r) });
     }
   }

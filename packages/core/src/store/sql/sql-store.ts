@@ -4,8 +4,8 @@
  */
 import { PembaError } from "../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
+import type { CombinedReads, Freshness, FreshnessSource } from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
-import type { Freshness } from "../replica.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -22,8 +22,25 @@ import type {
   WriteRequest,
 } from "../store.ts";
 import { validateWriteRequest } from "../validate.ts";
-import type { Row, SqlExecutor } from "./executor.ts";
-import { rowToAttribute, rowToTuple } from "./fragments.ts";
+import type { Statement } from "./dialect.ts";
+import type { SqlExecutor } from "./executor.ts";
+import {
+  createTenantStatement,
+  deleteBundleStatement,
+  deleteTenantStatements,
+  freshnessStatement,
+  gcHorizonStatement,
+  gcStatements,
+  getTenantStatement,
+  headSchemaStatement,
+  headSnapStatement,
+  listSchemasStatement,
+  listTenantsStatement,
+  readBundleStatement,
+  readSchemaStatement,
+  writeBundleStatement,
+  writeSchemaStatements,
+} from "./meta-plan.ts";
 import {
   buildChangeSets,
   changedRowsStatement,
@@ -37,31 +54,32 @@ import {
   readTuplesStatement,
   splitReads,
 } from "./read-plan.ts";
+import { rowToAttribute, rowToTuple, type SchemaRow, type TenantRow } from "./rows.ts";
 import { planWrite } from "./write-plan.ts";
 
 function then<T, R>(v: MaybePromise<T>, f: (v: T) => R): MaybePromise<R> {
   return v instanceof Promise ? v.then(f) : f(v);
 }
 
-const toTenant = (r: Row): Tenant => ({
-  id: r.id as string,
-  name: r.name as string,
+const toTenant = (r: TenantRow): Tenant => ({
+  id: r.id,
+  name: r.name,
   createdAt: new Date(Number(r.created_at)),
 });
-const toSchema = (r: Row): SchemaRecord => ({
-  version: r.version as string,
-  schema: r.schema as string,
+const toSchema = (r: SchemaRow): SchemaRecord => ({
+  version: r.version,
+  schema: r.schema,
   createdAt: new Date(Number(r.created_at)),
 });
 const limitOf = (pageSize: number) => (pageSize > 0 ? pageSize : 1_000_000_000);
 
-function page<T>(rows: Row[], limit: number, map: (r: Row) => T, key: (r: Row) => string | number): Page<T> {
+function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (r: R) => string | number): Page<T> {
   const more = rows.length > limit;
   const items = (more ? rows.slice(0, limit) : rows).map(map);
-  return { items, cursor: more ? encodeCursor(key(rows[limit - 1])) : "" };
+  return { items, cursor: more ? encodeCursor(key(rows[limit - 1]!)) : "" };
 }
 
-export abstract class SqlStore implements Store {
+export abstract class SqlStore implements Store, CombinedReads, FreshnessSource {
   abstract readonly kind: "sqlite" | "libsql" | "postgres" | "d1";
   protected readonly exec: SqlExecutor;
 
@@ -69,8 +87,12 @@ export abstract class SqlStore implements Store {
     this.exec = exec;
   }
 
-  private async rows(kind: string, s: { sql: string; params: unknown[] }): Promise<Row[]> {
-    return await this.exec.all(kind, s.sql, s.params);
+  private get d() {
+    return this.exec.dialect;
+  }
+
+  private async rows<R>(kind: string, s: Statement<R>): Promise<R[]> {
+    return await this.exec.all(kind, s);
   }
 
   // tenants
@@ -78,42 +100,28 @@ export abstract class SqlStore implements Store {
   async createTenant(id: string, name: string): Promise<Tenant> {
     if (!id) throw new PembaError("ERROR_CODE_VALIDATION", "invalid tenant id");
     const [r] = await this.exec.transaction("create_tenant", [
-      {
-        sql: "INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id, name, created_at",
-        params: [id, name, Date.now()],
-      },
+      createTenantStatement(this.d, id, name, Date.now()),
     ]);
-    if (r.rows.length === 0) throw new PembaError("ERROR_CODE_ALREADY_EXIST");
-    return toTenant(r.rows[0]);
+    if (r!.rows.length === 0) throw new PembaError("ERROR_CODE_ALREADY_EXIST");
+    return toTenant(r!.rows[0] as TenantRow);
   }
 
   async getTenant(id: string): Promise<Tenant | undefined> {
-    const rows = await this.rows("get_tenant", {
-      sql: "SELECT id, name, created_at FROM tenants WHERE id = ?",
-      params: [id],
-    });
-    return rows.length > 0 ? toTenant(rows[0]) : undefined;
+    const [row] = await this.rows("get_tenant", getTenantStatement(this.d, id));
+    return row !== undefined ? toTenant(row) : undefined;
   }
 
   async deleteTenant(id: string): Promise<Tenant | undefined> {
-    const tables = ["tuples", "attributes", "schemas", "bundles", "transactions"];
-    const results = await this.exec.transaction("delete_tenant", [
-      ...tables.map((t) => ({ sql: `DELETE FROM ${t} WHERE tenant_id = ?`, params: [id] })),
-      { sql: "DELETE FROM tenants WHERE id = ? RETURNING id, name, created_at", params: [id] },
-    ]);
-    const last = results[results.length - 1].rows;
-    return last.length > 0 ? toTenant(last[0]) : undefined;
+    const results = await this.exec.transaction("delete_tenant", deleteTenantStatements(this.d, id));
+    const [row] = results[results.length - 1]!.rows;
+    return row !== undefined ? toTenant(row as TenantRow) : undefined;
   }
 
   async listTenants(pageSize: number, cursor?: string): Promise<Page<Tenant>> {
     const after = cursor ? decodeStringCursor(cursor) : "";
     const limit = limitOf(pageSize);
-    const id = this.exec.dialect.orderText("id");
-    const rows = await this.rows("list_tenants", {
-      sql: `SELECT id, name, created_at FROM tenants WHERE ${id} > ? ORDER BY ${id} LIMIT ?`,
-      params: [after, limit + 1],
-    });
-    return page(rows, limit, toTenant, (r) => r.id as string);
+    const rows = await this.rows("list_tenants", listTenantsStatement(this.d, after, limit + 1));
+    return page(rows, limit, toTenant, (r) => r.id);
   }
 
   // schemas
@@ -121,42 +129,26 @@ export abstract class SqlStore implements Store {
   async writeSchema(tenantId: string, version: string, schema: string): Promise<void> {
     await this.exec.transaction(
       "write_schema",
-      [
-        { sql: "DELETE FROM schemas WHERE tenant_id = ? AND version = ?", params: [tenantId, version] },
-        {
-          sql: "INSERT INTO schemas (tenant_id, version, schema, created_at) VALUES (?, ?, ?, ?)",
-          params: [tenantId, version, schema, Date.now()],
-        },
-      ],
+      writeSchemaStatements(this.d, tenantId, version, schema, Date.now()),
       tenantId,
     );
   }
 
   async readSchema(tenantId: string, version: string): Promise<SchemaRecord | undefined> {
-    const rows = await this.rows("read_schema", {
-      sql: "SELECT version, schema, created_at FROM schemas WHERE tenant_id = ? AND version = ?",
-      params: [tenantId, version],
-    });
-    return rows.length > 0 ? toSchema(rows[0]) : undefined;
+    const [row] = await this.rows("read_schema", readSchemaStatement(this.d, tenantId, version));
+    return row !== undefined ? toSchema(row) : undefined;
   }
 
   /** The head snap comes from the same statement: one snapshot of the database for both. */
   async headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
-    const rows = await this.rows("read_schema", {
-      sql: `SELECT version, schema, created_at, (SELECT value FROM pemba_meta WHERE key = 'tx') AS read_at
-        FROM schemas WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1`,
-      params: [tenantId],
-    });
-    return rows.length > 0 ? { ...toSchema(rows[0]), readAt: Number(rows[0].read_at) } : undefined;
+    const [row] = await this.rows("read_schema", headSchemaStatement(this.d, tenantId));
+    return row !== undefined ? { ...toSchema(row), readAt: Number(row.read_at) } : undefined;
   }
 
   async listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
     const before = cursor ? decodeNumberCursor(cursor) : Number.MAX_SAFE_INTEGER;
     const limit = limitOf(pageSize);
-    const rows = await this.rows("list_schemas", {
-      sql: "SELECT seq, version, schema, created_at FROM schemas WHERE tenant_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-      params: [tenantId, before, limit + 1],
-    });
+    const rows = await this.rows("list_schemas", listSchemasStatement(this.d, tenantId, before, limit + 1));
     return page(rows, limit, toSchema, (r) => Number(r.seq));
   }
 
@@ -166,16 +158,14 @@ export abstract class SqlStore implements Store {
     validateWriteRequest(req);
     const results = await this.exec.transaction(
       "write",
-      planWrite(this.exec.dialect, tenantId, req, Date.now()),
+      planWrite(this.d, tenantId, req, Date.now()),
       tenantId,
     );
-    return Number(results[0].rows[0].value);
+    return Number(results[0]!.rows[0]!.value);
   }
 
   headSnap(_tenantId: string): MaybePromise<Snap> {
-    return then(this.exec.all("head_snap", "SELECT value FROM pemba_meta WHERE key = 'tx'", []), (rows) =>
-      Number(rows[0].value),
-    );
+    return then(this.exec.all("head_snap", headSnapStatement(this.d)), ([r]) => Number(r!.value));
   }
 
   /**
@@ -183,57 +173,44 @@ export abstract class SqlStore implements Store {
    * replica's look).
    */
   freshness(tenantId: string): MaybePromise<Freshness> {
-    return then(
-      this.exec.all(
-        "freshness",
-        `SELECT (SELECT value FROM pemba_meta WHERE key = 'tx') AS head,
-          (SELECT value FROM pemba_meta WHERE key = 'gc_horizon') AS horizon,
-          (SELECT created_at FROM tenants WHERE id = ?) AS created_at,
-          (SELECT version FROM schemas WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1) AS schema_version`,
-        [tenantId, tenantId],
-      ),
-      ([r]) => ({
+    return then(this.exec.all("freshness", freshnessStatement(this.d, tenantId)), ([row]) => {
+      const r = row!;
+      return {
         head: Number(r.head),
         horizon: Number(r.horizon),
         tenantCreatedAt:
           r.created_at === null || r.created_at === undefined ? undefined : Number(r.created_at),
         headSchemaVersion: typeof r.schema_version === "string" ? r.schema_version : undefined,
-      }),
-    );
+      };
+    });
   }
 
   /** The GC horizon: reads at snaps below it are expired (the replica caches it instead of asking per read). */
   gcHorizon(): MaybePromise<Snap> {
-    return then(
-      this.exec.all("gc_horizon", "SELECT value FROM pemba_meta WHERE key = 'gc_horizon'", []),
-      (rows) => Number(rows[0].value),
-    );
+    return then(this.exec.all("gc_horizon", gcHorizonStatement(this.d)), ([r]) => Number(r!.value));
   }
 
   assertSnapReadable(_tenantId: string, snap: Snap): MaybePromise<void> {
-    return then(
-      this.exec.all("gc_horizon", "SELECT value FROM pemba_meta WHERE key = 'gc_horizon'", []),
-      (rows) => {
-        if (snap < Number(rows[0].value)) throw new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
-      },
-    );
+    return then(this.exec.all("gc_horizon", gcHorizonStatement(this.d)), ([r]) => {
+      if (snap < Number(r!.value)) throw new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+    });
   }
 
   // engine reads
 
   queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
-    const s = queryTuplesStatement(this.exec.dialect, tenantId, snap, queries);
-    return then(this.exec.all("query_tuples", s.sql, s.params), (rows) => rows.map(rowToTuple));
+    const s = queryTuplesStatement(this.d, tenantId, snap, queries);
+    return then(this.exec.all("query_tuples", s), (rows) => rows.map(rowToTuple));
   }
 
   querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
-    const s = querySubjectTuplesStatement(this.exec.dialect, tenantId, snap, queries);
-    return then(this.exec.all("query_subject_tuples", s.sql, s.params), (rows) => rows.map(rowToTuple));
+    const s = querySubjectTuplesStatement(this.d, tenantId, snap, queries);
+    return then(this.exec.all("query_subject_tuples", s), (rows) => rows.map(rowToTuple));
   }
 
   queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
-    const s = queryAttributesStatement(this.exec.dialect, tenantId, snap, queries);
-    return then(this.exec.all("query_attributes", s.sql, s.params), (rows) => rows.map(rowToAttribute));
+    const s = queryAttributesStatement(this.d, tenantId, snap, queries);
+    return then(this.exec.all("query_attributes", s), (rows) => rows.map(rowToAttribute));
   }
 
   queryTuplesAndAttributes(
@@ -242,10 +219,8 @@ export abstract class SqlStore implements Store {
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
   ): MaybePromise<[Tuple[], Attribute[]]> {
-    const s = queryReadsStatement(this.exec.dialect, tenantId, snap, tuples, attributes);
-    if (s.params.length <= this.exec.dialect.maxParams) {
-      return then(this.exec.all("query_reads", s.sql, s.params), splitReads);
-    }
+    const s = queryReadsStatement(this.d, tenantId, snap, tuples, attributes);
+    if (s.params.length <= this.d.maxParams) return then(this.exec.all("query_reads", s), splitReads);
     // too many parameters for one statement (D1: 100): the two reads separately
     const t = this.queryTuples(tenantId, snap, tuples);
     const a = this.queryAttributes(tenantId, snap, attributes);
@@ -254,10 +229,8 @@ export abstract class SqlStore implements Store {
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
-    const s = listObjectIdsStatement(this.exec.dialect, tenantId, snap, type);
-    return then(this.exec.all("list_object_ids", s.sql, s.params), (rows) =>
-      rows.map((r) => r.id as string).sort(),
-    );
+    const s = listObjectIdsStatement(this.d, tenantId, snap, type);
+    return then(this.exec.all("list_object_ids", s), (rows) => rows.map((r) => r.id).sort());
   }
 
   // filtered, paged reads
@@ -271,10 +244,8 @@ export abstract class SqlStore implements Store {
   ): Promise<Page<Tuple>> {
     const limit = limitOf(pageSize);
     const after = cursor ? decodeNumberCursor(cursor) : 0;
-    const rows = await this.rows(
-      "read_tuples",
-      readTuplesStatement(this.exec.dialect, tenantId, snap, filter, after, limit + 1),
-    );
+    const s = readTuplesStatement(this.d, tenantId, snap, filter, after, limit + 1);
+    const rows = await this.rows("read_tuples", s);
     return page(rows, limit, rowToTuple, (r) => Number(r.id));
   }
 
@@ -287,17 +258,20 @@ export abstract class SqlStore implements Store {
   ): Promise<Page<Attribute>> {
     const limit = limitOf(pageSize);
     const after = cursor ? decodeNumberCursor(cursor) : 0;
-    const s = readAttributesStatement(this.exec.dialect, tenantId, snap, filter, after, limit + 1);
+    const s = readAttributesStatement(this.d, tenantId, snap, filter, after, limit + 1);
     const rows = await this.rows("read_attributes", s);
     return page(rows, limit, rowToAttribute, (r) => Number(r.id));
   }
 
   async changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {
-    const txs = (await this.rows("changes", changedTxStatement(tenantId, after, limit))).map((r) =>
+    const txs = (await this.rows("changes", changedTxStatement(this.d, tenantId, after, limit))).map((r) =>
       Number(r.tx),
     );
     if (txs.length === 0) return [];
-    const rows = await this.rows("changes", changedRowsStatement(tenantId, txs[0], txs[txs.length - 1]));
+    const rows = await this.rows(
+      "changes",
+      changedRowsStatement(this.d, tenantId, txs[0]!, txs[txs.length - 1]!),
+    );
     return buildChangeSets(txs, rows);
   }
 
@@ -306,44 +280,24 @@ export abstract class SqlStore implements Store {
   async writeBundles(tenantId: string, bundles: DataBundle[]): Promise<void> {
     await this.exec.transaction(
       "write_bundles",
-      bundles.map((b) => ({
-        sql: `INSERT INTO bundles (tenant_id, name, payload) VALUES (?, ?, ?)
-          ON CONFLICT (tenant_id, name) DO UPDATE SET payload = excluded.payload`,
-        params: [tenantId, b.name, JSON.stringify(b)],
-      })),
+      bundles.map((b) => writeBundleStatement(this.d, tenantId, b.name, JSON.stringify(b))),
       tenantId,
     );
   }
 
   async readBundle(tenantId: string, name: string): Promise<DataBundle | undefined> {
-    const rows = await this.rows("read_bundle", {
-      sql: "SELECT payload FROM bundles WHERE tenant_id = ? AND name = ?",
-      params: [tenantId, name],
-    });
-    return rows.length > 0 ? (JSON.parse(rows[0].payload as string) as DataBundle) : undefined;
+    const [row] = await this.rows("read_bundle", readBundleStatement(this.d, tenantId, name));
+    return row !== undefined ? (JSON.parse(row.payload) as DataBundle) : undefined;
   }
 
   async deleteBundle(tenantId: string, name: string): Promise<boolean> {
-    const [r] = await this.exec.transaction("delete_bundle", [
-      { sql: "DELETE FROM bundles WHERE tenant_id = ? AND name = ?", params: [tenantId, name] },
-    ]);
-    return r.changes > 0;
+    const [r] = await this.exec.transaction("delete_bundle", [deleteBundleStatement(this.d, tenantId, name)]);
+    return r!.changes > 0;
   }
 
   async gc(olderThan: Date): Promise<number> {
-    const cutoff = "(SELECT COALESCE(MAX(id), 0) FROM transactions WHERE created_at < ?)";
-    const horizon = "(SELECT value FROM pemba_meta WHERE key = 'gc_horizon')";
-    const at = olderThan.getTime();
-    const results = await this.exec.transaction("gc", [
-      {
-        sql: `UPDATE pemba_meta SET value = ${cutoff} WHERE key = 'gc_horizon' AND value < ${cutoff}`,
-        params: [at, at],
-      },
-      { sql: `DELETE FROM tuples WHERE deleted_tx <= ${horizon}`, params: [] },
-      { sql: `DELETE FROM attributes WHERE deleted_tx <= ${horizon}`, params: [] },
-      { sql: `DELETE FROM transactions WHERE id < ${horizon}`, params: [] },
-    ]);
-    return results[1].changes + results[2].changes;
+    const results = await this.exec.transaction("gc", gcStatements(this.d, olderThan.getTime()));
+    return results[1]!.changes + results[2]!.changes;
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,13 @@
 import { isNull } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
+/** Indexes the read plans pin with INDEXED BY (SQLite's planner has no statistics without ANALYZE). */
+export const INDEXES = {
+  tuplesEntity: "tuples_entity_idx",
+  tuplesSubject: "tuples_subject_idx",
+  attributesEntity: "attributes_entity_idx",
+} as const;
+
 /** Store-wide counters: "tx" (the last transaction id) and "gc_horizon" (snaps below it are expired). */
 export const meta = sqliteTable("pemba_meta", {
   key: text().primaryKey(),
@@ -42,8 +49,8 @@ export const tuples = sqliteTable(
     deletedTx: integer("deleted_tx"),
   },
   (t) => [
-    index("tuples_entity_idx").on(t.tenantId, t.entityType, t.entityId, t.relation),
-    index("tuples_subject_idx").on(
+    index(INDEXES.tuplesEntity).on(t.tenantId, t.entityType, t.entityId, t.relation),
+    index(INDEXES.tuplesSubject).on(
       t.tenantId,
       t.subjectType,
       t.subjectId,
@@ -74,7 +81,7 @@ export const attributes = sqliteTable(
     deletedTx: integer("deleted_tx"),
   },
   (t) => [
-    index("attributes_entity_idx").on(t.tenantId, t.entityType, t.entityId, t.attribute),
+    index(INDEXES.attributesEntity).on(t.tenantId, t.entityType, t.entityId, t.attribute),
     uniqueIndex("attributes_live_unique")
       .on(t.tenantId, t.entityType, t.entityId, t.attribute)
       .where(isNull(t.deletedTx)),

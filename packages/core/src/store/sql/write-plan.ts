@@ -1,60 +1,119 @@
 /**
  * A write request as the list of statements of its one transaction. The first statement takes the next
- * transaction id; every later statement refers to it through CURRENT_TX, so the plan needs no round trip between
+ * transaction id; every later statement refers to it through currentTx, so the plan needs no round trip between
  * statements. Order: exact deletes, filter deletes, tuple inserts (idempotent), attribute upserts.
  */
+import { type Column, type SQL, sql } from "drizzle-orm";
 import { type Attribute, attributeKey, tupleKey } from "../../model.ts";
-import type { WriteRequest } from "../store.ts";
-import type { Dialect } from "./dialect.ts";
-import type { Statement } from "./executor.ts";
-import { attributeFilterSql, CURRENT_TX, TUPLE_COLUMNS, tupleCells, tupleFilterSql } from "./fragments.ts";
+import type { WriteRequest } from "../types.ts";
+import { cells, type Dialect, list, name, P, type Statement, type Tables } from "./dialect.ts";
+import {
+  attributeColumns,
+  attributeFilter,
+  attributeKeyColumns,
+  currentTx,
+  type Filter,
+  filterSql,
+  tupleColumns,
+  tupleFilter,
+} from "./fragments.ts";
+import { tupleCells } from "./rows.ts";
 
-export const NEXT_TX = "UPDATE pemba_meta SET value = value + 1 WHERE key = 'tx' RETURNING value";
+/** Takes the next transaction id; the write's first statement, whose row is the write's snap. */
+export function nextTxStatement(d: Dialect): Statement<{ value: number }> {
+  const { meta } = d.tables;
+  return d.statement(
+    "next_tx",
+    () =>
+      sql`UPDATE ${meta} SET ${name(meta.value)} = ${meta.value} + 1 WHERE ${meta.key} = 'tx' RETURNING ${name(meta.value)}`,
+    [],
+  );
+}
+
+/** `UPDATE table SET deleted_tx = <current> WHERE tenant_id = ? AND deleted_tx IS NULL` (live rows of the tenant). */
+function markDeleted(d: Dialect, t: Tables["tuples"] | Tables["attributes"]): SQL {
+  return sql`UPDATE ${t} SET ${name(t.deletedTx)} = ${currentTx(d)} WHERE ${t.tenantId} = ${P} AND ${t.deletedTx} IS NULL`;
+}
+
+/** Marks deleted the live rows whose key is one of `rows` (bound as one row set). */
+function deleteByKey(
+  d: Dialect,
+  shape: string,
+  t: Tables["tuples"] | Tables["attributes"],
+  key: Column[],
+  tenantId: string,
+  rows: string[][],
+): Statement {
+  const width = key.length;
+  const build = () =>
+    sql`${markDeleted(d, t)} AND (${list(key)}) IN (SELECT ${list(cells(width))} FROM ${d.rows(width)} r)`;
+  return d.statement(shape, build, [tenantId, ...d.rowsParams(rows, width)]);
+}
+
+/** Marks deleted the live rows that match a filter. */
+function deleteByFilter<T extends Tables["tuples"] | Tables["attributes"], K extends string>(
+  d: Dialect,
+  shape: string,
+  t: T,
+  where: (t: T) => SQL,
+  filter: Filter<K>,
+  tenantId: string,
+): Statement {
+  return d.statement(`${shape} ${filter.shape}`, () => sql`${markDeleted(d, t)}${where(t)}`, [
+    tenantId,
+    ...filter.params,
+  ]);
+}
 
 export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: number): Statement[] {
+  const { tuples, attributes, transactions: tx } = d.tables;
   const out: Statement[] = [
-    { sql: NEXT_TX, params: [] },
-    {
-      sql: `INSERT INTO transactions (id, tenant_id, created_at) VALUES (${CURRENT_TX}, ?, ?)`,
-      params: [tenantId, now],
-    },
+    nextTxStatement(d),
+    d.statement(
+      "insert_transaction",
+      () =>
+        sql`INSERT INTO ${tx} (${list([name(tx.id), name(tx.tenantId), name(tx.createdAt)])}) VALUES (${currentTx(d)}, ${P}, ${P})`,
+      [tenantId, now],
+    ),
   ];
-  const markTuples = `UPDATE tuples SET deleted_tx = ${CURRENT_TX} WHERE tenant_id = ? AND deleted_tx IS NULL`;
-  const markAttributes = `UPDATE attributes SET deleted_tx = ${CURRENT_TX} WHERE tenant_id = ? AND deleted_tx IS NULL`;
 
   if (req.deleteTuples?.length) {
-    const rows = d.rows(6, req.deleteTuples.map(tupleCells));
-    out.push({
-      sql: `${markTuples} AND (${TUPLE_COLUMNS}) IN (SELECT c0, c1, c2, c3, c4, c5 FROM ${rows.sql} r)`,
-      params: [tenantId, ...rows.params],
-    });
+    const rows = req.deleteTuples.map(tupleCells);
+    out.push(deleteByKey(d, "delete_tuples", tuples, tupleColumns(tuples), tenantId, rows));
   }
   for (const f of req.deleteTupleFilters ?? []) {
-    const where = tupleFilterSql(d, "tuples", f);
-    out.push({ sql: markTuples + where.sql, params: [tenantId, ...where.params] });
+    const filter = tupleFilter(d, f);
+    out.push(
+      deleteByFilter(d, "delete_tuples_where", tuples, (t) => filterSql(d, t, filter), filter, tenantId),
+    );
   }
   if (req.deleteAttributes?.length) {
-    const rows = d.rows(
-      3,
-      req.deleteAttributes.map((a) => [a.entity.type, a.entity.id, a.attribute]),
+    const rows = req.deleteAttributes.map((a) => [a.entity.type, a.entity.id, a.attribute]);
+    out.push(
+      deleteByKey(d, "delete_attributes", attributes, attributeKeyColumns(attributes), tenantId, rows),
     );
-    out.push({
-      sql: `${markAttributes} AND (entity_type, entity_id, attribute) IN (SELECT c0, c1, c2 FROM ${rows.sql} r)`,
-      params: [tenantId, ...rows.params],
-    });
   }
   for (const f of req.deleteAttributeFilters ?? []) {
-    const where = attributeFilterSql(d, "attributes", f);
-    out.push({ sql: markAttributes + where.sql, params: [tenantId, ...where.params] });
+    const filter = attributeFilter(d, f);
+    out.push(
+      deleteByFilter(
+        d,
+        "delete_attributes_where",
+        attributes,
+        (a) => filterSql(d, a, filter),
+        filter,
+        tenantId,
+      ),
+    );
   }
   if (req.tuples?.length) {
     const unique = [...new Map(req.tuples.map((t) => [tupleKey(t), t])).values()];
-    const rows = d.rows(6, unique.map(tupleCells));
-    out.push({
-      sql: `INSERT INTO tuples (tenant_id, ${TUPLE_COLUMNS}, created_tx)
-        SELECT ?, c0, c1, c2, c3, c4, c5, ${CURRENT_TX} FROM ${rows.sql} r WHERE true ON CONFLICT DO NOTHING`,
-      params: [tenantId, ...rows.params],
-    });
+    const build = () => {
+      const columns = [tuples.tenantId, ...tupleColumns(tuples), tuples.createdTx].map(name);
+      return sql`INSERT INTO ${tuples} (${list(columns)})
+        SELECT ${P}, ${list(cells(6))}, ${currentTx(d)} FROM ${d.rows(6)} r WHERE true ON CONFLICT DO NOTHING`;
+    };
+    out.push(d.statement("insert_tuples", build, [tenantId, ...d.rowsParams(unique.map(tupleCells), 6)]));
   }
   if (req.attributes?.length) {
     // the last value written for an attribute wins
@@ -63,24 +122,22 @@ export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: 
       latest.delete(attributeKey(a));
       latest.set(attributeKey(a), a);
     }
-    const cells = [...latest.values()].map((a) => [
+    const rows = [...latest.values()].map((a) => [
       a.entity.type,
       a.entity.id,
       a.attribute,
       a.value.type,
       JSON.stringify(a.value.data),
     ]);
-    const keys = d.rows(3, cells);
-    out.push({
-      sql: `${markAttributes} AND (entity_type, entity_id, attribute) IN (SELECT c0, c1, c2 FROM ${keys.sql} r)`,
-      params: [tenantId, ...keys.params],
-    });
-    const rows = d.rows(5, cells);
-    out.push({
-      sql: `INSERT INTO attributes (tenant_id, entity_type, entity_id, attribute, value_type, value, created_tx)
-        SELECT ?, c0, c1, c2, c3, c4, ${CURRENT_TX} FROM ${rows.sql} r WHERE true`,
-      params: [tenantId, ...rows.params],
-    });
+    out.push(
+      deleteByKey(d, "replace_attributes", attributes, attributeKeyColumns(attributes), tenantId, rows),
+    );
+    const build = () => {
+      const columns = [attributes.tenantId, ...attributeColumns(attributes), attributes.createdTx].map(name);
+      return sql`INSERT INTO ${attributes} (${list(columns)})
+        SELECT ${P}, ${list(cells(5))}, ${currentTx(d)} FROM ${d.rows(5)} r WHERE true`;
+    };
+    out.push(d.statement("insert_attributes", build, [tenantId, ...d.rowsParams(rows, 5)]));
   }
   return out;
 }

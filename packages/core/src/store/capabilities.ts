@@ -1,0 +1,89 @@
+/**
+ * What some stores can do beyond the Store contract, as named interfaces: Store lists the optional ones as
+ * Partial members (store.ts), a class that has one says `implements`, and a caller narrows with the guard next to
+ * it, so the type checker sees every capability that is used (no probing for methods it does not know).
+ */
+import type { Attribute, Tuple } from "../model.ts";
+import type {
+  AttributeQuery,
+  ChangeSet,
+  HeadSchemaListener,
+  MaybePromise,
+  Snap,
+  TupleQuery,
+} from "./types.ts";
+
+/**
+ * The tuples and the attributes one level of the walk needs in ONE call (one SQL statement) instead of two, for
+ * stores where every call is a round trip. Same rows as queryTuples + queryAttributes.
+ */
+export interface CombinedReads {
+  queryTuplesAndAttributes(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+  ): MaybePromise<[Tuple[], Attribute[]]>;
+}
+
+/**
+ * Stores that read the head schema version as part of their own work (the lazy replica's looks at the database)
+ * report it, with the snap it was read at, so the schema registry need not read it again.
+ */
+export interface HeadSchemaSource {
+  onHeadSchema(listener: HeadSchemaListener): void;
+}
+
+/** Replicated stores (D1): the replication position travels inside snap tokens. */
+export interface SnapBookmarks {
+  /** The replication bookmark after this request's write, carried in the snap token it answers. */
+  consistencyBookmark(): string | undefined;
+  /** This request's later reads see at least the write that returned `bookmark` (from a snap token). */
+  readAfterBookmark(bookmark: string): void;
+}
+
+/**
+ * Stores capped per request (D1: 1000 queries per Worker invocation): long-running work (a watch stream) ends
+ * cleanly before the cap.
+ */
+export interface QueryBudget {
+  /** Statements the current request may still send. */
+  queriesLeft(): number;
+}
+
+/** The database's state as one statement reads it (FreshnessSource.freshness). */
+export interface Freshness {
+  head: Snap;
+  horizon: Snap;
+  /** The tenant's created_at (ms); undefined when the tenant does not exist. */
+  tenantCreatedAt: number | undefined;
+  /** The tenant's head schema version at `head`, when the store reads it in the same statement. */
+  headSchemaVersion?: string;
+}
+
+/**
+ * A store the replica can look at cheaply (SqlStore): the GC horizon (so expired snaps are known without asking per
+ * read), and the head snap, horizon, tenant and head schema in ONE statement (a lazy replica's look per check).
+ */
+export interface FreshnessSource {
+  gcHorizon(): MaybePromise<Snap>;
+  freshness(tenantId: string): MaybePromise<Freshness>;
+}
+
+/** A copy that takes change sets (MemoryStore): what the replica loads and catches up through. */
+export interface ChangeSetSink {
+  /** Applies one transaction's changes at its snap (snaps only grow per tenant). */
+  applyChangeSet(tenantId: string, set: ChangeSet): void;
+  /** Drops history no read at a snap >= `horizon` can see (mirrors the source's GC); returns rows removed. */
+  collectUpTo(horizon: Snap): number;
+  deleteTenant(id: string): Promise<unknown>;
+}
+
+export const hasCombinedReads = <S extends Partial<CombinedReads>>(s: S): s is S & CombinedReads =>
+  s.queryTuplesAndAttributes !== undefined;
+
+export const hasQueryBudget = <S extends Partial<QueryBudget>>(s: S): s is S & QueryBudget =>
+  s.queriesLeft !== undefined;
+
+export const hasFreshness = <S extends Partial<FreshnessSource>>(s: S): s is S & FreshnessSource =>
+  s.gcHorizon !== undefined && s.freshness !== undefined;

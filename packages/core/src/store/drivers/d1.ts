@@ -1,0 +1,258 @@
+/**
+ * Cloudflare D1 store: SQLite's tables and SQL (the shared SqlStore) over a D1 binding, through the D1 Sessions
+ * API. Reads without a snap token go to the nearest replica (`first-unconstrained`); writes go to the primary
+ * (`first-primary`), each one ONE `batch()` (D1 has no interactive transactions: the tenant check is a statement
+ * of the batch); a write's D1 bookmark travels in the snap token, and a read carrying it opens its session at that
+ * bookmark, so no replica older than the write answers it. Statements stay within D1's limits (100 bound
+ * parameters, 100 KB of SQL, 2 MB per value, 1000 queries per invocation); a statement over them fails before
+ * it is sent (a value over 2 MB, reachable through a 4 MiB request body, as ERROR_CODE_VALIDATION).
+ *
+ * Sessions belong to one request: `sessions` returns the current request's (the Worker scopes them with
+ * AsyncLocalStorage); without it, the store uses one set of sessions for its whole life (tests, cron jobs).
+ */
+import { getTableName, sql } from "drizzle-orm";
+import { PembaError } from "../../errors.ts";
+import type { QueryBudget, SnapBookmarks } from "../capabilities.ts";
+import { type Dialect, list, name, P, type Statement, sqliteDialectWith } from "../sql/dialect.ts";
+import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
+import { asSqlError, timed } from "../sql/executor.ts";
+import { SqlStore } from "../sql/sql-store.ts";
+import { D1_LIMITS, type D1Database, type D1DatabaseSession, type D1Queryable } from "./d1-binding.ts";
+import { applyD1Migrations } from "./d1-migrations.ts";
+
+export type { D1Database } from "./d1-binding.ts";
+
+/**
+ * D1: at most 100 bound parameters per statement. A read statement holds at most two key lists (attribute reads by
+ * id and by type) plus 3 other parameters each, so 45 per key list keeps every statement at or under 96.
+ */
+export const d1Dialect: Dialect = sqliteDialectWith(45, D1_LIMITS.maxParams);
+
+/**
+ * Fails the batch when the tenant does not exist: pemba_meta.value is NOT NULL, so inserting a NULL there aborts
+ * the batch with a message naming that column (TENANT_MISSING_MESSAGE), which no other statement can produce.
+ */
+function requireTenantStatement(id: string): Statement {
+  const { meta, tenants } = d1Dialect.tables;
+  const build = () =>
+    sql`INSERT INTO ${meta} (${list([name(meta.key), name(meta.value)])}) SELECT 'tenant_missing', NULL
+      WHERE NOT EXISTS (SELECT 1 FROM ${tenants} WHERE ${tenants.id} = ${P})`;
+  return d1Dialect.statement("require_tenant", build, [id]);
+}
+const TENANT_MISSING_MESSAGE = `${getTableName(d1Dialect.tables.meta)}.${d1Dialect.tables.meta.value.name}`;
+
+/** The D1 sessions of one request, and how many queries it has sent. */
+export class D1Sessions {
+  readonly #db: D1Database;
+  #readAfter: string | undefined;
+  #reader: D1DatabaseSession | undefined;
+  #primary: D1DatabaseSession | undefined;
+  #wrote = false;
+  /** Queries sent so far (each statement of a batch counts, as D1 counts them). */
+  queries = 0;
+  readonly maxQueries: number;
+
+  constructor(db: D1Database, maxQueries = D1_LIMITS.maxQueriesPerInvocation) {
+    this.#db = db;
+    this.maxQueries = maxQueries;
+  }
+
+  /**
+   * Later reads are answered by a database at least as new as `bookmark` (a write's, from its snap token). A read
+   * session already opened (e.g. for the schema) is replaced by one starting at the bookmark.
+   */
+  readAfter(bookmark: string): void {
+    if (this.#wrote) return;
+    this.#readAfter = bookmark;
+    if (this.#reader !== undefined) this.#reader = this.#db.withSession(bookmark);
+  }
+
+  /** The session reads go to: after a write of this request, the primary's (read your own write). */
+  reader(): D1Queryable {
+    if (this.#wrote && this.#primary) return this.#primary;
+    this.#reader ??= this.#db.withSession(this.#readAfter ?? "first-unconstrained");
+    return this.#reader;
+  }
+
+  writer(): D1Queryable {
+    this.#primary ??= this.#db.withSession("first-primary");
+    return this.#primary;
+  }
+
+  wrote(): void {
+    this.#wrote = true;
+  }
+
+  /** The bookmark after this request's last write, for its snap token; undefined when it wrote nothing. */
+  bookmark(): string | undefined {
+    return this.#wrote ? (this.#primary?.getBookmark() ?? undefined) : undefined;
+  }
+
+  /** Queries this request may still send. */
+  get left(): number {
+    return this.maxQueries - this.queries;
+  }
+
+  count(n: number): void {
+    if (this.queries + n > this.maxQueries) {
+      throw new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, {
+        details: [{ reason: `D1 allows at most ${this.maxQueries} queries per Worker invocation` }],
+      });
+    }
+    this.queries += n;
+  }
+}
+
+const utf8 = new TextEncoder();
+
+/** What travels as one bound value, by statement kind: named in the error of a value over D1's limit. */
+const VALUE_OF_KIND: Record<string, string> = {
+  write:
+    "a write's tuples and attributes travel to D1 as one value: split the write or shorten its attribute values",
+  write_schema: "the schema is stored as one value: split it or shorten it",
+  write_bundles: "each bundle is stored as one value: shorten it",
+};
+
+/** Rejects a statement D1 would refuse, before sending it, with the limit it breaks. */
+export function assertWithinD1Limits(sql: string, params: unknown[], kind = ""): void {
+  const fail = (reason: string) => {
+    throw new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, { details: [{ reason }] });
+  };
+  if (params.length > D1_LIMITS.maxParams) {
+    fail(`statement binds ${params.length} parameters; D1 allows ${D1_LIMITS.maxParams}`);
+  }
+  if (sql.length > D1_LIMITS.maxSqlBytes / 3 && utf8.encode(sql).length > D1_LIMITS.maxSqlBytes) {
+    fail(`statement is over ${D1_LIMITS.maxSqlBytes} bytes of SQL, D1's limit`);
+  }
+  for (const param of params) {
+    const bytes = valueBytes(param);
+    if (bytes > D1_LIMITS.maxValueBytes) {
+      const what = VALUE_OF_KIND[kind] ?? "shorten the request's values";
+      throw new PembaError(
+        "ERROR_CODE_VALIDATION",
+        `value too large for D1: ${bytes} bytes, over D1's limit of ${D1_LIMITS.maxValueBytes} bytes per value; ${what}`,
+      );
+    }
+  }
+}
+
+/** A bound value's size in bytes (strings as UTF-8), or 0 when it cannot reach D1's per-value limit. */
+function valueBytes(value: unknown): number {
+  if (typeof value === "string") {
+    return value.length > D1_LIMITS.maxValueBytes / 3 ? utf8.encode(value).length : 0;
+  }
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return value.byteLength;
+  return 0;
+}
+
+export interface D1StoreOptions {
+  onQuery?: QueryObserver;
+  /** Apply pending migrations at open (default true); `wrangler d1 migrations apply` records them the same way. */
+  migrate?: boolean;
+  /** The current request's sessions (default: one set for the store's life). */
+  sessions?: () => D1Sessions | undefined;
+}
+
+class D1Executor implements SqlExecutor {
+  readonly dialect = d1Dialect;
+  readonly #sessions: () => D1Sessions;
+  readonly #onQuery?: QueryObserver;
+
+  constructor(sessions: () => D1Sessions, onQuery?: QueryObserver) {
+    this.#sessions = sessions;
+    this.#onQuery = onQuery;
+  }
+
+  all<R>(kind: string, s: Statement<R>): Promise<R[]> {
+    let rowsRead: number | undefined;
+    return timed(
+      this.#onQuery,
+      kind,
+      async () => {
+        assertWithinD1Limits(s.sql, s.params, kind);
+        const sessions = this.#sessions();
+        sessions.count(1);
+        try {
+          const result = await sessions
+            .reader()
+            .prepare(s.sql)
+            .bind(...s.params)
+            .all();
+          rowsRead = result.meta?.rows_read;
+          return result.results as R[];
+        } catch (e) {
+          throw asSqlError(e);
+        }
+      },
+      (rows) => [rowsRead ?? rows.length, 1],
+    );
+  }
+
+  transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
+    let rowsRead = 0;
+    let sent = 0;
+    return timed(
+      this.#onQuery,
+      kind,
+      async () => {
+        const all =
+          requireTenant === undefined ? statements : [requireTenantStatement(requireTenant), ...statements];
+        if (all.length === 0) return [];
+        for (const s of all) assertWithinD1Limits(s.sql, s.params, kind);
+        const sessions = this.#sessions();
+        sessions.count(all.length);
+        const db = sessions.writer();
+        let results: Awaited<ReturnType<D1Queryable["batch"]>>;
+        try {
+          results = await db.batch(all.map((s) => db.prepare(s.sql).bind(...s.params)));
+        } catch (e) {
+          const message = e instanceof Error ? e.message : String(e);
+          if (requireTenant !== undefined && message.includes(TENANT_MISSING_MESSAGE)) {
+            throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+          }
+          throw asSqlError(e);
+        }
+        sessions.wrote();
+        sent = all.length;
+        for (const r of results) rowsRead += r.meta.rows_read ?? r.results.length;
+        const out = results.map((r) => ({ rows: r.results, changes: r.meta.changes ?? 0 }));
+        return requireTenant === undefined ? out : out.slice(1);
+      },
+      () => [rowsRead, sent],
+    );
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget {
+  readonly kind = "d1" as const;
+  readonly #sessions: () => D1Sessions;
+
+  private constructor(sessions: () => D1Sessions, onQuery?: QueryObserver) {
+    super(new D1Executor(sessions, onQuery));
+    this.#sessions = sessions;
+  }
+
+  static async open(db: D1Database, opts: D1StoreOptions = {}): Promise<D1Store> {
+    if (opts.migrate !== false) await applyD1Migrations(db);
+    const own = new D1Sessions(db);
+    const scoped = opts.sessions;
+    return new D1Store(scoped ? () => scoped() ?? own : () => own, opts.onQuery);
+  }
+
+  /** The D1 bookmark after this request's write, carried in its snap token. */
+  consistencyBookmark(): string | undefined {
+    return this.#sessions().bookmark();
+  }
+
+  /** This request's reads start at a replica at least as new as `bookmark` (from a snap token). */
+  readAfterBookmark(bookmark: string): void {
+    this.#sessions().readAfter(bookmark);
+  }
+
+  /** Queries the current request (Worker invocation) may still send before D1's cap. */
+  queriesLeft(): number {
+    return this.#sessions().left;
+  }
+}

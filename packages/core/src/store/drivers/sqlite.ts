@@ -1,0 +1,152 @@
+/**
+ * The embedded default store: SQLite through better-sqlite3 (WAL mode). better-sqlite3 is synchronous, so engine
+ * reads answer with plain values, and a write transaction runs start to end without yielding.
+ *
+ * Lock waits: SQLite's busy timeout waits synchronously, which would stop the whole event loop while another
+ * connection (another process) holds the write lock. So the busy timeout is short (BUSY_TIMEOUT_MS) and a write
+ * that finds the database locked is retried with an asynchronous backoff for up to LOCK_WAIT_MS before it fails:
+ * other requests are served meanwhile.
+ */
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { PembaError } from "../../errors.ts";
+import type { Attribute, Tuple } from "../../model.ts";
+import { type Statement, sqliteDialect } from "../sql/dialect.ts";
+import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
+import { asSqlError, timed } from "../sql/executor.ts";
+import { tenantExistsStatement } from "../sql/meta-plan.ts";
+import { SQLITE_MIGRATIONS_URL } from "../sql/migrations-location.ts";
+import type { Row } from "../sql/rows.ts";
+import { SqlStore } from "../sql/sql-store.ts";
+import type { AttributeQuery, Snap, SubjectTupleQuery, TupleQuery } from "../store.ts";
+
+export const SQLITE_MIGRATIONS = fileURLToPath(SQLITE_MIGRATIONS_URL);
+
+/** SQLite's own (synchronous) wait for a lock, per statement. */
+export const BUSY_TIMEOUT_MS = 5;
+/** How long a write waits, asynchronously, for another connection's write lock before failing. */
+export const LOCK_WAIT_MS = 5000;
+const BACKOFF_FIRST_MS = 2;
+const BACKOFF_MAX_MS = 50;
+
+const isBusy = (e: unknown): boolean =>
+  typeof (e as { code?: unknown })?.code === "string" &&
+  (e as { code: string }).code.startsWith("SQLITE_BUSY");
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export interface SqliteStoreOptions {
+  onQuery?: QueryObserver;
+}
+
+/** "sqlite:///abs/path", "sqlite://rel/path", "sqlite:path" or a plain path -> the file path. */
+export function sqlitePath(url: string): string {
+  if (url.startsWith("sqlite://")) return url.slice("sqlite://".length);
+  if (url.startsWith("sqlite:")) return url.slice("sqlite:".length);
+  return url;
+}
+
+class BetterSqliteExecutor implements SqlExecutor {
+  readonly dialect = sqliteDialect;
+  private readonly db: Database.Database;
+  private readonly onQuery?: QueryObserver;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database, onQuery?: QueryObserver) {
+    this.db = db;
+    this.onQuery = onQuery;
+  }
+
+  private prepare(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      // statement texts vary with batch sizes and filter shapes; keep the cache bounded
+      if (this.statements.size >= 4096) this.statements.clear();
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
+  private runOne(s: Statement<unknown>): StatementResult {
+    const st = this.prepare(s.sql);
+    if (st.reader) {
+      const rows = st.all(...s.params) as Row[];
+      return { rows, changes: rows.length };
+    }
+    return { rows: [], changes: st.run(...s.params).changes };
+  }
+
+  all<R>(kind: string, s: Statement<R>): R[] {
+    return timed(this.onQuery, kind, () => this.runOne(s).rows as R[]);
+  }
+
+  async transaction(
+    kind: string,
+    statements: Statement[],
+    requireTenant?: string,
+  ): Promise<StatementResult[]> {
+    const run = this.db.transaction(() => {
+      if (requireTenant !== undefined) {
+        const found = this.runOne(tenantExistsStatement(this.dialect, requireTenant)).rows;
+        if (found.length === 0) throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+      }
+      return statements.map((s) => this.runOne(s));
+    });
+    const started = performance.now();
+    for (let wait = BACKOFF_FIRST_MS; ; wait = Math.min(wait * 2, BACKOFF_MAX_MS)) {
+      try {
+        return timed(this.onQuery, kind, () => run.immediate());
+      } catch (e) {
+        if (!isBusy(e) || performance.now() - started >= LOCK_WAIT_MS) throw asSqlError(e);
+      }
+      await sleep(wait);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear();
+    if (this.db.open) {
+      this.db.pragma("optimize");
+      this.db.close();
+    }
+  }
+}
+
+export class SqliteStore extends SqlStore {
+  readonly kind = "sqlite" as const;
+
+  // better-sqlite3 answers synchronously: narrow the engine read types for callers that know the driver
+  override headSnap(tenantId: string): Snap {
+    return super.headSnap(tenantId) as Snap;
+  }
+  override assertSnapReadable(tenantId: string, snap: Snap): void {
+    super.assertSnapReadable(tenantId, snap);
+  }
+  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): Tuple[] {
+    return super.queryTuples(tenantId, snap, queries) as Tuple[];
+  }
+  override querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): Tuple[] {
+    return super.querySubjectTuples(tenantId, snap, queries) as Tuple[];
+  }
+  override queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): Attribute[] {
+    return super.queryAttributes(tenantId, snap, queries) as Attribute[];
+  }
+  override listObjectIds(tenantId: string, snap: Snap, type: string): string[] {
+    return super.listObjectIds(tenantId, snap, type) as string[];
+  }
+
+  /** Opens (creating if needed) and migrates the database file at `url` (see `sqlitePath`). */
+  static open(url: string, opts: SqliteStoreOptions = {}): SqliteStore {
+    const db = new Database(sqlitePath(url));
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    // migrations run once at startup, before any request: they may wait for the lock synchronously
+    db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
+    migrate(drizzle(db), { migrationsFolder: SQLITE_MIGRATIONS });
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    return new SqliteStore(new BetterSqliteExecutor(db, opts.onQuery));
+  }
+}

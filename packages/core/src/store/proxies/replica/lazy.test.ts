@@ -1,0 +1,140 @@
+/**
+ * The lazy replica (ReplicaStore.lazy, the Worker's): no timer, tenants loaded on first use, request-driven
+ * freshness (at most ONE statement per check, none inside the freshness window), and a row cap above which a
+ * tenant's reads go to SQL. On libSQL file: URLs, statements counted through the executor's onQuery observer.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { PembaService } from "../../../service/pemba-service.ts";
+import { LOAD_TEST_SCHEMA, loadTestData } from "../../../service/testing/load-test-schema.ts";
+import { describeStoreContract } from "../../contract/index.ts";
+import { LibsqlStore } from "../../drivers/libsql.ts";
+import { tuple } from "../../testing/fixtures.ts";
+import { type LazyReplicaOptions, ReplicaStore } from "./index.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "pemba-replica-lazy-"));
+let n = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describeStoreContract("lazy replica over libsql file", async () =>
+  ReplicaStore.lazy(await LibsqlStore.open(`file:${join(dir, `contract-${n++}.db`)}`), { freshnessMs: 0 }),
+);
+
+const meta = { schemaVersion: "", snapToken: "", depth: 20 };
+const view = (type: string, id: number, user: number) => ({
+  entity: { type, id: String(id) },
+  permission: "view",
+  subject: { type: "user", id: String(user), relation: "" },
+});
+
+async function setUp(opts: LazyReplicaOptions, ids = 8) {
+  const file = join(dir, `lazy-${n++}.db`);
+  const writer = new PembaService(await LibsqlStore.open(`file:${file}`));
+  await writer.writeSchema("t1", LOAD_TEST_SCHEMA);
+  const { tuples, attributes } = loadTestData(ids);
+  await writer.writeData("t1", "", tuples, attributes);
+  const kinds: string[] = [];
+  const inner = await LibsqlStore.open(`file:${file}`, { onQuery: (kind) => kinds.push(kind) });
+  kinds.length = 0; // migrations check at open
+  const replica = ReplicaStore.lazy(inner, opts);
+  const service = new PembaService(replica);
+  return { writer, replica, service, kinds };
+}
+
+describe("ReplicaStore.lazy", () => {
+  it("reads nothing before the first request; loads the tenant once; then checks run no statement in the window", async () => {
+    const { writer, replica, service, kinds } = await setUp({ freshnessMs: 60_000 });
+    expect(kinds).toEqual([]);
+    expect(replica.holds("t1")).toBe(false);
+    expect((await service.check("t1", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(replica.holds("t1")).toBe(true);
+    expect(replica.stats()).toMatchObject({ tenants: 1, rows: 64 });
+    kinds.length = 0;
+    for (let i = 0; i < 50; i++) {
+      const outcome = service.check("t1", meta, view(i % 2 ? "content" : "interaction", i % 8, (i + 1) % 8));
+      expect(outcome instanceof Promise).toBe(false);
+    }
+    expect(kinds).toEqual([]);
+    await replica.close();
+    await writer.store.close();
+  });
+
+  it("outside the window a check runs exactly one freshness statement, and catches up when the head moved", async () => {
+    const { writer, replica, service, kinds } = await setUp({ freshnessMs: 0 });
+    await service.check("t1", meta, view("content", 1, 1)); // load
+    kinds.length = 0;
+    expect((await service.check("t1", meta, view("content", 1, 5))).can).toBe("CHECK_RESULT_DENIED");
+    expect(kinds).toEqual(["freshness"]);
+    // another instance makes user 5 a follower of user 1 (the owner of content 1): the next check sees it
+    await writer.writeData("t1", "", [tuple("user:1#follower@user:5")], []);
+    kinds.length = 0;
+    expect((await service.check("t1", meta, view("content", 1, 5))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(kinds[0]).toBe("freshness");
+    expect(kinds.filter((k) => k === "freshness")).toHaveLength(1);
+    expect(kinds.every((k) => k === "freshness" || k === "changes" || k === "gc_horizon")).toBe(true);
+    await replica.close();
+    await writer.store.close();
+  });
+
+  it("a tenant above the row cap is never loaded: its checks read SQL, batched per level", async () => {
+    const lines: string[] = [];
+    const logger = {
+      info: (_o: object, m: string) => lines.push(m),
+      warn: (_o: object, m: string) => lines.push(m),
+    };
+    const { writer, replica, service, kinds } = await setUp({ freshnessMs: 60_000, maxRows: 63, logger });
+    expect((await service.check("t1", meta, view("content", 4, 5))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(replica.holds("t1")).toBe(false);
+    expect(replica.stats()).toMatchObject({ tenants: 0, rows: 0 });
+    expect(lines).toEqual([
+      "replica: tenant t1 does not fit under 63 rows (PEMBA_REPLICA_MAX_ROWS); its reads go to SQL",
+    ]);
+    kinds.length = 0;
+    expect((await service.check("t1", meta, view("content", 4, 6))).can).toBe("CHECK_RESULT_DENIED");
+    expect(kinds).toEqual(["head_snap", "query_reads", "query_tuples"]);
+    await replica.close();
+    await writer.store.close();
+  });
+
+  it("a tenant deleted elsewhere is dropped at the next look", async () => {
+    const { writer, replica, service } = await setUp({ freshnessMs: 0 });
+    await service.check("t1", meta, view("content", 0, 0));
+    expect(replica.holds("t1")).toBe(true);
+    await writer.deleteTenant("t1");
+    await writer.createTenant("t1", "again");
+    await writer.writeSchema("t1", LOAD_TEST_SCHEMA);
+    expect((await service.check("t1", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_DENIED");
+    await replica.close();
+    await writer.store.close();
+  });
+});
+
+describe("ReplicaStore.lazy and the head schema", () => {
+  it("the replica's looks keep the cached head schema fresh: no schema statement of its own, a new head seen at the next look", async () => {
+    const { writer, replica, kinds } = await setUp({ freshnessMs: 0 });
+    const service = new PembaService(replica, { headSchemaTtlMs: 30 });
+    expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_ALLOWED"); // follower
+    kinds.length = 0;
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 15)); // the 30 ms TTL passes several times
+      expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_ALLOWED");
+    }
+    expect(kinds).toEqual(Array(8).fill("freshness"));
+    // another instance makes content#view owner-only: the next look drops the cached head, the check after reads it
+    await writer.writeSchema(
+      "t1",
+      LOAD_TEST_SCHEMA.replace(
+        "permission view = owner.self or (is_public or owner.follower) not owner.blocked",
+        "permission view = owner.self",
+      ),
+    );
+    await service.check("t1", meta, view("content", 1, 2));
+    kinds.length = 0;
+    expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_DENIED");
+    expect(kinds).toContain("read_schema");
+    await replica.close();
+    await writer.store.close();
+  });
+});

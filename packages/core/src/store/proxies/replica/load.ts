@@ -1,0 +1,389 @@
+/**
+ * The replica's memory copy and how it is kept exact (see routing.ts for what answers from it):
+ *
+ * - Load: a tenant is loaded from its live rows at the store head `h` (paged readTuples/readAttributes at `h`,
+ *   each page applied as a change set at a snap <= `h`). Replaying the change feed from 0 would not do: after a GC
+ *   the feed skips every transaction at or before the GC horizon, so rows created before the horizon and still live
+ *   would be missing. The copy is exact for snaps >= `floor` (= `h`).
+ * - Catch-up: the tenant's change feed after its caught-up snap, applied with `ChangeSetSink.applyChangeSet`.
+ *   Transaction ids are assigned in commit order by every SQL driver (the id counter row is updated first in each
+ *   write transaction and stays locked until commit), so a feed read that sees snap `x` has every change `<= x`:
+ *   the tenant is then caught up to max(head read before the feed, last applied snap).
+ * - Writes of other processes: `refreshAll` (a timer's round) polls the inner head and catches every tenant up
+ *   when it moved; it also notices tenants created/deleted elsewhere and the GC horizon. Lazy replicas instead
+ *   `freshen` a tenant on a read of its head snap (one statement with a FreshnessSource).
+ * - GC: the source collects; the copy caches the horizon (expired snaps are refused without SQL) and collects up to
+ *   at most the same horizon.
+ * - Size guard: rows above `maxRows` during the first load abandon it (`loadAll` answers false); a lazy replica
+ *   leaves a tenant that does not fit to the source instead.
+ */
+import type { ChangeSetSink, Freshness, FreshnessSource } from "../../capabilities.ts";
+import { hasFreshness } from "../../capabilities.ts";
+import { MemoryStore } from "../../memory/memory-store.ts";
+import type { ChangeSet, DataChange, HeadSchemaListener, Snap, Store, Tenant } from "../../store.ts";
+import type { MaybePromise } from "../../types.ts";
+
+/** The pino-compatible subset the replica logs through. */
+export interface ReplicaLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface ReplicaOptions {
+  /** How often the inner head is polled for writes of other processes, in ms (default 1000; 0 = never). */
+  refreshMs?: number;
+  /** Above this many rows (tuples + attributes) at open, run without the replica (default 5,000,000). */
+  maxRows?: number;
+  /** Rows per page of the initial load (default 10,000). */
+  loadPageSize?: number;
+  /** Change sets per feed read (default 1,000). */
+  feedBatch?: number;
+  logger?: ReplicaLogger;
+}
+
+export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
+  /** A read of the head snap looks for writes of other instances when the last look is older than this (ms). */
+  freshnessMs?: number;
+}
+
+export const DEFAULT_REPLICA_REFRESH_MS = 1000;
+export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
+
+/**
+ * What the copy reads from the store behind it: tenants and pages of rows (the load), the head and the change feed
+ * (catch-up), and, when the store has it, one cheap look at its head and GC horizon.
+ */
+export type ReplicaSource = Pick<
+  Store,
+  "listTenants" | "getTenant" | "headSnap" | "readTuples" | "readAttributes" | "changes"
+> &
+  Partial<FreshnessSource>;
+
+export interface TenantState {
+  id: string;
+  /** The tenant's created_at (ms): a different value on refresh = deleted and re-created elsewhere. */
+  createdAt: number;
+  /** The memory copy is exact for snaps >= floor. */
+  floor: Snap;
+  /** Every change of the tenant with snap <= caughtUp is applied. */
+  caughtUp: Snap;
+  /** The last snap applied to the memory copy (>= caughtUp only while a catch-up runs). */
+  applied: Snap;
+  /** The catch-up in flight, if any (one at a time per tenant). */
+  busy?: Promise<void>;
+  /** Rows of this tenant in the copy (loaded plus created minus deleted since). */
+  rows: number;
+  /** Date.now() of the tenant's last look at the database head (request-driven freshness). */
+  checkedAt: number;
+}
+
+class TooLarge extends Error {}
+
+export class TenantCopies {
+  readonly memory = new MemoryStore();
+  private readonly sink: ChangeSetSink = this.memory;
+  private readonly states = new Map<string, TenantState>();
+  private readonly loading = new Map<string, Promise<TenantState | undefined>>();
+  private readonly source: ReplicaSource;
+  /** Request-driven freshness window (lazy replicas); undefined = a refresh timer keeps the copy fresh. */
+  readonly freshnessMs?: number;
+  private readonly headSchemaListeners: HeadSchemaListener[] = [];
+  /** Tenants too large for the copy (lazy replicas): served by the source. */
+  private readonly oversized = new Set<string>();
+  readonly maxRows: number;
+  private readonly pageSize: number;
+  private readonly feedBatch: number;
+  private readonly logger?: ReplicaLogger;
+  /** The source reports its GC horizon, so expired snaps are known without asking it per read. */
+  readonly horizonKnown: boolean;
+  /** The source's GC horizon as last seen; snaps below it are expired. */
+  horizon = 0;
+  /** Rows in the copy, all tenants. */
+  rows = 0;
+  private guarding = true;
+  private warnedSize = false;
+
+  constructor(source: ReplicaSource, opts: ReplicaOptions, freshnessMs?: number) {
+    this.source = source;
+    this.freshnessMs = freshnessMs;
+    this.maxRows = opts.maxRows ?? DEFAULT_REPLICA_MAX_ROWS;
+    this.pageSize = opts.loadPageSize ?? 10_000;
+    this.feedBatch = opts.feedBatch ?? 1000;
+    this.logger = opts.logger;
+    this.horizonKnown = hasFreshness(source);
+  }
+
+  onHeadSchema(listener: HeadSchemaListener): void {
+    this.headSchemaListeners.push(listener);
+  }
+
+  /** The tenant's state when it is loaded (no I/O). */
+  state(id: string): TenantState | undefined {
+    return this.states.get(id);
+  }
+
+  get tenants(): number {
+    return this.states.size;
+  }
+
+  isOversized(id: string): boolean {
+    return this.oversized.has(id);
+  }
+
+  /** Loads every tenant of the source; false when they hold more than `maxRows` rows (nothing is kept then). */
+  async loadAll(): Promise<boolean> {
+    try {
+      await this.readHorizon();
+      let cursor: string | undefined;
+      do {
+        const page = await this.source.listTenants(100, cursor);
+        for (const t of page.items) await this.ensure(t.id, t);
+        cursor = page.cursor || undefined;
+      } while (cursor);
+    } catch (e) {
+      if (!(e instanceof TooLarge)) throw e;
+      return false;
+    }
+    this.guarding = false;
+    return true;
+  }
+
+  /**
+   * The tenant's state, loading it on first use; undefined when the source has no such tenant or (lazy replicas)
+   * the tenant is too large for the copy.
+   */
+  ensure(id: string, known?: Tenant): MaybePromise<TenantState | undefined> {
+    const st = this.states.get(id);
+    if (st !== undefined) return st;
+    if (this.oversized.has(id)) return undefined;
+    let pending = this.loading.get(id);
+    if (pending === undefined) {
+      pending = (
+        this.freshnessMs === undefined ? this.load(id, known) : this.loadWithinCap(id, known)
+      ).finally(() => this.loading.delete(id));
+      this.loading.set(id, pending);
+    }
+    return pending;
+  }
+
+  private countRows(n: number): void {
+    this.rows += n;
+    if (this.rows <= this.maxRows) return;
+    if (this.guarding) throw new TooLarge();
+    if (!this.warnedSize) {
+      this.warnedSize = true;
+      this.logger?.warn(
+        { rows: this.rows, maxRows: this.maxRows },
+        "replica holds more rows than --replica-max-rows (it grew after start); memory use grows with it",
+      );
+    }
+  }
+
+  /** A lazy replica's load: a tenant that does not fit under `maxRows` is left to the source. */
+  private async loadWithinCap(id: string, known?: Tenant): Promise<TenantState | undefined> {
+    try {
+      return await this.load(id, known);
+    } catch (e) {
+      if (!(e instanceof TooLarge)) throw e;
+      this.markOversized(id);
+      return undefined;
+    }
+  }
+
+  private markOversized(id: string): void {
+    this.oversized.add(id);
+    this.logger?.warn(
+      { tenant: id, rows: this.rows, maxRows: this.maxRows },
+      `replica: tenant ${id} does not fit under ${this.maxRows} rows (PEMBA_REPLICA_MAX_ROWS); its reads go to SQL`,
+    );
+  }
+
+  /**
+   * Loads the tenant's live rows at the current head `h`. Each page is applied as its own change set (so the load
+   * never holds more than one page of garbage): pages take snaps 1, 2, ... below `h` and the last one (or all the
+   * rest, when `h` is small) takes `h`. Reads below `floor` = `h` never reach memory, so only "created <= h"
+   * matters for those rows.
+   */
+  private async load(id: string, known?: Tenant): Promise<TenantState | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const tenant = known ?? (await this.source.getTenant(id));
+      if (tenant === undefined) return undefined;
+      const head = await this.source.headSnap(id);
+      await this.sink.deleteTenant(id);
+      let pending: DataChange[] = [];
+      let nextSnap = 1;
+      let count = 0;
+      const take = (changes: DataChange[]) => {
+        count += changes.length;
+        try {
+          this.countRows(changes.length);
+        } catch (e) {
+          this.rows -= count;
+          void this.sink.deleteTenant(id);
+          throw e;
+        }
+        pending = pending.length === 0 ? changes : pending.concat(changes);
+        if (nextSnap < head) {
+          this.apply(id, { snap: nextSnap++, changes: pending });
+          pending = [];
+        }
+      };
+      let cursor: string | undefined;
+      do {
+        const page = await this.source.readTuples(id, head, {}, this.pageSize, cursor);
+        take(page.items.map((tuple): DataChange => ({ operation: "OPERATION_CREATE", tuple })));
+        cursor = page.cursor || undefined;
+      } while (cursor);
+      do {
+        const page = await this.source.readAttributes(id, head, {}, this.pageSize, cursor);
+        take(page.items.map((attribute): DataChange => ({ operation: "OPERATION_CREATE", attribute })));
+        cursor = page.cursor || undefined;
+      } while (cursor);
+      if (pending.length > 0) this.apply(id, { snap: head, changes: pending });
+      // a GC past `head` during the paged reads may have removed rows visible at `head`: read again
+      const horizon = await this.readHorizon();
+      if (horizon > head && attempt < 5) {
+        this.rows -= count;
+        known = undefined;
+        continue;
+      }
+      const st: TenantState = {
+        id,
+        createdAt: tenant.createdAt.getTime(),
+        floor: head,
+        caughtUp: head,
+        applied: head,
+        rows: count,
+        checkedAt: Date.now(),
+      };
+      this.states.set(id, st);
+      return st;
+    }
+  }
+
+  private apply(id: string, set: ChangeSet): void {
+    this.sink.applyChangeSet(id, set);
+  }
+
+  /** Brings the tenant up to at least `target` (or the source head when no trusted target is given). */
+  async catchUp(st: TenantState, target: Snap | undefined, trusted: boolean): Promise<void> {
+    while (st.busy !== undefined) await st.busy.catch(() => {});
+    if (this.states.get(st.id) !== st) return; // dropped or reloaded meanwhile
+    if (target !== undefined && st.caughtUp >= target) return;
+    const run = this.pull(st, trusted ? target : undefined);
+    st.busy = run;
+    try {
+      await run;
+    } finally {
+      if (st.busy === run) st.busy = undefined;
+    }
+  }
+
+  private async pull(st: TenantState, trustedHead: Snap | undefined): Promise<void> {
+    const head = trustedHead ?? (await this.source.headSnap(st.id));
+    const from = Math.max(st.caughtUp, st.applied);
+    let after = from;
+    let created = 0;
+    for (;;) {
+      const sets = await this.source.changes(st.id, after, this.feedBatch);
+      if (this.states.get(st.id) !== st) return;
+      for (const set of sets) {
+        this.apply(st.id, set);
+        st.applied = set.snap;
+        after = set.snap;
+        for (const c of set.changes) created += c.operation === "OPERATION_CREATE" ? 1 : -1;
+      }
+      if (sets.length < this.feedBatch) break;
+    }
+    st.rows += created;
+    if (this.freshnessMs !== undefined && this.rows + created > this.maxRows) {
+      // a lazy replica gives a tenant that outgrew the cap back to the source (its memory is freed)
+      this.rows += created;
+      this.drop(st.id);
+      this.markOversized(st.id);
+      return;
+    }
+    this.countRows(created);
+    // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
+    // changes may have been skipped, so reload the tenant from scratch
+    if ((await this.readHorizon()) > from) {
+      this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
+      await this.reload(st);
+      return;
+    }
+    st.caughtUp = Math.max(st.caughtUp, head, after);
+  }
+
+  private async reload(st: TenantState): Promise<void> {
+    this.drop(st.id);
+    await this.ensure(st.id);
+  }
+
+  /** Forgets the tenant (deleted, re-created or reloaded): its reads load it again. */
+  drop(id: string): void {
+    const st = this.states.get(id);
+    if (st === undefined) return;
+    this.states.delete(id);
+    this.rows -= st.rows;
+    void this.sink.deleteTenant(id);
+  }
+
+  /** Reads the source's GC horizon; mirrors a GC into the copy when it moved. */
+  async readHorizon(): Promise<Snap> {
+    if (!hasFreshness(this.source)) return this.horizon;
+    const h = await this.source.gcHorizon();
+    if (h > this.horizon) {
+      this.horizon = h;
+      this.sink.collectUpTo(h);
+    }
+    return h;
+  }
+
+  /** One refresh round: tenants created/deleted elsewhere, the source head, the GC horizon. */
+  async refreshAll(): Promise<void> {
+    const seen = new Map<string, Tenant>();
+    let cursor: string | undefined;
+    do {
+      const page = await this.source.listTenants(1000, cursor);
+      for (const t of page.items) seen.set(t.id, t);
+      cursor = page.cursor || undefined;
+    } while (cursor);
+    for (const [id, st] of this.states) {
+      const t = seen.get(id);
+      if (t === undefined || t.createdAt.getTime() !== st.createdAt) this.drop(id);
+    }
+    const head = await this.source.headSnap("");
+    await this.readHorizon();
+    for (const t of seen.values()) {
+      const st = await this.ensure(t.id, t);
+      if (st !== undefined && st.caughtUp < head) await this.catchUp(st, head, true);
+    }
+  }
+
+  /**
+   * A lazy replica's look at the database (one statement with a FreshnessSource): catches the tenant up when the
+   * head moved, mirrors a GC, drops a tenant deleted (or re-created) elsewhere; answers the tenant's head snap, or
+   * undefined when the tenant is no longer in the copy. Requests meanwhile use the current copy.
+   */
+  async freshen(st: TenantState): Promise<Snap | undefined> {
+    st.checkedAt = Date.now();
+    const f = await this.readFreshness(st.id);
+    if (f.headSchemaVersion !== undefined) {
+      for (const listener of this.headSchemaListeners) listener(st.id, f.headSchemaVersion, f.head);
+    }
+    if (f.horizon > this.horizon) {
+      this.horizon = f.horizon;
+      this.sink.collectUpTo(f.horizon);
+    }
+    if (this.states.get(st.id) === st && f.tenantCreatedAt !== st.createdAt) this.drop(st.id);
+    else if (f.head > st.caughtUp) await this.catchUp(st, f.head, true);
+    return this.states.get(st.id) === st ? st.caughtUp : undefined;
+  }
+
+  private async readFreshness(tenantId: string): Promise<Freshness> {
+    if (hasFreshness(this.source)) return await this.source.freshness(tenantId);
+    const head = await this.source.headSnap(tenantId);
+    const tenant = await this.source.getTenant(tenantId);
+    return { head, horizon: this.horizon, tenantCreatedAt: tenant?.createdAt.getTime() };
+  }
+}

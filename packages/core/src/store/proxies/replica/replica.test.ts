@@ -1,0 +1,305 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PembaService } from "../../../service/pemba-service.ts";
+import { encodeSnapToken } from "../../../service/snap-token.ts";
+import { describeStoreContract } from "../../contract/index.ts";
+import { LibsqlStore } from "../../drivers/libsql.ts";
+import { PostgresStore } from "../../drivers/postgres.ts";
+import { SqliteStore } from "../../drivers/sqlite.ts";
+import { openStore } from "../../open.ts";
+import type { Store } from "../../store.ts";
+import { attr, keys, tuple } from "../../testing/fixtures.ts";
+import { type PostgresServer, startPostgres } from "../../testing/postgres-server.ts";
+import { type ReplicaOptions, ReplicaStore } from "./index.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "pemba-replica-"));
+let n = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const NO_REFRESH: ReplicaOptions = { refreshMs: 0 };
+const bool = (data: boolean) => ({ type: "ATTRIBUTE_TYPE_BOOLEAN" as const, data });
+const viewers = (ids: string[]) => [{ entityType: "doc", entityIds: ids, relations: ["viewer"] }];
+
+async function replicaOf(inner: Store, opts: ReplicaOptions = NO_REFRESH): Promise<ReplicaStore> {
+  const store = await ReplicaStore.open(inner, opts);
+  if (!(store instanceof ReplicaStore)) throw new Error("expected a replica");
+  return store;
+}
+
+/** Statement kinds the inner store ran, recorded through its onQuery hook. */
+function recorder() {
+  const kinds: string[] = [];
+  return { kinds, onQuery: (kind: string) => kinds.push(kind) };
+}
+
+describeStoreContract("replica over sqlite", async () =>
+  replicaOf(SqliteStore.open(join(dir, `contract-${n++}.db`))),
+);
+describeStoreContract("replica over libsql file", async () =>
+  replicaOf(await LibsqlStore.open(`file:${join(dir, `contract-libsql-${n++}.db`)}`)),
+);
+
+const SCHEMA = `entity user {}
+entity doc {
+  relation owner @user
+  relation viewer @user
+  attribute public boolean
+  permission view = owner or viewer or public
+}`;
+
+const checkQuery = (doc: string, user: string) => ({
+  entity: { type: "doc", id: doc },
+  permission: "view",
+  subject: { type: "user", id: user, relation: "" },
+});
+const meta = { schemaVersion: "", snapToken: "", depth: 10 };
+
+describe("ReplicaStore over SQLite", () => {
+  it("after warm-up, checks run no SQL statement at all", async () => {
+    const file = join(dir, `zero-sql-${n++}.db`);
+    const rec = recorder();
+    const store = await replicaOf(SqliteStore.open(file, { onQuery: rec.onQuery }));
+    const service = new PembaService(store);
+    await service.writeSchema("t1", SCHEMA);
+    await service.writeData(
+      "t1",
+      "",
+      [tuple("doc:1#owner@user:1"), tuple("doc:2#viewer@user:2")],
+      [attr("doc:3$public", bool(true))],
+    );
+    await service.check("t1", meta, checkQuery("1", "1")); // warm-up
+    rec.kinds.length = 0;
+    const decisions: string[] = [];
+    for (let i = 0; i < 500; i++) {
+      const outcome = service.check("t1", meta, checkQuery(String(1 + (i % 4)), String(1 + (i % 2))));
+      // answered synchronously: no storage round trip
+      expect(outcome instanceof Promise).toBe(false);
+      decisions.push((outcome as { can: string }).can);
+    }
+    expect(rec.kinds).toEqual([]);
+    expect(decisions.slice(0, 4)).toEqual([
+      "CHECK_RESULT_ALLOWED", // doc:1 owner user:1
+      "CHECK_RESULT_ALLOWED", // doc:2 viewer user:2
+      "CHECK_RESULT_ALLOWED", // doc:3 public
+      "CHECK_RESULT_DENIED", // doc:4 nothing
+    ]);
+    await store.close();
+  });
+
+  it("loads existing data at open; reads older than the load go to SQL and stay exact", async () => {
+    const file = join(dir, `preload-${n++}.db`);
+    const writer = SqliteStore.open(file);
+    const s1 = await writer.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    const s2 = await writer.write("t1", {
+      deleteTuples: [tuple("doc:1#viewer@user:1")],
+      tuples: [tuple("doc:1#viewer@user:2")],
+      attributes: [attr("doc:1$public", bool(true))],
+    });
+    await writer.createTenant("b", "B");
+    await writer.write("b", { tuples: [tuple("doc:9#viewer@user:9")] });
+    const rec = recorder();
+    const store = await replicaOf(SqliteStore.open(file, { onQuery: rec.onQuery }));
+    expect(store.stats()).toMatchObject({ tenants: 2, rows: 3 });
+    const head = store.headSnap("t1") as number;
+    expect(head).toBeGreaterThanOrEqual(s2);
+    rec.kinds.length = 0;
+    expect(keys(store.queryTuples("t1", head, viewers(["1"])) as never)).toEqual(["doc:1#viewer@user:2"]);
+    expect(keys(store.queryTuples("b", store.headSnap("b") as number, viewers(["9"])) as never)).toEqual([
+      "doc:9#viewer@user:9",
+    ]);
+    expect(store.listObjectIds("t1", head, "user")).toEqual(["2"]);
+    expect(rec.kinds).toEqual([]);
+    // s1 predates the replica's copy: answered by SQLite, exactly
+    expect(keys(await store.queryTuples("t1", s1, viewers(["1"])))).toEqual(["doc:1#viewer@user:1"]);
+    expect(rec.kinds).toEqual(["query_tuples"]);
+    await store.close();
+    await writer.close();
+  });
+
+  it("a write by another process is seen after the refresh, and at once when a read names its snap", async () => {
+    const file = join(dir, `two-processes-${n++}.db`);
+    const rec = recorder();
+    const store = await replicaOf(SqliteStore.open(file, { onQuery: rec.onQuery }));
+    const other = SqliteStore.open(file);
+    const before = store.headSnap("t1") as number;
+    const s1 = await other.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    // not yet refreshed: the head is the replica's, reads at it see the old state
+    expect(store.headSnap("t1")).toBe(before);
+    expect(store.queryTuples("t1", before, viewers(["1"]))).toEqual([]);
+    // a read at the newer snap (a token from the other instance) catches up first
+    const got = store.queryTuples("t1", s1, viewers(["1"]));
+    expect(got).toBeInstanceOf(Promise);
+    expect(keys(await got)).toEqual(["doc:1#viewer@user:1"]);
+    expect(store.headSnap("t1")).toBe(s1);
+    // a further write is seen after a refresh round
+    const s2 = await other.write("t1", { deleteTuples: [tuple("doc:1#viewer@user:1")] });
+    await store.refresh();
+    expect(store.headSnap("t1")).toBe(s2);
+    expect(store.queryTuples("t1", s2, viewers(["1"]))).toEqual([]);
+    expect(keys(store.queryTuples("t1", s1, viewers(["1"])) as never)).toEqual(["doc:1#viewer@user:1"]);
+    await store.close();
+    await other.close();
+  });
+
+  it("the refresh timer picks up other processes' writes, tenants and GC on its own", async () => {
+    const file = join(dir, `timer-${n++}.db`);
+    const store = await replicaOf(SqliteStore.open(file), { refreshMs: 20 });
+    const other = SqliteStore.open(file);
+    const s1 = await other.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    const s2 = await other.write("t1", { deleteTuples: [tuple("doc:1#viewer@user:1")] });
+    await other.createTenant("b", "B");
+    const sb = await other.write("b", { tuples: [tuple("doc:2#viewer@user:2")] });
+    await expect.poll(() => store.headSnap("t1"), { timeout: 2000, interval: 10 }).toBe(sb);
+    expect(store.headSnap("b")).toBe(sb);
+    expect(keys(store.queryTuples("b", sb, viewers(["2"])) as never)).toEqual(["doc:2#viewer@user:2"]);
+    expect(keys(store.queryTuples("t1", s1, viewers(["1"])) as never)).toEqual(["doc:1#viewer@user:1"]);
+    // GC by the other process: the replica refuses the expired snap without asking SQLite
+    await other.gc(new Date(Date.now() + 60_000));
+    await expect
+      .poll(() => errorCode(() => store.assertSnapReadable("t1", s1)), { timeout: 2000 })
+      .toBe("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+    expect(errorCode(() => store.assertSnapReadable("t1", s2))).toBe("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+    expect(errorCode(() => store.assertSnapReadable("t1", sb))).toBe("");
+    // a tenant deleted elsewhere disappears; re-created, it starts empty
+    await other.deleteTenant("b");
+    await other.createTenant("b", "B again");
+    await store.refresh();
+    expect(await store.queryTuples("b", await store.headSnap("b"), viewers(["2"]))).toEqual([]);
+    await store.close();
+    await other.close();
+  });
+
+  it("size guard: above maxRows the store runs without the replica and says so", async () => {
+    const file = join(dir, `guard-${n++}.db`);
+    const writer = SqliteStore.open(file);
+    await writer.write("t1", {
+      tuples: Array.from({ length: 30 }, (_, i) => tuple(`doc:${i}#viewer@user:1`)),
+    });
+    await writer.close();
+    const lines: string[] = [];
+    const logger = {
+      info: (_o: object, m: string) => lines.push(m),
+      warn: (_o: object, m: string) => lines.push(m),
+    };
+    const inner = SqliteStore.open(file);
+    const small = await ReplicaStore.open(inner, { maxRows: 29, loadPageSize: 7, refreshMs: 0, logger });
+    expect(small).toBe(inner);
+    expect(lines).toEqual([
+      "replica disabled: the database holds more than 29 rows (--replica-max-rows); reads go to SQL",
+    ]);
+    await small.close();
+    lines.length = 0;
+    const big = await ReplicaStore.open(SqliteStore.open(file), {
+      maxRows: 30,
+      loadPageSize: 7,
+      refreshMs: 0,
+      logger,
+    });
+    expect(big).toBeInstanceOf(ReplicaStore);
+    expect((big as ReplicaStore).stats()).toMatchObject({ tenants: 1, rows: 30 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^replica loaded 30 rows of 1 tenant\(s\) in \d+ ms$/);
+    await big.close();
+  });
+
+  it("openStore puts the replica in front of SQL stores only when asked", async () => {
+    const file = join(dir, `open-${n++}.db`);
+    const plain = await openStore(file);
+    expect(plain).toBeInstanceOf(SqliteStore);
+    await plain.close();
+    const replicated = await openStore(file, { replica: NO_REFRESH });
+    expect(replicated).toBeInstanceOf(ReplicaStore);
+    expect(replicated.kind).toBe("sqlite");
+    await replicated.close();
+    const memory = await openStore("memory:", { replica: NO_REFRESH });
+    expect(memory.kind).toBe("memory");
+    expect(memory).not.toBeInstanceOf(ReplicaStore);
+    await memory.close();
+  });
+});
+
+function errorCode(run: () => unknown): string {
+  try {
+    run();
+    return "";
+  } catch (e) {
+    return (e as { code: string }).code;
+  }
+}
+
+describe("ReplicaStore over PostgreSQL", () => {
+  let server: PostgresServer;
+  let admin: pg.Pool;
+  let db = 0;
+  beforeAll(async () => {
+    server = await startPostgres();
+    admin = new pg.Pool({ connectionString: server.url, max: 1 });
+  }, 60_000);
+  afterAll(async () => {
+    await admin?.end();
+    await server?.stop();
+  });
+  async function freshUrl(): Promise<string> {
+    const name = `pemba_replica_${db++}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    return server.url.replace(/\/postgres$/, `/${name}`);
+  }
+
+  describeStoreContract("replica over postgres", async () =>
+    replicaOf(await PostgresStore.open(await freshUrl())),
+  );
+
+  it("two instances on one database: snap tokens give read-your-writes across them; refresh catches up", async () => {
+    const url = await freshUrl();
+    const recA = recorder();
+    const a = await replicaOf(await PostgresStore.open(url, { onQuery: recA.onQuery }));
+    const b = await replicaOf(await PostgresStore.open(url));
+    const sa = await a.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    const sb = await b.write("t1", { tuples: [tuple("doc:1#viewer@user:2")] });
+    expect(sb).toBeGreaterThan(sa);
+    // each instance reads its own writes at once
+    expect(keys(a.queryTuples("t1", a.headSnap("t1") as number, viewers(["1"])) as never)).toEqual([
+      "doc:1#viewer@user:1",
+    ]);
+    // instance a given b's token: catches up before answering
+    expect(keys(await a.queryTuples("t1", sb, viewers(["1"])))).toEqual([
+      "doc:1#viewer@user:1",
+      "doc:1#viewer@user:2",
+    ]);
+    const sc = await b.write("t1", { deleteTuples: [tuple("doc:1#viewer@user:1")] });
+    await a.refresh();
+    expect(a.headSnap("t1")).toBe(sc);
+    recA.kinds.length = 0;
+    expect(keys(a.queryTuples("t1", sc, viewers(["1"])) as never)).toEqual(["doc:1#viewer@user:2"]);
+    expect(a.assertSnapReadable("t1", sa)).toBeUndefined();
+    expect(recA.kinds).toEqual([]);
+    await a.close();
+    await b.close();
+  });
+
+  it("checks through the service run no SQL statement after warm-up", async () => {
+    const rec = recorder();
+    const store = await replicaOf(await PostgresStore.open(await freshUrl(), { onQuery: rec.onQuery }));
+    const service = new PembaService(store);
+    await service.writeSchema("t1", SCHEMA);
+    const token = await service.writeData("t1", "", [tuple("doc:1#owner@user:1")], []);
+    expect((await service.check("t1", meta, checkQuery("1", "1"))).can).toBe("CHECK_RESULT_ALLOWED");
+    // the first request with a token newer than the head schema's read reads the head once more (another
+    // process may have written a schema before that token's write)
+    await service.check("t1", { ...meta, snapToken: token }, checkQuery("1", "1"));
+    rec.kinds.length = 0;
+    for (let i = 0; i < 200; i++) {
+      const outcome = service.check("t1", meta, checkQuery("1", String(1 + (i % 2))));
+      expect(outcome instanceof Promise).toBe(false);
+    }
+    // with the write's snap token too (no SQL: the replica knows the GC horizon)
+    const withToken = await service.check("t1", { ...meta, snapToken: token }, checkQuery("1", "1"));
+    expect(withToken.can).toBe("CHECK_RESULT_ALLOWED");
+    expect(rec.kinds).toEqual([]);
+    expect(encodeSnapToken(store.headSnap("t1") as number)).toBe(token);
+    await store.close();
+  });
+});

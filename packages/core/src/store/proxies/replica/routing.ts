@@ -1,0 +1,293 @@
+/**
+ * ReplicaStore: an in-memory replica (load.ts keeps the copy) in front of a SQL store, so that engine reads (checks,
+ * lookups, expand) never touch SQL in the steady state. Every call is routed here:
+ *
+ * - Engine reads at a snap the copy covers (floor <= snap <= caught up) answer from memory, synchronously; a read
+ *   at a newer snap (a snap token from another instance) catches the tenant up first and never answers from a
+ *   stale copy; a read at an older snap (a snap token older than the replica) or of a tenant the copy does not
+ *   hold goes to the inner store.
+ * - Writes of this process: inner.write, then a catch-up to the write's snap before returning (read-your-writes).
+ * - Everything else (schemas, paged reads whose cursors are the inner store's, the feed, bundles, D1 bookmarks)
+ *   is the inner store's: ForwardingStore.
+ *
+ * `ReplicaStore.open` loads every tenant at open and refreshes on a timer (`refreshMs`); when the load passes
+ * `maxRows` rows it returns the inner store itself (reads go to SQL), with a log line saying so. Runtimes where I/O
+ * may only happen inside a request (Cloudflare Workers: no background timers) use `ReplicaStore.lazy`: no timer,
+ * each tenant is loaded on first use (once per isolate) unless its rows would take the replica above `maxRows`
+ * (its reads then go to the inner store), and freshness is request-driven: reading a loaded tenant's head snap
+ * (once per check) costs no statement while the tenant's last look at the database is younger than `freshnessMs`,
+ * else ONE statement (head snap, GC horizon and the tenant's created_at together), plus a catch-up from the
+ * change feed only when the head moved.
+ */
+import { PembaError } from "../../../errors.ts";
+import type { Attribute, Tuple } from "../../../model.ts";
+import type { HeadSchemaSource } from "../../capabilities.ts";
+import type { MemoryStore } from "../../memory/memory-store.ts";
+import type {
+  AttributeQuery,
+  HeadSchemaListener,
+  MaybePromise,
+  Snap,
+  Store,
+  SubjectTupleQuery,
+  Tenant,
+  TupleQuery,
+  WriteRequest,
+} from "../../store.ts";
+import { ForwardingStore } from "../forwarding.ts";
+import {
+  DEFAULT_REPLICA_REFRESH_MS,
+  type LazyReplicaOptions,
+  type ReplicaOptions,
+  type ReplicaSource,
+  TenantCopies,
+} from "./load.ts";
+
+const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+
+export interface ReplicaStats {
+  tenants: number;
+  /** Rows loaded at open plus rows created since, minus rows deleted since (approximate live count). */
+  rows: number;
+  loadMs: number;
+}
+
+export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
+  private readonly copies: TenantCopies;
+  private readonly memory: MemoryStore;
+  private readonly refreshMs: number;
+  private readonly logger?: ReplicaOptions["logger"];
+  private loadMs = 0;
+  private timer?: ReturnType<typeof setInterval>;
+  private refreshing?: Promise<void>;
+  private closed = false;
+
+  private constructor(inner: Store & ReplicaSource, opts: ReplicaOptions, freshnessMs?: number) {
+    super(inner);
+    this.copies = new TenantCopies(inner, opts, freshnessMs);
+    this.memory = this.copies.memory;
+    this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
+    this.logger = opts.logger;
+  }
+
+  /**
+   * Loads every tenant of `inner` into memory and starts the refresh timer. Returns the inner store itself
+   * (no replica) when it holds more than `maxRows` rows.
+   */
+  static async open(inner: Store & ReplicaSource, opts: ReplicaOptions = {}): Promise<Store> {
+    const replica = new ReplicaStore(inner, opts);
+    const copies = replica.copies;
+    const started = performance.now();
+    if (!(await copies.loadAll())) {
+      opts.logger?.warn(
+        { store: inner.kind, maxRows: copies.maxRows },
+        `replica disabled: the database holds more than ${copies.maxRows} rows (--replica-max-rows); reads go to SQL`,
+      );
+      return inner;
+    }
+    replica.loadMs = performance.now() - started;
+    opts.logger?.info(
+      { store: inner.kind, tenants: copies.tenants, rows: copies.rows, ms: Math.round(replica.loadMs) },
+      `replica loaded ${copies.rows} rows of ${copies.tenants} tenant(s) in ${Math.round(replica.loadMs)} ms`,
+    );
+    if (replica.refreshMs > 0) {
+      const timer = setInterval(() => void replica.refresh(), replica.refreshMs);
+      // Node: the timer alone keeps no process alive
+      if (typeof timer === "object" && "unref" in timer) timer.unref();
+      replica.timer = timer;
+    }
+    return replica;
+  }
+
+  /**
+   * A replica without a timer that loads each tenant on first use (see the module comment): for Workers. Nothing
+   * is read before the first request.
+   */
+  static lazy(inner: Store & ReplicaSource, opts: LazyReplicaOptions = {}): ReplicaStore {
+    return new ReplicaStore(inner, { ...opts, refreshMs: 0 }, opts.freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS);
+  }
+
+  /**
+   * Lazy replicas: `listener` hears the head schema version each look at the database read (with the snap of that
+   * read), so the schema registry keeps its cached head fresh without statements of its own.
+   */
+  onHeadSchema(listener: HeadSchemaListener): void {
+    this.copies.onHeadSchema(listener);
+  }
+
+  /** Whether the tenant's reads are answered from memory (loaded) rather than by the inner store. */
+  holds(tenantId: string): boolean {
+    return this.copies.state(tenantId) !== undefined;
+  }
+
+  stats(): ReplicaStats {
+    return { tenants: this.copies.tenants, rows: this.copies.rows, loadMs: this.loadMs };
+  }
+
+  /** One refresh round: tenants created/deleted elsewhere, the inner head, the GC horizon. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.refreshOnce().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async refreshOnce(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.copies.refreshAll();
+    } catch (e) {
+      this.logger?.warn({ err: e }, "replica refresh failed; retrying at the next interval");
+    }
+  }
+
+  // ---- reads answered from memory ----
+
+  /** Whether the copy answers reads of the tenant at `snap` right now (no I/O). */
+  private covers(tenantId: string, snap: Snap): boolean {
+    const st = this.copies.state(tenantId);
+    return st !== undefined && snap <= st.caughtUp && snap >= st.floor;
+  }
+
+  /** A read the copy does not cover yet: load or catch the tenant up, or ask the inner store. */
+  private async slow<T>(
+    tenantId: string,
+    snap: Snap,
+    fromMemory: () => T,
+    fromInner: () => MaybePromise<T>,
+  ): Promise<T> {
+    for (;;) {
+      const st = await this.copies.ensure(tenantId);
+      if (st === undefined || snap < st.floor) return await fromInner();
+      if (snap > st.caughtUp) await this.copies.catchUp(st, snap, false);
+      if (this.copies.state(tenantId) === st) return fromMemory();
+    }
+  }
+
+  override headSnap(tenantId: string): MaybePromise<Snap> {
+    const st = this.copies.state(tenantId);
+    if (st !== undefined) {
+      const window = this.copies.freshnessMs;
+      if (window === undefined || Date.now() - st.checkedAt < window) return st.caughtUp;
+      return this.copies.freshen(st).then((head) => head ?? this.headSnap(tenantId));
+    }
+    if (this.copies.isOversized(tenantId)) return this.inner.headSnap(tenantId);
+    return (async () => {
+      const loaded = await this.copies.ensure(tenantId);
+      return loaded !== undefined ? loaded.caughtUp : await this.inner.headSnap(tenantId);
+    })();
+  }
+
+  override assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
+    if (snap < this.copies.horizon) throw expired();
+    const st = this.copies.state(tenantId);
+    if (st !== undefined && snap >= st.floor && this.copies.horizonKnown) return;
+    return this.inner.assertSnapReadable(tenantId, snap);
+  }
+
+  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
+    if (this.covers(tenantId, snap)) return this.memory.queryTuples(tenantId, snap, queries);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.queryTuples(tenantId, snap, queries),
+      () => this.inner.queryTuples(tenantId, snap, queries),
+    );
+  }
+
+  override querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+  ): MaybePromise<Tuple[]> {
+    if (this.covers(tenantId, snap)) return this.memory.querySubjectTuples(tenantId, snap, queries);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.querySubjectTuples(tenantId, snap, queries),
+      () => this.inner.querySubjectTuples(tenantId, snap, queries),
+    );
+  }
+
+  override queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+  ): MaybePromise<Attribute[]> {
+    if (this.covers(tenantId, snap)) return this.memory.queryAttributes(tenantId, snap, queries);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.queryAttributes(tenantId, snap, queries),
+      () => this.inner.queryAttributes(tenantId, snap, queries),
+    );
+  }
+
+  override queryTuplesAndAttributes(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+  ): MaybePromise<[Tuple[], Attribute[]]> {
+    const fromMemory = (): [Tuple[], Attribute[]] => [
+      this.memory.queryTuples(tenantId, snap, tuples),
+      this.memory.queryAttributes(tenantId, snap, attributes),
+    ];
+    if (this.covers(tenantId, snap)) return fromMemory();
+    return this.slow(tenantId, snap, fromMemory, () =>
+      super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes),
+    );
+  }
+
+  override listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
+    if (this.covers(tenantId, snap)) return this.memory.listObjectIds(tenantId, snap, type);
+    return this.slow(
+      tenantId,
+      snap,
+      () => this.memory.listObjectIds(tenantId, snap, type),
+      () => this.inner.listObjectIds(tenantId, snap, type),
+    );
+  }
+
+  // ---- writes ----
+
+  override async write(tenantId: string, req: WriteRequest): Promise<Snap> {
+    const snap = await this.inner.write(tenantId, req);
+    try {
+      const st = await this.copies.ensure(tenantId);
+      if (st !== undefined) await this.copies.catchUp(st, snap, true);
+    } catch (e) {
+      // the write is committed; reads at its snap catch up on their own
+      this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write failed");
+    }
+    return snap;
+  }
+
+  override async gc(olderThan: Date): Promise<number> {
+    const removed = await this.inner.gc(olderThan);
+    await this.copies.readHorizon();
+    return removed;
+  }
+
+  // ---- tenants ----
+
+  override async createTenant(id: string, name: string): Promise<Tenant> {
+    const tenant = await this.inner.createTenant(id, name);
+    this.copies.drop(id);
+    await this.copies.ensure(id, tenant);
+    return tenant;
+  }
+
+  override async deleteTenant(id: string): Promise<Tenant | undefined> {
+    const deleted = await this.inner.deleteTenant(id);
+    this.copies.drop(id);
+    return deleted;
+  }
+
+  override async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.refreshing;
+    await this.inner.close();
+  }
+}

@@ -1,0 +1,212 @@
+/** The statements for all but the data: tenants, schemas, bundles, the snap counters, GC. */
+import { getTableName, sql } from "drizzle-orm";
+import { type Dialect, list, name, P, type Statement } from "./dialect.ts";
+import { counter, currentTx, gcHorizon } from "./fragments.ts";
+import type { DbRow, SchemaRow, TenantRow } from "./rows.ts";
+import type { bundles } from "./sqlite-tables.ts";
+
+const tenantColumns = (d: Dialect) => {
+  const { tenants } = d.tables;
+  return list([tenants.id, tenants.name, tenants.createdAt].map(name));
+};
+
+// tenants
+
+export function createTenantStatement(
+  d: Dialect,
+  id: string,
+  tenantName: string,
+  now: number,
+): Statement<TenantRow> {
+  const { tenants } = d.tables;
+  const build = () =>
+    sql`INSERT INTO ${tenants} (${tenantColumns(d)}) VALUES (${P}, ${P}, ${P}) ON CONFLICT DO NOTHING RETURNING ${tenantColumns(d)}`;
+  return d.statement("create_tenant", build, [id, tenantName, now]);
+}
+
+export function getTenantStatement(d: Dialect, id: string): Statement<TenantRow> {
+  const { tenants } = d.tables;
+  return d.statement(
+    "get_tenant",
+    () => sql`SELECT ${tenantColumns(d)} FROM ${tenants} WHERE ${tenants.id} = ${P}`,
+    [id],
+  );
+}
+
+/** Whether the tenant exists: the check a write transaction runs first. */
+export function tenantExistsStatement(d: Dialect, id: string): Statement<{ found: number }> {
+  const { tenants } = d.tables;
+  return d.statement(
+    "tenant_exists",
+    () => sql`SELECT 1 AS found FROM ${tenants} WHERE ${tenants.id} = ${P}`,
+    [id],
+  );
+}
+
+/** Deletes the tenant's rows of every table, then the tenant (the last statement returns it). */
+export function deleteTenantStatements(d: Dialect, id: string): Statement[] {
+  const { tuples, attributes, schemas, bundles, transactions, tenants } = d.tables;
+  const rows = [tuples, attributes, schemas, bundles, transactions].map((t) =>
+    d.statement(
+      `delete_tenant_rows ${getTableName(t)}`,
+      () => sql`DELETE FROM ${t} WHERE ${t.tenantId} = ${P}`,
+      [id],
+    ),
+  );
+  const tenant = d.statement<TenantRow>(
+    "delete_tenant",
+    () => sql`DELETE FROM ${tenants} WHERE ${tenants.id} = ${P} RETURNING ${tenantColumns(d)}`,
+    [id],
+  );
+  return [...rows, tenant];
+}
+
+export function listTenantsStatement(d: Dialect, after: string, limit: number): Statement<TenantRow> {
+  const { tenants } = d.tables;
+  const build = () => {
+    const id = d.orderText(tenants.id);
+    return sql`SELECT ${tenantColumns(d)} FROM ${tenants} WHERE ${id} > ${P} ORDER BY ${id} LIMIT ${P}`;
+  };
+  return d.statement("list_tenants", build, [after, limit]);
+}
+
+// schemas
+
+export function writeSchemaStatements(
+  d: Dialect,
+  tenantId: string,
+  version: string,
+  schema: string,
+  now: number,
+): Statement[] {
+  const { schemas: s } = d.tables;
+  return [
+    d.statement(
+      "delete_schema",
+      () => sql`DELETE FROM ${s} WHERE ${s.tenantId} = ${P} AND ${s.version} = ${P}`,
+      [tenantId, version],
+    ),
+    d.statement(
+      "insert_schema",
+      () =>
+        sql`INSERT INTO ${s} (${list([s.tenantId, s.version, s.schema, s.createdAt].map(name))}) VALUES (${P}, ${P}, ${P}, ${P})`,
+      [tenantId, version, schema, now],
+    ),
+  ];
+}
+
+export function readSchemaStatement(d: Dialect, tenantId: string, version: string): Statement<SchemaRow> {
+  const { schemas: s } = d.tables;
+  const build = () =>
+    sql`SELECT ${list([s.version, s.schema, s.createdAt])} FROM ${s} WHERE ${s.tenantId} = ${P} AND ${s.version} = ${P}`;
+  return d.statement("read_schema", build, [tenantId, version]);
+}
+
+/** The head schema and the head snap from the same statement: one snapshot of the database for both. */
+export function headSchemaStatement(
+  d: Dialect,
+  tenantId: string,
+): Statement<SchemaRow & { read_at: number }> {
+  const { schemas: s } = d.tables;
+  const build = () =>
+    sql`SELECT ${list([s.version, s.schema, s.createdAt])}, ${currentTx(d)} AS read_at
+      FROM ${s} WHERE ${s.tenantId} = ${P} ORDER BY ${s.seq} DESC LIMIT 1`;
+  return d.statement("head_schema", build, [tenantId]);
+}
+
+export function listSchemasStatement(
+  d: Dialect,
+  tenantId: string,
+  before: number,
+  limit: number,
+): Statement<SchemaRow & { seq: number }> {
+  const { schemas: s } = d.tables;
+  const build = () =>
+    sql`SELECT ${list([s.seq, s.version, s.schema, s.createdAt])} FROM ${s}
+      WHERE ${s.tenantId} = ${P} AND ${s.seq} < ${P} ORDER BY ${s.seq} DESC LIMIT ${P}`;
+  return d.statement("list_schemas", build, [tenantId, before, limit]);
+}
+
+// snaps
+
+/** The head snap: the last transaction id. */
+export const headSnapStatement = (d: Dialect): Statement<{ value: number }> =>
+  d.statement("head_snap", () => counter(d, "tx"), []);
+
+/** The GC horizon: reads at snaps below it are expired. */
+export const gcHorizonStatement = (d: Dialect): Statement<{ value: number }> =>
+  d.statement("gc_horizon", () => counter(d, "gc_horizon"), []);
+
+/** The head snap, the GC horizon, the tenant's created_at and its head schema version in ONE statement. */
+export function freshnessStatement(
+  d: Dialect,
+  tenantId: string,
+): Statement<{ head: number; horizon: number; created_at: number | null; schema_version: string | null }> {
+  const { tenants, schemas: s } = d.tables;
+  const build = () =>
+    sql`SELECT ${currentTx(d)} AS head, ${gcHorizon(d)} AS horizon,
+      (SELECT ${tenants.createdAt} FROM ${tenants} WHERE ${tenants.id} = ${P}) AS created_at,
+      (SELECT ${s.version} FROM ${s} WHERE ${s.tenantId} = ${P} ORDER BY ${s.seq} DESC LIMIT 1) AS schema_version`;
+  return d.statement("freshness", build, [tenantId, tenantId]);
+}
+
+// bundles
+
+export function writeBundleStatement(
+  d: Dialect,
+  tenantId: string,
+  bundleName: string,
+  payload: string,
+): Statement {
+  const { bundles: b } = d.tables;
+  const build = () =>
+    sql`INSERT INTO ${b} (${list([b.tenantId, b.name, b.payload].map(name))}) VALUES (${P}, ${P}, ${P})
+      ON CONFLICT (${list([b.tenantId, b.name].map(name))}) DO UPDATE SET ${name(b.payload)} = excluded.${name(b.payload)}`;
+  return d.statement("write_bundle", build, [tenantId, bundleName, payload]);
+}
+
+export function readBundleStatement(
+  d: Dialect,
+  tenantId: string,
+  bundleName: string,
+): Statement<Pick<DbRow<typeof bundles>, "payload">> {
+  const { bundles: b } = d.tables;
+  const build = () => sql`SELECT ${b.payload} FROM ${b} WHERE ${b.tenantId} = ${P} AND ${b.name} = ${P}`;
+  return d.statement("read_bundle", build, [tenantId, bundleName]);
+}
+
+export function deleteBundleStatement(d: Dialect, tenantId: string, bundleName: string): Statement {
+  const { bundles: b } = d.tables;
+  const build = () => sql`DELETE FROM ${b} WHERE ${b.tenantId} = ${P} AND ${b.name} = ${P}`;
+  return d.statement("delete_bundle", build, [tenantId, bundleName]);
+}
+
+// gc
+
+/**
+ * Moves the GC horizon to the newest transaction created before `olderThan` (ms), then removes the rows deleted
+ * at or before it and the transactions below it; the 2nd and 3rd statements count the rows removed.
+ */
+export function gcStatements(d: Dialect, olderThan: number): Statement[] {
+  const { meta, tuples, attributes, transactions: tx } = d.tables;
+  const cutoff = () => sql`(SELECT COALESCE(MAX(${tx.id}), 0) FROM ${tx} WHERE ${tx.createdAt} < ${P})`;
+  return [
+    d.statement(
+      "gc_move_horizon",
+      () =>
+        sql`UPDATE ${meta} SET ${name(meta.value)} = ${cutoff()} WHERE ${meta.key} = 'gc_horizon' AND ${meta.value} < ${cutoff()}`,
+      [olderThan, olderThan],
+    ),
+    d.statement(
+      "gc_tuples",
+      () => sql`DELETE FROM ${tuples} WHERE ${tuples.deletedTx} <= ${gcHorizon(d)}`,
+      [],
+    ),
+    d.statement(
+      "gc_attributes",
+      () => sql`DELETE FROM ${attributes} WHERE ${attributes.deletedTx} <= ${gcHorizon(d)}`,
+      [],
+    ),
+    d.statement("gc_transactions", () => sql`DELETE FROM ${tx} WHERE ${tx.id} < ${gcHorizon(d)}`, []),
+  ];
+}
