@@ -13,7 +13,7 @@ import { PembaError } from "../errors.ts";
 import type { AttributeData, AttributeType } from "../model.ts";
 import type { RuleDefinition } from "../schema/ast.ts";
 import { type AstNode, type Comprehension, childrenOf } from "./cel-ast.ts";
-import { budgetFuncs, meterComprehensions, meteredRe2, withBudget } from "./cel-budget.ts";
+import { meterComprehensions, RuleMeter } from "./cel-budget.ts";
 
 /** A CEL input value for one rule parameter. */
 export type RuleArgument = bigint | number | string | boolean | bigint[] | number[] | string[] | boolean[];
@@ -176,10 +176,11 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
   if (nonBool !== undefined)
     throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
   meterComprehensions(parsed.expr as AstNode);
-  const planned = plan(celEnv({ variables, funcs: budgetFuncs, re2: meteredRe2 }), parsed) as (
+  const meter = new RuleMeter();
+  const planned = plan(celEnv({ variables, funcs: meter.funcs, re2: meter.re2 }), parsed) as (
     ctx: Record<string, unknown>,
   ) => unknown;
-  const run = (bindings: Record<string, unknown>): unknown => withBudget(() => planned(bindings));
+  const run = (bindings: Record<string, unknown>): unknown => meter.run(() => planned(bindings));
   const names = rule.parameters.map((p) => p.name);
   const result = (out: unknown): boolean => {
     if (typeof out === "boolean") return out;
