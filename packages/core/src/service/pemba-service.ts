@@ -159,15 +159,7 @@ export class PembaService {
       meta.schemaVersion,
       this.#snapshot(tenantId, meta.snapToken),
     );
-    const target: EvaluationTarget = {
-      store: this.store,
-      tenantId,
-      snap,
-      depth: meta.depth,
-      context,
-      evaluations: this.#evaluations,
-    };
-    return { schema, target };
+    return { schema, target: this.#evaluationTarget(tenantId, snap, meta, context) };
   }
 
   // ---- tenancy ----
@@ -363,27 +355,21 @@ export class PembaService {
     const at = this.#snapshot(tenantId, meta.snapToken);
     const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
     if (schema !== undefined && typeof at.snap === "number") {
-      const target: EvaluationTarget = {
-        store: this.store,
-        tenantId,
-        snap: at.snap,
-        depth: meta.depth,
-        context,
-        evaluations: this.#evaluations,
-      };
-      return engine.check(schema.compiled, target, query);
+      return engine.check(schema.compiled, this.#evaluationTarget(tenantId, at.snap, meta, context), query);
     }
-    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) => {
-      const target: EvaluationTarget = {
-        store: this.store,
-        tenantId,
-        snap,
-        depth: meta.depth,
-        context,
-        evaluations: this.#evaluations,
-      };
-      return engine.check(schema.compiled, target, query);
-    });
+    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) =>
+      engine.check(schema.compiled, this.#evaluationTarget(tenantId, snap, meta, context), query),
+    );
+  }
+
+  /** Where a question is evaluated: this service's store and evaluation pool, at `snap`. */
+  #evaluationTarget(
+    tenantId: string,
+    snap: Snap,
+    meta: PermissionMetadata,
+    context?: Context,
+  ): EvaluationTarget {
+    return { store: this.store, tenantId, snap, depth: meta.depth, context, evaluations: this.#evaluations };
   }
 
   /** Results in request order; an engine error for one item makes that item DENIED (Permify's behaviour). */
