@@ -1,12 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHeapCompactor, type HeapCompactor } from "../src/heap.ts";
 
 const MB = 1048576;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The compactor's idle timer on a fake clock: the test says when time passes, so a loaded machine cannot fire it early. */
+const sleep = (ms: number) => vi.advanceTimersByTime(ms);
 
 describe("heap compaction after bulk writes", () => {
   let compactor: HeapCompactor | undefined;
-  afterEach(() => compactor?.close());
+  beforeEach(() => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] }));
+  afterEach(() => {
+    compactor?.close();
+    vi.useRealTimers();
+  });
 
   function start(minBytes: number, idleMs: number) {
     const logged: { fields: Record<string, number>; message: string }[] = [];
@@ -25,15 +30,15 @@ describe("heap compaction after bulk writes", () => {
       Array.from({ length: 2000 }, (_, j) => ({ i, j, s: `id-${i}-${j}` })),
     );
     compactor.noteWrite(3 * MB);
-    await sleep(100);
+    sleep(100);
     expect(logged).toEqual([]); // below the threshold
     compactor.noteWrite(2 * MB);
-    await sleep(20);
+    sleep(20);
     compactor.noteWrite(1); // the load goes on: the pause starts again
-    await sleep(30);
+    sleep(30);
     expect(logged).toEqual([]);
     garbage = undefined;
-    await sleep(100);
+    sleep(100);
     expect(garbage).toBeUndefined();
     expect(logged).toHaveLength(1);
     const { fields, message } = logged[0]!;
@@ -41,17 +46,17 @@ describe("heap compaction after bulk writes", () => {
     expect(fields.writeMB).toBe(5);
     expect(fields.ms).toBeGreaterThanOrEqual(0);
     expect(fields.rssAfterMB).toBeLessThan(fields.rssBeforeMB!);
-    await sleep(100);
+    sleep(100);
     expect(logged).toHaveLength(1); // once per load
   });
 
   it("a load without pauses is compacted every twice the threshold", async () => {
     const { compactor, logged } = start(MB, 10_000);
     compactor.noteWrite(MB);
-    await sleep(20);
+    sleep(20);
     expect(logged).toEqual([]);
     compactor.noteWrite(MB);
-    await sleep(20);
+    sleep(20);
     expect(logged.map((l) => l.fields.writeMB)).toEqual([2]);
   });
 
@@ -62,7 +67,7 @@ describe("heap compaction after bulk writes", () => {
     const on = start(MB, 1);
     on.compactor.noteWrite(Number.NaN);
     on.compactor.noteWrite(Number(undefined));
-    await sleep(30);
+    sleep(30);
     expect(off.logged).toEqual([]);
     expect(on.logged).toEqual([]);
   });

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { PembaService } from "../../../service/pemba-service.ts";
 import { LOAD_TEST_SCHEMA, loadTestData } from "../../../service/testing/load-test-schema.ts";
 import { describeStoreContract } from "../../contract/index.ts";
@@ -113,12 +113,17 @@ describe("ReplicaStore.lazy", () => {
 
 describe("ReplicaStore.lazy and the head schema", () => {
   it("the replica's looks keep the cached head schema fresh: no schema statement of its own, a new head seen at the next look", async () => {
+    // Date on a fake clock: the test says when time passes, so a loaded machine cannot let the TTL lapse early
+    vi.useFakeTimers({ toFake: ["Date"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const { writer, replica, kinds } = await setUp({ freshnessMs: 0 });
     const service = new PembaService(replica, { headSchemaTtlMs: 30 });
     expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_ALLOWED"); // follower
     kinds.length = 0;
     for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 15)); // the 30 ms TTL passes several times
+      vi.advanceTimersByTime(15); // the 30 ms TTL passes several times
       expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_ALLOWED");
     }
     expect(kinds).toEqual(Array(8).fill("freshness"));
