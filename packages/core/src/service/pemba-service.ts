@@ -37,6 +37,7 @@ import {
 } from "../schema/index.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
+import { checkRuleBodies, checkSchemaSize } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
@@ -191,11 +192,14 @@ export class PembaService {
 
   /** Parses + compiles (errors are PembaError, gRPC 13 with a line:col message), stores, makes it head. */
   async writeSchema(tenantId: string, text: string): Promise<string> {
+    checkSchemaSize(text);
     const definition = parseSchema(text);
     return this.#saveSchema(tenantId, text, definition);
   }
 
+  /** Compiles (within the write limits of schema-limits.ts), stores, makes it head. */
   async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
+    checkRuleBodies(definition);
     const compiled = compileSchema(definition);
     const version = this.#versions.next();
     await this.store.writeSchema(tenantId, version, text);
@@ -213,6 +217,7 @@ export class PembaService {
     const base = await this.schemas.resolve(tenantId, schemaVersion);
     const definition = applyPartialWrite(base.definition, partials);
     const text = printSchema(definition);
+    checkSchemaSize(text, "SchemaPartialWriteRequest");
     // Re-parse the printed text so the stored text and the compiled definition can never disagree.
     return this.#saveSchema(tenantId, text, parseSchema(text));
   }
