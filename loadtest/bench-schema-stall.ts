@@ -1,0 +1,188 @@
+/**
+ * Issue 20 §1-2: does one tenant's schema write stall the others, and what does it leave in memory? `pemba serve`
+ * runs as a child process; this process sends checks on one tenant (4 in flight, each answered before the next is
+ * sent) for `--seconds`, first alone, then while another tenant writes schemas back to back: every write a new,
+ * distinct schema at the limits (64 KiB of entities, or 8 KiB of CEL rules plus entities up to 64 KiB), and the
+ * issue's oversize probes (refused). Prints the checks' p50/p99/max, the writes' answers and times, and the
+ * server's RSS.
+ *
+ *   node --experimental-strip-types loadtest/bench-schema-stall.ts [--seconds 10] [--database memory:]
+ */
+import { parseArgs } from "node:util";
+import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "@pemba/core";
+import { rssMegabytes } from "./lib/proc.ts";
+import { startPemba } from "./lib/servers.ts";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "10" },
+    database: { type: "string", default: "memory:" },
+    /** an already running server (its pid for RSS) instead of starting one */
+    url: { type: "string" },
+    pid: { type: "string" },
+  },
+});
+const SECONDS = Number(values.seconds);
+const IN_FLIGHT = 4;
+
+const name = (i: number) => {
+  let s = "";
+  do {
+    s += String.fromCharCode(97 + (i % 26));
+    i = Math.floor(i / 26);
+  } while (i > 0);
+  return s;
+};
+
+/** Entities (relations, attributes, permissions) up to `bytes` (ASCII), names salted with `salt`. */
+function entities(salt: number, bytes: number, head = "entity user {}\n"): string {
+  const parts = [head];
+  let size = head.length;
+  for (let i = 0; ; i++) {
+    const e = `e_${name(salt)}_${name(i)}`;
+    const prev = i === 0 ? "user" : `e_${name(salt)}_${name(i - 1)}`;
+    const next = `entity ${e} {\n relation owner @user\n relation parent @${prev}\n attribute public boolean\n permission view = owner or public\n}\n`;
+    if (size + next.length > bytes) return parts.join("");
+    parts.push(next);
+    size += next.length;
+  }
+}
+
+/** Rules of CEL as costly to parse as the limits allow (250-deep sums and long && chains), then entities. */
+function celHeavy(salt: number): string {
+  let text = "entity user {}\nentity doc {\n attribute x integer\n}\n";
+  let chars = 0;
+  for (let i = 0; ; i++) {
+    const body =
+      i % 2 === 0
+        ? `x${" + 1".repeat(240)} > ${salt}`
+        : Array.from({ length: 80 }, (_, j) => `x > ${salt + j}`).join(" && ");
+    if (chars + body.length > MAX_SCHEMA_RULE_CHARS) break;
+    chars += body.length;
+    text += `rule r_${name(i)}(x integer) {\n ${body}\n}\n`;
+  }
+  return entities(salt, MAX_SCHEMA_BYTES, text);
+}
+
+const probes: [string, (salt: number) => string][] = [
+  ["64 KiB of entities", (salt) => entities(salt, MAX_SCHEMA_BYTES)],
+  [`${MAX_SCHEMA_RULE_CHARS / 1024} KiB of CEL + entities to 64 KiB`, celHeavy],
+  [
+    "3.4 MiB rule: 400,000-term && chain",
+    (salt) =>
+      `entity user {}\nentity doc {\n attribute x integer\n}\nrule r_${name(salt)}(x integer) {\n ${"x > 1 && ".repeat(399_999)}x > 1\n}`,
+  ],
+  [
+    "2.9 MiB: 80,000 entities",
+    (salt) =>
+      Array.from(
+        { length: 80_000 },
+        (_, i) => `entity e_${name(salt)}_${name(i)} {\n relation r @user\n}`,
+      ).join("\n"),
+  ],
+];
+/** The refused probes are the same text each time (refused before parsing, no cache to defeat); built once. */
+const built = new Map<string, string>();
+const bodyOf = (label: string, make: (salt: number) => string, salt: number) => {
+  if (label.includes("MiB")) {
+    if (!built.has(label)) built.set(label, JSON.stringify({ schema: make(salt) }));
+    return built.get(label)!;
+  }
+  return JSON.stringify({ schema: make(salt) });
+};
+for (const [label, make] of probes)
+  console.log(
+    `${label}: ${(Buffer.byteLength(make(1)) / 1024).toFixed(1)} KiB, request ${(bodyOf(label, make, 1).length / 1024).toFixed(1)} KiB`,
+  );
+
+const server =
+  values.url === undefined
+    ? await startPemba(values.database!)
+    : { url: values.url, pid: Number(values.pid), stop: async () => 0 };
+const post = async (path: string, body: unknown) => {
+  const r = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+};
+
+for (const id of ["other", "writer"]) await post("/v1/tenants/create", { id, name: id });
+await post("/v1/tenants/other/schemas/write", {
+  schema: "entity user {}\nentity doc {\n relation owner @user\n permission view = owner\n}",
+});
+await post("/v1/tenants/other/data/write", {
+  metadata: { schema_version: "" },
+  tuples: [{ entity: { type: "doc", id: "1" }, relation: "owner", subject: { type: "user", id: "1" } }],
+});
+const check = {
+  metadata: { schema_version: "", snap_token: "", depth: 20 },
+  entity: { type: "doc", id: "1" },
+  permission: "view",
+  subject: { type: "user", id: "1" },
+};
+
+async function checks(seconds: number): Promise<number[]> {
+  const times: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (performance.now() < until) {
+        const started = performance.now();
+        const r = await post("/v1/tenants/other/permissions/check", check);
+        if (r.body.can !== "CHECK_RESULT_ALLOWED") throw new Error(JSON.stringify(r.body));
+        times.push(performance.now() - started);
+      }
+    }),
+  );
+  return times.sort((a, b) => a - b);
+}
+
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+const summary = (sorted: number[]) =>
+  `n=${sorted.length} p50=${pct(sorted, 0.5).toFixed(1)} ms p99=${pct(sorted, 0.99).toFixed(1)} ms max=${sorted.at(-1)!.toFixed(1)} ms`;
+
+console.log(`server RSS at start: ${rssMegabytes(server.pid).toFixed(0)} MB`);
+await checks(2); // warm-up
+console.log(`checks alone:             ${summary(await checks(SECONDS))}`);
+
+let writing = true;
+const writes = new Map<string, { times: number[]; answers: Set<string> }>();
+let salt = 100;
+let rssMax = 0;
+const writer = (async () => {
+  while (writing) {
+    for (const [label, make] of probes) {
+      const body = bodyOf(label, make, salt++);
+      const started = performance.now();
+      let answer: string;
+      try {
+        const r = await post("/v1/tenants/writer/schemas/write", body);
+        answer = r.status === 200 ? "200" : `${r.status} ${String(r.body.message).slice(0, 90)}`;
+      } catch (e) {
+        answer = `no answer: ${String((e as Error).cause ?? e)}`;
+      }
+      const entry = writes.get(label) ?? { times: [], answers: new Set() };
+      entry.times.push(performance.now() - started);
+      entry.answers.add(answer);
+      writes.set(label, entry);
+      rssMax = Math.max(rssMax, rssMegabytes(server.pid));
+    }
+  }
+})();
+const during = await checks(SECONDS);
+writing = false;
+await writer;
+console.log(`checks during the writes: ${summary(during)}`);
+for (const [label, { times, answers }] of writes) {
+  const sorted = times.sort((a, b) => a - b);
+  console.log(
+    `  write ${label}: ${sorted.length} writes, p50 ${pct(sorted, 0.5).toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (round trip, incl. upload); ${[...answers].join(" | ")}`,
+  );
+}
+console.log(
+  `server RSS: max ${rssMax.toFixed(0)} MB during the writes, ${rssMegabytes(server.pid).toFixed(0)} MB after`,
+);
+await server.stop();
