@@ -7,7 +7,9 @@
  * server's RSS.
  *
  *   node --experimental-strip-types loadtest/bench-schema-stall.ts [--seconds 10] [--database memory:]
+ *     [--serve-args="--max-compiled-schema-mb 16"]
  */
+import { request } from "node:http";
 import { parseArgs } from "node:util";
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "@pemba/core";
 import { rssMegabytes } from "./lib/proc.ts";
@@ -17,6 +19,8 @@ const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "10" },
     database: { type: "string", default: "memory:" },
+    /** more `pemba serve` flags, space separated, e.g. "--max-compiled-schema-mb 16" */
+    "serve-args": { type: "string", default: "" },
     /** an already running server (its pid for RSS) instead of starting one */
     url: { type: "string" },
     pid: { type: "string" },
@@ -97,7 +101,7 @@ for (const [label, make] of probes)
 
 const server =
   values.url === undefined
-    ? await startPemba(values.database!)
+    ? await startPemba(values.database!, values["serve-args"]!.split(" ").filter(Boolean))
     : { url: values.url, pid: Number(values.pid), stop: async () => 0 };
 const post = async (path: string, body: unknown) => {
   const r = await fetch(`${server.url}${path}`, {
@@ -122,6 +126,28 @@ const check = {
   permission: "view",
   subject: { type: "user", id: "1" },
 };
+
+/**
+ * A write on a connection of its own (node:http, no keep-alive): a request refused before its body is read closes
+ * its connection, which must not be one the checks' pool reuses.
+ */
+function postAlone(path: string, body: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${server.url}${path}`,
+      { method: "POST", agent: false, headers: { "content-type": "application/json" } },
+      (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => {
+          text += d.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 async function checks(seconds: number): Promise<number[]> {
   const times: number[] = [];
@@ -159,7 +185,7 @@ const writer = (async () => {
       const started = performance.now();
       let answer: string;
       try {
-        const r = await post("/v1/tenants/writer/schemas/write", body);
+        const r = await postAlone("/v1/tenants/writer/schemas/write", body);
         answer = r.status === 200 ? "200" : `${r.status} ${String(r.body.message).slice(0, 90)}`;
       } catch (e) {
         answer = `no answer: ${String((e as Error).cause ?? e)}`;

@@ -4,7 +4,7 @@
  * limit; declared names follow the API's 64-character rule. Nothing is written by a refused schema.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_EXPRESSION_DEPTH } from "../rules/cel-limits.ts";
+import { MAX_CEL_DEPTH } from "../rules/cel-limits.ts";
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "../service/schema-limits.ts";
 import { startTestServer, type TestServer } from "./testing/harness.ts";
 
@@ -45,13 +45,19 @@ describe("schema write limits", () => {
     const wide = padded(HEAD, MAX_SCHEMA_BYTES + 1, "é");
     expect(wide.length).toBeLessThan(MAX_SCHEMA_BYTES);
     expect(await write(wide)).toMatchObject(tooLarge);
-    // the issue's probes: 3.4 MiB of rule, 80,000 entities, 300,000 nested parentheses
+    expect(await write(padded(HEAD, 300 * 1024))).toMatchObject(tooLarge);
+    // the issue's probes: 3.4 MiB of rule, 80,000 entities, 300,000 nested parentheses; their bodies are over
+    // what an admissible schema can take as JSON, so they are refused before the body is read or parsed
+    const bodyTooLarge = {
+      status: 413,
+      body: { code: 8, message: "ERROR_CODE_REQUEST_TOO_LARGE", details: [] },
+    };
     const chain = Array.from({ length: 400_000 }, () => "x > 1").join(" && ");
-    expect(await write(ruleSchema(chain))).toMatchObject(tooLarge);
+    expect(await write(ruleSchema(chain))).toMatchObject(bodyTooLarge);
     const entities = Array.from({ length: 80_000 }, (_, i) => `entity e_${letters(i)} {}`).join("\n");
-    expect(await write(entities)).toMatchObject(tooLarge);
+    expect(await write(entities)).toMatchObject(bodyTooLarge);
     const parens = `${HEAD}entity d {\n relation a @user\n permission p = ${"(".repeat(300_000)}a${")".repeat(300_000)}\n}`;
-    expect(await write(parens)).toMatchObject(tooLarge);
+    expect(await write(parens)).toMatchObject(bodyTooLarge);
     expect(await headNow()).toBe(head);
     const exact = await write(padded(HEAD, MAX_SCHEMA_BYTES));
     expect(exact.status).toBe(200);
@@ -80,7 +86,7 @@ describe("schema write limits", () => {
   });
 
   it("bodies that overflowed the stack (500 Maximum call stack size exceeded) are compile errors naming the limit", async () => {
-    const recursion = compileError(`5:7: expression recursion limit exceeded: ${MAX_EXPRESSION_DEPTH}`);
+    const recursion = compileError(`5:7: expression recursion limit exceeded: ${MAX_CEL_DEPTH}`);
     expect(await write(ruleSchema(`${"(".repeat(1000)}x > 1${")".repeat(1000)}`))).toMatchObject(recursion);
     expect(await write(ruleSchema(`x${" + 1".repeat(300)} > 1`))).toMatchObject(recursion);
     expect(await write(ruleSchema(`context.data${".a".repeat(300)} == 1`))).toMatchObject(recursion);
@@ -88,7 +94,7 @@ describe("schema write limits", () => {
     expect(await write(ruleSchema(`x${" + 1".repeat(10_000)} > 1`))).toMatchObject(
       compileError(`5:7: rule bodies exceed ${MAX_SCHEMA_RULE_CHARS} characters in one schema`),
     );
-    expect((await write(ruleSchema(`"${"a".repeat(1_000_000)}" == "a"`))).status).toBe(400);
+    expect((await write(ruleSchema(`"${"a".repeat(1_000_000)}" == "a"`))).status).toBe(413);
     expect(await headNow()).toBe(head);
   });
 

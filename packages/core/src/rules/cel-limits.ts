@@ -9,13 +9,13 @@ import type { AstNode } from "./cel-ast.ts";
 import { childrenOf } from "./cel-ast.ts";
 
 /** cel-go's `ExpressionSizeCodePointLimit` default: code points of one expression. */
-export const MAX_EXPRESSION_CODE_POINTS = 100_000;
+export const MAX_CEL_CODE_POINTS = 100_000;
 /** cel-go's `MaxRecursionDepth` default: nesting of brackets and of the parsed expression tree. */
-export const MAX_EXPRESSION_DEPTH = 250;
+export const MAX_CEL_DEPTH = 250;
 
 export const codePointLimitMessage = (size: number) =>
-  `expression code point size exceeds limit: size: ${size}, limit ${MAX_EXPRESSION_CODE_POINTS}`;
-export const recursionLimitMessage = `expression recursion limit exceeded: ${MAX_EXPRESSION_DEPTH}`;
+  `expression code point size exceeds limit: size: ${size}, limit ${MAX_CEL_CODE_POINTS}`;
+export const recursionLimitMessage = `expression recursion limit exceeded: ${MAX_CEL_DEPTH}`;
 
 /** Code points of `text` (a surrogate pair counts once), counted without building an array. */
 function codePoints(text: string): number {
@@ -56,20 +56,20 @@ function bracketDepth(text: string): number {
 
 /** The text bounds: the message naming the limit a body breaks, or undefined. */
 export function expressionTextLimit(text: string): string | undefined {
-  if (text.length > MAX_EXPRESSION_CODE_POINTS) {
+  if (text.length > MAX_CEL_CODE_POINTS) {
     const size = codePoints(text);
-    if (size > MAX_EXPRESSION_CODE_POINTS) return codePointLimitMessage(size);
+    if (size > MAX_CEL_CODE_POINTS) return codePointLimitMessage(size);
   }
-  if (bracketDepth(text) > MAX_EXPRESSION_DEPTH) return recursionLimitMessage;
+  if (bracketDepth(text) > MAX_CEL_DEPTH) return recursionLimitMessage;
   return undefined;
 }
 
-/** True when the parsed tree nests deeper than MAX_EXPRESSION_DEPTH (measured with an explicit stack). */
+/** True when the parsed tree nests deeper than MAX_CEL_DEPTH (measured with an explicit stack). */
 export function treeTooDeep(root: AstNode): boolean {
   const stack: [AstNode, number][] = [[root, 1]];
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     const [node, depth] = top;
-    if (depth > MAX_EXPRESSION_DEPTH) return true;
+    if (depth > MAX_CEL_DEPTH) return true;
     for (const child of childrenOf(node)) if (child) stack.push([child, depth + 1]);
   }
   return false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RuleDefinition } from "../schema/ast.ts";
 import { MAX_PATTERN_LENGTH, MAX_RULE_COST } from "./cel-budget.ts";
-import { MAX_EXPRESSION_CODE_POINTS, MAX_EXPRESSION_DEPTH } from "./cel-limits.ts";
+import { MAX_CEL_CODE_POINTS, MAX_CEL_DEPTH } from "./cel-limits.ts";
 import { compileRule, ruleArgument, zeroArgument } from "./cel-rule.ts";
 
 const rule = (expression: string, parameters: RuleDefinition["parameters"]): RuleDefinition => ({
@@ -135,7 +135,7 @@ describe("CEL rule size limits (cel-go's parser defaults): refused at compile, n
     expect(e).toMatchObject({ code: "ERROR_CODE_SCHEMA_COMPILE", grpcCode: 13 });
     return (e as Error).message;
   };
-  const recursion = `3:1: expression recursion limit exceeded: ${MAX_EXPRESSION_DEPTH}`;
+  const recursion = `3:1: expression recursion limit exceeded: ${MAX_CEL_DEPTH}`;
 
   it.each([
     ["1,000 nested parentheses", `${"(".repeat(1000)}x > 1${")".repeat(1000)}`],
@@ -150,7 +150,7 @@ describe("CEL rule size limits (cel-go's parser defaults): refused at compile, n
   it("a 1 MB string literal names the code point limit", () => {
     const body = `"${"a".repeat(1_000_000)}" == "a" || x > 1`;
     expect(compileMessage(body)).toBe(
-      `3:1: expression code point size exceeds limit: size: ${body.length}, limit ${MAX_EXPRESSION_CODE_POINTS}`,
+      `3:1: expression code point size exceeds limit: size: ${body.length}, limit ${MAX_CEL_CODE_POINTS}`,
     );
   });
 
@@ -164,7 +164,7 @@ describe("CEL rule size limits (cel-go's parser defaults): refused at compile, n
     const sum = compileRule(rule(`x${" + 1".repeat(200)} > 200`, x));
     expect(sum.evaluate([1n], {})).toBe(true);
     expect(sum.evaluate([0n], {})).toBe(false);
-    const literal = `"${"a".repeat(MAX_EXPRESSION_CODE_POINTS - 20)}"`;
+    const literal = `"${"a".repeat(MAX_CEL_CODE_POINTS - 20)}"`;
     expect(compileRule(rule(`${literal} != "" && x > 1`, x)).evaluate([2n], {})).toBe(true);
   });
 
