@@ -12,6 +12,7 @@
 import { request } from "node:http";
 import { parseArgs } from "node:util";
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "@pemba/core";
+import { celHeavySchema, entitiesSchema, letterName } from "@pemba/core/testing";
 import { rssMegabytes } from "./lib/proc.ts";
 import { startPemba } from "./lib/servers.ts";
 
@@ -29,59 +30,23 @@ const { values } = parseArgs({
 const SECONDS = Number(values.seconds);
 const IN_FLIGHT = 4;
 
-const name = (i: number) => {
-  let s = "";
-  do {
-    s += String.fromCharCode(97 + (i % 26));
-    i = Math.floor(i / 26);
-  } while (i > 0);
-  return s;
-};
-
-/** Entities (relations, attributes, permissions) up to `bytes` (ASCII), names salted with `salt`. */
-function entities(salt: number, bytes: number, head = "entity user {}\n"): string {
-  const parts = [head];
-  let size = head.length;
-  for (let i = 0; ; i++) {
-    const e = `e_${name(salt)}_${name(i)}`;
-    const prev = i === 0 ? "user" : `e_${name(salt)}_${name(i - 1)}`;
-    const next = `entity ${e} {\n relation owner @user\n relation parent @${prev}\n attribute public boolean\n permission view = owner or public\n}\n`;
-    if (size + next.length > bytes) return parts.join("");
-    parts.push(next);
-    size += next.length;
-  }
-}
-
-/** Rules of CEL as costly to parse as the limits allow (250-deep sums and long && chains), then entities. */
-function celHeavy(salt: number): string {
-  let text = "entity user {}\nentity doc {\n attribute x integer\n}\n";
-  let chars = 0;
-  for (let i = 0; ; i++) {
-    const body =
-      i % 2 === 0
-        ? `x${" + 1".repeat(240)} > ${salt}`
-        : Array.from({ length: 80 }, (_, j) => `x > ${salt + j}`).join(" && ");
-    if (chars + body.length > MAX_SCHEMA_RULE_CHARS) break;
-    chars += body.length;
-    text += `rule r_${name(i)}(x integer) {\n ${body}\n}\n`;
-  }
-  return entities(salt, MAX_SCHEMA_BYTES, text);
-}
-
 const probes: [string, (salt: number) => string][] = [
-  ["64 KiB of entities", (salt) => entities(salt, MAX_SCHEMA_BYTES)],
-  [`${MAX_SCHEMA_RULE_CHARS / 1024} KiB of CEL + entities to 64 KiB`, celHeavy],
+  ["64 KiB of entities", (salt) => entitiesSchema(salt)],
+  [
+    `${MAX_SCHEMA_RULE_CHARS / 1024} KiB of CEL + entities to 64 KiB`,
+    (salt) => celHeavySchema(salt, MAX_SCHEMA_BYTES),
+  ],
   [
     "3.4 MiB rule: 400,000-term && chain",
     (salt) =>
-      `entity user {}\nentity doc {\n attribute x integer\n}\nrule r_${name(salt)}(x integer) {\n ${"x > 1 && ".repeat(399_999)}x > 1\n}`,
+      `entity user {}\nentity doc {\n attribute x integer\n}\nrule r_${letterName(salt)}(x integer) {\n ${"x > 1 && ".repeat(399_999)}x > 1\n}`,
   ],
   [
     "2.9 MiB: 80,000 entities",
     (salt) =>
       Array.from(
         { length: 80_000 },
-        (_, i) => `entity e_${name(salt)}_${name(i)} {\n relation r @user\n}`,
+        (_, i) => `entity e_${letterName(salt)}_${letterName(i)} {\n relation r @user\n}`,
       ).join("\n"),
   ],
 ];

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_CEL_DEPTH } from "../rules/cel-limits.ts";
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "../service/schema-limits.ts";
+import { letterName } from "../service/testing/limit-schemas.ts";
 import { startTestServer, type TestServer } from "./testing/harness.ts";
 
 const S = "/v1/tenants/t1/schemas";
@@ -54,7 +55,7 @@ describe("schema write limits", () => {
     };
     const chain = Array.from({ length: 400_000 }, () => "x > 1").join(" && ");
     expect(await write(ruleSchema(chain))).toMatchObject(bodyTooLarge);
-    const entities = Array.from({ length: 80_000 }, (_, i) => `entity e_${letters(i)} {}`).join("\n");
+    const entities = Array.from({ length: 80_000 }, (_, i) => `entity e_${letterName(i)} {}`).join("\n");
     expect(await write(entities)).toMatchObject(bodyTooLarge);
     const parens = `${HEAD}entity d {\n relation a @user\n permission p = ${"(".repeat(300_000)}a${")".repeat(300_000)}\n}`;
     expect(await write(parens)).toMatchObject(bodyTooLarge);
@@ -72,7 +73,7 @@ describe("schema write limits", () => {
         bodies.push(`x > 1.${"0".repeat(n - 6)}`);
         left -= n;
       }
-      return `${HEAD}${bodies.map((b, i) => `rule r_${letters(i)}(x integer) {\n${b}\n}`).join("\n")}\n`;
+      return `${HEAD}${bodies.map((b, i) => `rule r_${letterName(i)}(x integer) {\n${b}\n}`).join("\n")}\n`;
     };
     const over = rules(MAX_SCHEMA_RULE_CHARS + 1);
     const lastRuleLine = over.split("\n").length - 3;
@@ -106,12 +107,3 @@ describe("schema write limits", () => {
     expect((await write(`entity ${"u".repeat(64)} {}`)).status).toBe(200);
   });
 });
-
-function letters(i: number): string {
-  let s = "";
-  do {
-    s += String.fromCharCode(97 + (i % 26));
-    i = Math.floor(i / 26);
-  } while (i > 0);
-  return s;
-}

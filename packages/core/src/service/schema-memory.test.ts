@@ -9,7 +9,8 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../store/memory.ts";
 import { PembaService } from "./pemba-service.ts";
-import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "./schema-limits.ts";
+import { MAX_SCHEMA_BYTES } from "./schema-limits.ts";
+import { celHeavySchema } from "./testing/limit-schemas.ts";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -28,35 +29,11 @@ const BUDGET = 8 * MiB;
  */
 const BASELINE = 2 * MiB;
 
-const name = (i: number) => {
-  let s = "";
-  do {
-    s += String.fromCharCode(97 + (i % 26));
-    i = Math.floor(i / 26);
-  } while (i > 0);
-  return s;
-};
-
-/** As much CEL as one schema may hold: 240-term sums and 80-term && chains, salted so no two schemas are alike. */
-function celSchema(salt: number): string {
-  let text = "entity user {}\nentity doc {\n attribute x integer\n permission p = r_a(x)\n}\n";
-  let chars = 0;
-  for (let i = 0; ; i++) {
-    const body =
-      i % 2 === 0
-        ? `x${" + 1".repeat(240)} > ${salt}`
-        : Array.from({ length: 80 }, (_, j) => `x > ${salt + j}`).join(" && ");
-    if (chars + body.length > MAX_SCHEMA_RULE_CHARS) return text;
-    chars += body.length;
-    text += `rule r_${name(i)}(x integer) {\n ${body}\n}\n`;
-  }
-}
-
 describe("compiled schemas kept in memory", () => {
   it(`30 CEL-heavy schemas grow the heap by less than the ${BUDGET / MiB} MiB budget + ${BASELINE / MiB} MiB`, async () => {
     const service = new PembaService(new MemoryStore(), { maxCompiledSchemaBytes: BUDGET });
     await service.writeSchema("t1", "entity user {}");
-    const texts = Array.from({ length: 30 }, (_, i) => celSchema(1000 + i));
+    const texts = Array.from({ length: 30 }, (_, i) => celHeavySchema(1000 + i));
     const before = held();
     for (const text of texts) await service.writeSchema("t1", text);
     const grown = held() - before;
