@@ -1,16 +1,18 @@
 /**
  * Issue 20 §1-2: does one tenant's schema write stall the others, and what does it leave in memory? `pemba serve`
  * runs as a child process; this process sends checks on one tenant (4 in flight, each answered before the next is
- * sent) for `--seconds`, first alone, then while another tenant writes schemas back to back: every write a new,
+ * sent) for `--seconds`, first alone, then while another tenant writes schemas back to back from a worker thread
+ * (its uploads do not delay this thread's timing): every write a new,
  * distinct schema at the limits (64 KiB of entities, or 8 KiB of CEL rules plus entities up to 64 KiB), and the
  * issue's oversize probes (refused). Prints the checks' p50/p99/max, the writes' answers and times, and the
  * server's RSS.
  *
  *   node --experimental-strip-types loadtest/bench-schema-stall.ts [--seconds 10] [--database memory:]
- *     [--serve-args="--max-compiled-schema-mb 16"]
+ *     [--serve-args="--max-compiled-schema-mb 16"] [--only MiB]
  */
 import { request } from "node:http";
 import { parseArgs } from "node:util";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "@pemba/core";
 import { celHeavySchema, entitiesSchema, letterName } from "@pemba/core/testing";
 import { rssMegabytes } from "./lib/proc.ts";
@@ -22,6 +24,8 @@ const { values } = parseArgs({
     database: { type: "string", default: "memory:" },
     /** more `pemba serve` flags, space separated, e.g. "--max-compiled-schema-mb 16" */
     "serve-args": { type: "string", default: "" },
+    /** only the probes whose label contains this text, e.g. "MiB" for the issue's oversize ones */
+    only: { type: "string", default: "" },
     /** an already running server (its pid for RSS) instead of starting one */
     url: { type: "string" },
     pid: { type: "string" },
@@ -30,7 +34,8 @@ const { values } = parseArgs({
 const SECONDS = Number(values.seconds);
 const IN_FLIGHT = 4;
 
-const probes: [string, (salt: number) => string][] = [
+type Probe = [string, (salt: number) => string];
+const ALL_PROBES: Probe[] = [
   ["64 KiB of entities", (salt) => entitiesSchema(salt)],
   [
     `${MAX_SCHEMA_RULE_CHARS / 1024} KiB of CEL + entities to 64 KiB`,
@@ -49,23 +54,34 @@ const probes: [string, (salt: number) => string][] = [
         (_, i) => `entity e_${letterName(salt)}_${letterName(i)} {\n relation r @user\n}`,
       ).join("\n"),
   ],
+  [
+    "0.6 MiB: 300,000 nested parentheses",
+    (salt) =>
+      `entity user {}\nentity d_${letterName(salt)} {\n relation a @user\n permission p = ${"(".repeat(300_000)}a${")".repeat(300_000)}\n}`,
+  ],
 ];
+const probes = ALL_PROBES.filter(([label]) => label.includes(values.only!));
 /** The refused probes are the same text each time (refused before parsing, no cache to defeat); built once. */
 const built = new Map<string, string>();
 const bodyOf = (label: string, make: (salt: number) => string, salt: number) => {
-  if (label.includes("MiB")) {
+  if (label.includes(" MiB")) {
     if (!built.has(label)) built.set(label, JSON.stringify({ schema: make(salt) }));
     return built.get(label)!;
   }
   return JSON.stringify({ schema: make(salt) });
 };
-for (const [label, make] of probes)
+for (const [label, make] of isMainThread ? probes : [])
   console.log(
     `${label}: ${(Buffer.byteLength(make(1)) / 1024).toFixed(1)} KiB, request ${(bodyOf(label, make, 1).length / 1024).toFixed(1)} KiB`,
   );
 
-const server =
-  values.url === undefined
+const server = !isMainThread
+  ? {
+      url: (workerData as { url: string }).url,
+      pid: (workerData as { pid: number }).pid,
+      stop: async () => 0,
+    }
+  : values.url === undefined
     ? await startPemba(values.database!, values["serve-args"]!.split(" ").filter(Boolean))
     : { url: values.url, pid: Number(values.pid), stop: async () => 0 };
 const post = async (path: string, body: unknown) => {
@@ -77,14 +93,16 @@ const post = async (path: string, body: unknown) => {
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 };
 
-for (const id of ["other", "writer"]) await post("/v1/tenants/create", { id, name: id });
-await post("/v1/tenants/other/schemas/write", {
-  schema: "entity user {}\nentity doc {\n relation owner @user\n permission view = owner\n}",
-});
-await post("/v1/tenants/other/data/write", {
-  metadata: { schema_version: "" },
-  tuples: [{ entity: { type: "doc", id: "1" }, relation: "owner", subject: { type: "user", id: "1" } }],
-});
+if (isMainThread) {
+  for (const id of ["other", "writer"]) await post("/v1/tenants/create", { id, name: id });
+  await post("/v1/tenants/other/schemas/write", {
+    schema: "entity user {}\nentity doc {\n relation owner @user\n permission view = owner\n}",
+  });
+  await post("/v1/tenants/other/data/write", {
+    metadata: { schema_version: "" },
+    tuples: [{ entity: { type: "doc", id: "1" }, relation: "owner", subject: { type: "user", id: "1" } }],
+  });
+}
 const check = {
   metadata: { schema_version: "", snap_token: "", depth: 20 },
   entity: { type: "doc", id: "1" },
@@ -135,15 +153,17 @@ const pct = (sorted: number[], p: number) =>
 const summary = (sorted: number[]) =>
   `n=${sorted.length} p50=${pct(sorted, 0.5).toFixed(1)} ms p99=${pct(sorted, 0.99).toFixed(1)} ms max=${sorted.at(-1)!.toFixed(1)} ms`;
 
-console.log(`server RSS at start: ${rssMegabytes(server.pid).toFixed(0)} MB`);
-await checks(2); // warm-up
-console.log(`checks alone:             ${summary(await checks(SECONDS))}`);
+type WriteStats = [string, { times: number[]; answers: string[] }][];
 
-let writing = true;
-const writes = new Map<string, { times: number[]; answers: Set<string> }>();
-let salt = 100;
-let rssMax = 0;
-const writer = (async () => {
+/** The writer thread: writes back to back until told to stop (its own event loop: the checks' timing is not its). */
+async function writeUntilStopped(): Promise<{ writes: WriteStats; rssMax: number }> {
+  let writing = true;
+  parentPort!.once("message", () => {
+    writing = false;
+  });
+  const writes = new Map<string, { times: number[]; answers: Set<string> }>();
+  let salt = 100;
+  let rssMax = 0;
   while (writing) {
     for (const [label, make] of probes) {
       const body = bodyOf(label, make, salt++);
@@ -162,18 +182,39 @@ const writer = (async () => {
       rssMax = Math.max(rssMax, rssMegabytes(server.pid));
     }
   }
-})();
-const during = await checks(SECONDS);
-writing = false;
-await writer;
-console.log(`checks during the writes: ${summary(during)}`);
-for (const [label, { times, answers }] of writes) {
-  const sorted = times.sort((a, b) => a - b);
-  console.log(
-    `  write ${label}: ${sorted.length} writes, p50 ${pct(sorted, 0.5).toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (round trip, incl. upload); ${[...answers].join(" | ")}`,
-  );
+  return {
+    writes: [...writes].map(([label, e]) => [label, { times: e.times, answers: [...e.answers] }]),
+    rssMax,
+  };
 }
-console.log(
-  `server RSS: max ${rssMax.toFixed(0)} MB during the writes, ${rssMegabytes(server.pid).toFixed(0)} MB after`,
-);
-await server.stop();
+
+if (!isMainThread) {
+  parentPort!.postMessage(await writeUntilStopped());
+} else {
+  console.log(`server RSS at start: ${rssMegabytes(server.pid).toFixed(0)} MB`);
+  await checks(2); // warm-up
+  console.log(`checks alone:             ${summary(await checks(SECONDS))}`);
+  const writer = new Worker(new URL(import.meta.url), {
+    workerData: { url: server.url, pid: server.pid },
+    argv: process.argv.slice(2),
+  });
+  const result = new Promise<{ writes: WriteStats; rssMax: number }>((resolve, reject) => {
+    writer.once("message", resolve);
+    writer.once("error", reject);
+  });
+  const during = await checks(SECONDS);
+  writer.postMessage("stop");
+  const { writes, rssMax } = await result;
+  await writer.terminate();
+  console.log(`checks during the writes: ${summary(during)}`);
+  for (const [label, { times, answers }] of writes) {
+    const sorted = times.sort((a, b) => a - b);
+    console.log(
+      `  write ${label}: ${sorted.length} writes, p50 ${pct(sorted, 0.5).toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (round trip, incl. upload); ${[...answers].join(" | ")}`,
+    );
+  }
+  console.log(
+    `server RSS: max ${rssMax.toFixed(0)} MB during the writes, ${rssMegabytes(server.pid).toFixed(0)} MB after`,
+  );
+  await server.stop();
+}
