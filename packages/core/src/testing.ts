@@ -3,6 +3,8 @@
  * the statements-per-request suite, fixtures and the load-test schema. Node-only harnesses (a throwaway
  * PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
  */
+
+export { celHeavySchema, entitiesSchema, letterName } from "./service/testing/limit-schemas.ts";
 export {
   expectedView,
   LOAD_TEST_SCHEMA,

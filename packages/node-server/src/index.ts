@@ -25,6 +25,7 @@ import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { handleNodeCheck } from "./node-check.ts";
+import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
 export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
@@ -100,7 +101,8 @@ export async function startServer({
     // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
     const open: Connections = { sockets: new Set(), closing: false };
     connections = open;
-    server = createServer((req, res) => {
+    server = createServer(STRICT_SERVER_OPTIONS, (req, res) => {
+      if (refuseAmbiguousRequest(req, res)) return;
       // a request on a keep-alive connection during the shutdown: answered, then the connection closes
       if (open.closing) res.shouldKeepAlive = false;
       const match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url);

@@ -129,7 +129,21 @@ describe("serve configuration", () => {
       jwksUrl: "https://id.example/jwks",
       issuer: "https://id.example",
       audience: "pemba",
+      requireExp: true,
+      clockToleranceSeconds: 5,
     });
+    expect(
+      resolveServeConfig(
+        {
+          "jwks-url": "https://id.example/jwks",
+          issuer: "i",
+          audience: "a",
+          "jwt-require-exp": "off",
+          "jwt-clock-tolerance": "30s",
+        },
+        {},
+      ).auth,
+    ).toMatchObject({ requireExp: false, clockToleranceSeconds: 30 });
     expect(
       resolveServeConfig({ "jwks-url": "https://id.example/jwks", issuer: "i", audience: "a,b" }, {}).auth,
     ).toMatchObject({ audience: ["a", "b"] });

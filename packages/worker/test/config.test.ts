@@ -97,7 +97,18 @@ describe("resolveWorkerConfig", () => {
       jwksUrl: "https://issuer.example/.well-known/jwks.json",
       issuer: "https://issuer.example/",
       audience: ["pemba", "other"],
+      requireExp: true,
+      clockToleranceSeconds: 5,
     });
+    expect(
+      resolveWorkerConfig({
+        PEMBA_JWKS_URL: "https://issuer.example/.well-known/jwks.json",
+        PEMBA_ISSUER: "i",
+        PEMBA_AUDIENCE: "a",
+        PEMBA_JWT_REQUIRE_EXP: "off",
+        PEMBA_JWT_CLOCK_TOLERANCE: "1m",
+      }).auth,
+    ).toMatchObject({ requireExp: false, clockToleranceSeconds: 60 });
   });
 
   it("rejects what a Worker cannot serve and inconsistent auth settings", () => {

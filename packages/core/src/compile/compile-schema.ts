@@ -147,10 +147,17 @@ function compileExpression(
 
 const notCompiled: MemberEvaluator = () => FAILED;
 
-/** Compiles a checked schema once. Throws PembaError ERROR_CODE_SCHEMA_COMPILE (gRPC 13) for CEL errors. */
-export function compileSchema(definition: SchemaDefinition): CompiledSchema {
+/**
+ * Compiles a checked schema once. Throws PembaError ERROR_CODE_SCHEMA_COMPILE (gRPC 13) for CEL errors.
+ * `compiledRules` holds rules the caller compiled already (a schema write compiles them one event-loop turn each).
+ */
+export function compileSchema(
+  definition: SchemaDefinition,
+  compiledRules: ReadonlyMap<string, CompiledRule> = new Map(),
+): CompiledSchema {
   const rules = new Map<string, CompiledRule>();
-  for (const name of Object.keys(definition.rules)) rules.set(name, compileRule(definition.rules[name]));
+  for (const name of Object.keys(definition.rules))
+    rules.set(name, compiledRules.get(name) ?? compileRule(definition.rules[name]));
   const slots: MemberRef[] = [];
   const newRef = (type: string, name: string): MemberRef => {
     const ref: MemberRef = {

@@ -86,6 +86,7 @@ describe("auth: OIDC access tokens against a JWKS", () => {
   let sign: (claims: Record<string, unknown>, opts?: { key?: SigningKey; kid?: string }) => Promise<string>;
   const issuer = "https://issuer.test";
   const audience = "pemba";
+  let jwksUrl: string;
   beforeAll(async () => {
     const { publicKey, privateKey } = await generateKeyPair("RS256");
     const other = await generateKeyPair("RS256");
@@ -102,9 +103,8 @@ describe("auth: OIDC access tokens against a JWKS", () => {
         .setProtectedHeader({ alg: "RS256", kid: opts.kid ?? "k1" })
         .sign(opts.key ?? privateKey);
     };
-    s = await startTestServer({
-      auth: { mode: "oidc", issuer, audience, jwksUrl: `http://127.0.0.1:${port}/jwks.json` },
-    });
+    jwksUrl = `http://127.0.0.1:${port}/jwks.json`;
+    s = await startTestServer({ auth: { mode: "oidc", issuer, audience, jwksUrl } });
     wrongKey = other.privateKey;
     await seed(s, bearer(await sign({})));
   });
@@ -127,6 +127,45 @@ describe("auth: OIDC access tokens against a JWKS", () => {
     expect(await read(await sign({ exp: now - 3600, iat: now - 7200 }))).toMatchObject(
       error("ERROR_CODE_INVALID_CLAIMS"),
     );
+  });
+
+  it("no exp -> ERROR_CODE_INVALID_CLAIMS (exp is required by default)", async () => {
+    expect(await read(await sign({ exp: undefined }))).toMatchObject(error("ERROR_CODE_INVALID_CLAIMS"));
+  });
+
+  it("iat an hour in the future -> ERROR_CODE_INVALID_CLAIMS; within the 5 s tolerance -> accepted", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await read(await sign({ iat: now + 3600, exp: now + 7200 }))).toMatchObject(
+      error("ERROR_CODE_INVALID_CLAIMS"),
+    );
+    expect(await read(await sign({ iat: now + 60 }))).toMatchObject(error("ERROR_CODE_INVALID_CLAIMS"));
+    expect((await read(await sign({ iat: now + 3 }))).status).toBe(200);
+    expect((await read(await sign({ iat: undefined }))).status).toBe(200);
+  });
+
+  it("exp within the tolerance behind the clock is still accepted; past it refused", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect((await read(await sign({ iat: now - 60, exp: now - 2 }))).status).toBe(200);
+    expect(await read(await sign({ iat: now - 60, exp: now - 30 }))).toMatchObject(
+      error("ERROR_CODE_INVALID_CLAIMS"),
+    );
+  });
+
+  it("requireExp false accepts a token without exp; clockToleranceSeconds widens the iat skew", async () => {
+    const relaxed = await startTestServer({
+      auth: { mode: "oidc", issuer, audience, jwksUrl, requireExp: false, clockToleranceSeconds: 120 },
+    });
+    try {
+      await seed(relaxed, bearer(await sign({})));
+      const now = Math.floor(Date.now() / 1000);
+      const call = async (token: string) =>
+        (await relaxed.call(readT("t1"), { metadata: {}, filter: {} }, { headers: bearer(token) })).status;
+      expect(await call(await sign({ exp: undefined }))).toBe(200);
+      expect(await call(await sign({ iat: now + 60 }))).toBe(200);
+      expect(await call(await sign({ iat: now + 3600 }))).toBe(401);
+    } finally {
+      await relaxed.close();
+    }
   });
 
   it("nbf in the future -> ERROR_CODE_INVALID_CLAIMS", async () => {

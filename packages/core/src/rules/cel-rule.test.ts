@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RuleDefinition } from "../schema/ast.ts";
 import { MAX_PATTERN_LENGTH, MAX_RULE_COST } from "./cel-budget.ts";
+import { MAX_CEL_CODE_POINTS, MAX_CEL_DEPTH } from "./cel-limits.ts";
 import { compileRule, ruleArgument, zeroArgument } from "./cel-rule.ts";
 
 const rule = (expression: string, parameters: RuleDefinition["parameters"]): RuleDefinition => ({
@@ -119,5 +120,58 @@ describe("CEL work limits", () => {
     expect(thrown(() => r.evaluate([], { text: "b".repeat(1_000_000), pattern: longest }))).toMatchObject(
       costError,
     );
+  });
+});
+
+describe("CEL rule size limits (cel-go's parser defaults): refused at compile, never a stack overflow", () => {
+  const x = [{ name: "x", type: "ATTRIBUTE_TYPE_INTEGER" as const }];
+  const compileMessage = (body: string) => {
+    let e: unknown;
+    try {
+      compileRule(rule(body, x));
+    } catch (error) {
+      e = error;
+    }
+    expect(e).toMatchObject({ code: "ERROR_CODE_SCHEMA_COMPILE", grpcCode: 13 });
+    return (e as Error).message;
+  };
+  const recursion = `3:1: expression recursion limit exceeded: ${MAX_CEL_DEPTH}`;
+
+  it.each([
+    ["1,000 nested parentheses", `${"(".repeat(1000)}x > 1${")".repeat(1000)}`],
+    ["10,000 `+ 1` terms", `x${" + 1".repeat(10_000)} > 1`],
+    ["context.data followed by 10,000 `.a`", `context.data${".a".repeat(10_000)} == 1`],
+    ["251 nested lists", `${"[".repeat(251)}${"]".repeat(251)} == [] || x > 1`],
+    ["251 `+ 1` terms", `x${" + 1".repeat(251)} > 1`],
+  ])("%s", (_, body) => {
+    expect(compileMessage(body)).toBe(recursion);
+  });
+
+  it("a 1 MB string literal names the code point limit", () => {
+    const body = `"${"a".repeat(1_000_000)}" == "a" || x > 1`;
+    expect(compileMessage(body)).toBe(
+      `3:1: expression code point size exceeds limit: size: ${body.length}, limit ${MAX_CEL_CODE_POINTS}`,
+    );
+  });
+
+  it("brackets inside string literals do not count; bodies at the limits compile and evaluate", () => {
+    const quoted = compileRule(rule(`"${"(".repeat(400)}" != "" && x > 1`, x));
+    expect(quoted.evaluate([2n], {})).toBe(true);
+    const parens = compileRule(rule(`${"(".repeat(200)}x > 1${")".repeat(200)}`, x));
+    expect(parens.evaluate([2n], {})).toBe(true);
+    // the parser folds pairs of negations (as cel-go does): no depth
+    expect(compileRule(rule(`${"!".repeat(5000)}(x > 1)`, x)).evaluate([2n], {})).toBe(true);
+    const sum = compileRule(rule(`x${" + 1".repeat(200)} > 200`, x));
+    expect(sum.evaluate([1n], {})).toBe(true);
+    expect(sum.evaluate([0n], {})).toBe(false);
+    const literal = `"${"a".repeat(MAX_CEL_CODE_POINTS - 20)}"`;
+    expect(compileRule(rule(`${literal} != "" && x > 1`, x)).evaluate([2n], {})).toBe(true);
+  });
+
+  it("a long && chain compiles: cel-go and @bufbuild/cel balance it", () => {
+    const body = Array.from({ length: 2000 }, (_, i) => `x > ${i}`).join(" && ");
+    const r = compileRule(rule(body, x));
+    expect(r.evaluate([2000n], {})).toBe(true);
+    expect(r.evaluate([1999n], {})).toBe(false);
   });
 });

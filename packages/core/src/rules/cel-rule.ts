@@ -6,7 +6,7 @@
  * identifiers (`undeclared reference to 'vip'`) and an obviously non-boolean result type. Anything the AST cannot
  * tell is checked at run time (a non-bool result is an evaluation error).
  *
- * Work is bounded: see cel-budget.ts.
+ * Work is bounded: see cel-budget.ts; so is the body's size and nesting (cel-limits.ts).
  */
 import { CelScalar, type CelType, celEnv, isCelError, listType, parse, plan } from "@bufbuild/cel";
 import { PembaError } from "../errors.ts";
@@ -14,6 +14,7 @@ import type { AttributeData, AttributeType } from "../model.ts";
 import type { RuleDefinition } from "../schema/ast.ts";
 import { type AstNode, type Comprehension, childrenOf } from "./cel-ast.ts";
 import { meterComprehensions, RuleMeter } from "./cel-budget.ts";
+import { expressionTextLimit, recursionLimitMessage, treeTooDeep } from "./cel-limits.ts";
 
 /** A CEL input value for one rule parameter. */
 export type RuleArgument = bigint | number | string | boolean | bigint[] | number[] | string[] | boolean[];
@@ -165,21 +166,32 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
     variables[p.name] = celTypeOf(p.type);
     params.set(p.name, p.type);
   }
+  const tooLarge = expressionTextLimit(rule.expression);
+  if (tooLarge !== undefined) throw compileError(rule, tooLarge);
   let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(rule.expression);
-  } catch (e) {
-    throw compileError(rule, (e as Error).message);
-  }
-  checkIdentifiers(rule, parsed.expr as AstNode, new Set(Object.keys(variables)));
-  const nonBool = staticNonBoolType(parsed.expr as AstNode, params);
-  if (nonBool !== undefined)
-    throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
-  meterComprehensions(parsed.expr as AstNode);
+  let planned: (ctx: Record<string, unknown>) => unknown;
   const meter = new RuleMeter();
-  const planned = plan(celEnv({ variables, funcs: meter.funcs, re2: meter.re2 }), parsed) as (
-    ctx: Record<string, unknown>,
-  ) => unknown;
+  try {
+    try {
+      parsed = parse(rule.expression);
+    } catch (e) {
+      if (e instanceof RangeError) throw e;
+      throw compileError(rule, (e as Error).message);
+    }
+    if (treeTooDeep(parsed.expr as AstNode)) throw compileError(rule, recursionLimitMessage);
+    checkIdentifiers(rule, parsed.expr as AstNode, new Set(Object.keys(variables)));
+    const nonBool = staticNonBoolType(parsed.expr as AstNode, params);
+    if (nonBool !== undefined)
+      throw compileError(rule, `rule expression must result in a boolean type not ${nonBool}`);
+    meterComprehensions(parsed.expr as AstNode);
+    planned = plan(celEnv({ variables, funcs: meter.funcs, re2: meter.re2 }), parsed) as (
+      ctx: Record<string, unknown>,
+    ) => unknown;
+  } catch (e) {
+    // the limits above keep every walk within the stack; a stack smaller than Node's default still ends here
+    if (e instanceof RangeError) throw compileError(rule, recursionLimitMessage);
+    throw e;
+  }
   const run = (bindings: Record<string, unknown>): unknown => meter.run(() => planned(bindings));
   const names = rule.parameters.map((p) => p.name);
   const result = (out: unknown): boolean => {

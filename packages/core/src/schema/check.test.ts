@@ -19,6 +19,31 @@ describe("schema compile rules", () => {
     );
   });
 
+  it("declared names follow the API's name rule: at most 64 characters", () => {
+    const n64 = "a".repeat(64);
+    const n65 = "b".repeat(65);
+    const ok = parseSchema(
+      `entity ${n64} {\n relation ${n64} @${n64}\n attribute x_${n64.slice(2)} integer\n permission p = ${n64}\n}\nrule ${"r".repeat(64)}(${n64} integer) {\n ${n64} > 1\n}`,
+    );
+    expect(Object.keys(ok.entities)).toEqual([n64]);
+    expect(compileError(`entity ${"u".repeat(1_000_000)} {}`)).toBe(
+      "1:9: name longer than 64 characters (1000000)",
+    );
+    expect(compileError(`${U}entity doc {\n relation ${n65} @user\n}`)).toBe(
+      "3:12: name longer than 64 characters (65)",
+    );
+    expect(compileError(`${U}entity doc {\n attribute ${n65} boolean\n}`)).toBe(
+      "3:13: name longer than 64 characters (65)",
+    );
+    expect(compileError(`${U}entity doc {\n permission ${n65} = a\n}`)).toMatch(
+      /^3:\d+: name longer than 64 characters \(65\)$/,
+    );
+    expect(compileError(`${U}rule ${n65}(a integer) {\n a > 1\n}`)).toMatch(/^2:\d+: name longer than 64/);
+    expect(compileError(`${U}rule r(${n65} integer) {\n ${n65} > 1\n}`)).toMatch(
+      /^2:\d+: name longer than 64/,
+    );
+  });
+
   it("no user entity is required", () => {
     expect(Object.keys(parseSchema("entity doc {}").entities)).toEqual(["doc"]);
   });

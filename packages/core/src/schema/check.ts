@@ -16,7 +16,7 @@ import type {
   SourcePosition,
 } from "./ast.ts";
 import type { NamePart, RawEntity, RawExpr, RawRelation, RawRule, RawSchema } from "./raw-ast.ts";
-import { schemaCompileError } from "./schema-error.ts";
+import { SchemaError, schemaCompileError } from "./schema-error.ts";
 
 const SCALAR_TYPES: Record<string, AttributeType> = {
   boolean: "ATTRIBUTE_TYPE_BOOLEAN",
@@ -71,8 +71,33 @@ export function collectReferences(raw: RawSchema): SchemaReferences {
   return refs;
 }
 
+/**
+ * Longest name of an entity, relation, attribute, permission, rule or rule parameter: the API's name pattern
+ * `^[a-zA-Z_]{1,64}$` (the lexer already allows only letters and `_`), so every declared name can be used in a
+ * request.
+ */
+export const MAX_NAME_LENGTH = 64;
+
+/** The first declared name longer than MAX_NAME_LENGTH, as a compile error at its position. */
+function checkNameLengths(raw: RawSchema): void {
+  const check = (name: string, pos: SourcePosition) => {
+    if (name.length > MAX_NAME_LENGTH)
+      throw new SchemaError(
+        "ERROR_CODE_SCHEMA_COMPILE",
+        `${pos.line}:${pos.column}: name longer than ${MAX_NAME_LENGTH} characters (${name.length})`,
+        pos,
+      );
+  };
+  for (const st of raw.statements) {
+    check(st.name, st.pos);
+    if (st.kind === "rule") for (const p of st.params) check(p.name, p.typePos);
+    else for (const m of st.members) check(m.name, m.pos);
+  }
+}
+
 /** Checks a parsed schema and builds its definition. Throws SchemaError (ERROR_CODE_SCHEMA_COMPILE). */
 export function checkSchema(raw: RawSchema): SchemaDefinition {
+  checkNameLengths(raw);
   const refs = collectReferences(raw);
   if (refs.entities.size === 0) {
     throw schemaCompileError({ line: 1, column: 1 }, "ERROR_CODE_NO_ENTITY_REFERENCES_FOUND_IN_SCHEMA");

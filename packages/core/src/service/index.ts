@@ -6,6 +6,7 @@ export {
   type SchemaPartials,
   type ServiceOptions,
 } from "./pemba-service.ts";
+export { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "./schema-limits.ts";
 export { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 export { SchemaVersionGenerator } from "./schema-version.ts";
 export { decodeSnapToken, encodeSnapToken } from "./snap-token.ts";

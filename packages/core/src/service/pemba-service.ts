@@ -27,7 +27,10 @@ import {
   type TupleFilter,
   tupleKey,
 } from "../model.ts";
+import type { CompiledRule } from "../rules/index.ts";
+import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
+import { checkSchema } from "../schema/check.ts";
 import {
   applyPartialWrite,
   parseSchema,
@@ -35,8 +38,10 @@ import {
   validateAttribute,
   validateTuple,
 } from "../schema/index.ts";
+import { parseRawSchema } from "../schema/parser.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
+import { checkRuleBodies, checkSchemaSize, nextTurn } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
@@ -183,12 +188,25 @@ export class PembaService {
 
   /** Parses + compiles (errors are PembaError, gRPC 13 with a line:col message), stores, makes it head. */
   async writeSchema(tenantId: string, text: string): Promise<string> {
-    const definition = parseSchema(text);
-    return this.#saveSchema(tenantId, text, definition);
+    checkSchemaSize(text);
+    const raw = parseRawSchema(text);
+    await nextTurn();
+    return this.#saveSchema(tenantId, text, checkSchema(raw));
   }
 
+  /**
+   * Compiles (within the write limits of schema-limits.ts), stores, makes it head. The work is cut into event-loop
+   * turns (the parse, each rule, the rest) so other tenants' requests are answered between them.
+   */
   async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
-    const compiled = compileSchema(definition);
+    checkRuleBodies(definition);
+    const rules = new Map<string, CompiledRule>();
+    for (const [name, rule] of Object.entries(definition.rules)) {
+      await nextTurn();
+      rules.set(name, compileRule(rule));
+    }
+    await nextTurn();
+    const compiled = compileSchema(definition, rules);
     const version = this.#versions.next();
     await this.store.writeSchema(tenantId, version, text);
     this.schemas.remember(tenantId, version, text, definition, compiled);
@@ -205,6 +223,7 @@ export class PembaService {
     const base = await this.schemas.resolve(tenantId, schemaVersion);
     const definition = applyPartialWrite(base.definition, partials);
     const text = printSchema(definition);
+    checkSchemaSize(text, "SchemaPartialWriteRequest");
     // Re-parse the printed text so the stored text and the compiled definition can never disagree.
     return this.#saveSchema(tenantId, text, parseSchema(text));
   }

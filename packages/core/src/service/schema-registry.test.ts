@@ -50,11 +50,11 @@ describe("SchemaRegistry.cached", () => {
   });
 
   it("is bounded by the estimated bytes of its schemas, not only by their count", () => {
-    const maxBytes = 20 * 1024 * 1024;
+    const maxBytes = 16 * 1024 * 1024;
     const registry = new SchemaRegistry(new MemoryStore(), { maxBytes });
-    // 30 schemas of 100,000 characters: ~4.8 MB each by the estimate; only 4 fit in 20 MiB
+    // 30 schemas of 100,000 characters: 4 MB each by the estimate; only 4 fit in 16 MiB
     const large = `${TEXT}${" ".repeat(100_000 - TEXT.length)}`;
-    expect(estimatedBytes(large)).toBe(100_000 * HEAP_BYTES_PER_CHAR);
+    expect(estimatedBytes(large, definition)).toBe(100_000 * HEAP_BYTES_PER_CHAR);
     for (let i = 0; i < 30; i++) {
       const r = registry.remember("t", `v${i}`, large, definition, compiled);
       expect(registry.cached("t", `v${i}`)).toBe(r);
@@ -63,7 +63,7 @@ describe("SchemaRegistry.cached", () => {
     const kept = Array.from({ length: 30 }, (_, i) => registry.cached("t", `v${i}`) !== undefined);
     expect(kept.filter(Boolean)).toHaveLength(4);
     expect(kept.slice(26)).toEqual([true, true, true, true]); // the newest
-    expect(registry.bytes).toBe(4 * estimatedBytes(large));
+    expect(registry.bytes).toBe(4 * estimatedBytes(large, definition));
     // a schema larger than the whole budget is answered but not kept (nothing is evicted for it)
     const huge = " ".repeat(Math.ceil(maxBytes / HEAP_BYTES_PER_CHAR) + 1);
     expect(registry.remember("t", "huge", huge, definition, compiled).version).toBe("huge");
@@ -71,7 +71,7 @@ describe("SchemaRegistry.cached", () => {
     expect(registry.cached("t", "v29")).toBeDefined();
     // remembering a version again replaces it without counting it twice; forgetting a tenant frees its bytes
     registry.remember("t", "v29", large, definition, compiled);
-    expect(registry.bytes).toBe(4 * estimatedBytes(large));
+    expect(registry.bytes).toBe(4 * estimatedBytes(large, definition));
     registry.forgetTenant("t");
     expect(registry.bytes).toBe(0);
   });

@@ -6,6 +6,7 @@
 
 import type { z } from "zod";
 import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
+import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
 import { parsePresharedKeys } from "../http/auth/preshared.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
 import { DEFAULT_REPLICA_MAX_ROWS } from "../store/proxies/replica/index.ts";
@@ -130,6 +131,24 @@ export const SETTINGS = {
     unset: "none",
     help: "the JWT audience (`aud`) tokens must have, comma separated for several, with `{jwksUrl}`",
     schema: list.optional(),
+  },
+  jwtRequireExp: {
+    env: "PEMBA_JWT_REQUIRE_EXP",
+    flag: "jwt-require-exp",
+    arg: "<on|off>",
+    runtimes: BOTH,
+    default: "on",
+    help: "with `{jwksUrl}`: refuse a JWT without `exp` (401 `ERROR_CODE_INVALID_CLAIMS`); `off` accepts tokens that never expire",
+    schema: onOff,
+  },
+  jwtClockTolerance: {
+    env: "PEMBA_JWT_CLOCK_TOLERANCE",
+    flag: "jwt-clock-tolerance",
+    arg: "<duration>",
+    runtimes: BOTH,
+    default: `${DEFAULT_CLOCK_TOLERANCE_SECONDS}s`,
+    help: "with `{jwksUrl}`: clock skew allowed on a JWT's `exp`, `nbf` and `iat` (a token issued further in the future is refused), e.g. 5s, 1m",
+    schema: duration,
   },
   corsOrigins: {
     env: "PEMBA_CORS_ORIGINS",

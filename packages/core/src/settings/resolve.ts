@@ -165,7 +165,14 @@ function resolveAuth(v: SettingValues, runtime: Runtime): AuthConfig {
         `${name("jwksUrl")} needs ${name("issuer")} and ${name("audience")} (tokens are checked against both)`,
       );
     }
-    return { mode: "oidc", jwksUrl, audience: audience.length === 1 ? audience[0]! : audience, issuer };
+    return {
+      mode: "oidc",
+      jwksUrl,
+      audience: audience.length === 1 ? audience[0]! : audience,
+      issuer,
+      requireExp: v.jwtRequireExp,
+      clockToleranceSeconds: v.jwtClockTolerance / 1000,
+    };
   }
   if (audience !== undefined || issuer !== undefined) {
     throw new ConfigError(`${name("audience")} and ${name("issuer")} need ${name("jwksUrl")}`);

@@ -83,13 +83,23 @@ describe("D1's 2 MB per value, checked before sending", () => {
     expect(read.body.attributes).toEqual([note("2", text)]);
   });
 
-  it("a schema over 2 MB: 400 ERROR_CODE_VALIDATION, the head schema unchanged", async () => {
+  it("a schema over 2 MB: refused by the store with ERROR_CODE_VALIDATION; over HTTP already by the size limits", async () => {
     const { call } = await setUp();
     const before = await call("/schemas/list", { page_size: 10 });
     const big = `${SCHEMA}\n// ${"c".repeat(OVER)}\n`;
+    // the schema write limit (64 KiB) refuses its body (413) before it is read
     const w = await call("/schemas/write", { schema: big });
-    expect(w.status).toBe(400);
-    expect(w.body).toEqual(validation("the schema is stored as one value"));
+    expect(w).toEqual({
+      status: 413,
+      body: { code: 8, message: "ERROR_CODE_REQUEST_TOO_LARGE", details: [] },
+    });
+    expect(await call("/schemas/list", { page_size: 10 })).toEqual(before);
+    // the store's own check, for a caller without the HTTP layer
+    const store = await D1Store.open(env.DB);
+    await expect(store.writeSchema("t1", "v-big", big)).rejects.toMatchObject({
+      code: "ERROR_CODE_VALIDATION",
+      message: expect.stringContaining("the schema is stored as one value"),
+    });
     expect(await call("/schemas/list", { page_size: 10 })).toEqual(before);
   });
 

@@ -1,6 +1,8 @@
 /**
  * OIDC access tokens: JWTs verified against the issuer's JWKS (jose's remote key set: keys are cached, and
- * refetched on an unknown `kid`, at most once per cooldown). Checks signature, `iss`, `aud`, `exp`, `nbf`.
+ * refetched on an unknown `kid`, at most once per cooldown). Checks signature, `iss`, `aud`, `exp`, `nbf`, and
+ * `iat`: a token must carry `exp` (unless `requireExp` is false) and may not be issued in the future, each time
+ * with `clockToleranceSeconds` of skew.
  */
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
 import { PembaError } from "../../errors.ts";
@@ -16,13 +18,18 @@ export interface OidcConfig {
   /** Claim holding the tenants the token may use (an array or a space/comma separated string); default
    * `pemba_tenants`. Without the claim the token may use every tenant. */
   tenantsClaim?: string;
-  /** Allowed clock skew in seconds (default 5). */
+  /** Allowed clock skew in seconds on `exp`, `nbf` and `iat` (default 5). */
   clockToleranceSeconds?: number;
+  /** Refuse a token without `exp` (default true): a token that never expires cannot be revoked by time. */
+  requireExp?: boolean;
   /** How long fetched keys are trusted (default 10 minutes). */
   jwksCacheMaxAgeMs?: number;
   /** Minimum time between two JWKS fetches (default 30 s). */
   jwksCooldownMs?: number;
 }
+
+/** Default clock skew allowed on `exp`, `nbf` and `iat`. */
+export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
 
 export class OidcAuthenticator implements Authenticator {
   readonly #config: OidcConfig;
@@ -39,16 +46,22 @@ export class OidcAuthenticator implements Authenticator {
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
     let payload: JWTPayload;
+    const tolerance = this.#config.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS;
     try {
       ({ payload } = await jwtVerify(token, this.#jwks, {
         issuer: this.#config.issuer,
         audience: this.#config.audience,
         algorithms: this.#config.algorithms ?? ["RS256", "ES256", "EdDSA"],
-        clockTolerance: this.#config.clockToleranceSeconds ?? 5,
+        clockTolerance: tolerance,
+        requiredClaims: this.#config.requireExp === false ? [] : ["exp"],
       }));
     } catch (e) {
       throw oidcError(e);
     }
+    // jose compares `iat` with the clock only under maxTokenAge (which would make `iat` required): a token issued
+    // in the future is a forged or mis-clocked one
+    if (payload.iat !== undefined && payload.iat > Date.now() / 1000 + tolerance)
+      throw new PembaError("ERROR_CODE_INVALID_CLAIMS");
     return tenantsPrincipal(tenantsFromClaim(payload[this.#config.tenantsClaim ?? "pemba_tenants"]));
   }
 }

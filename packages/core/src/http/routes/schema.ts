@@ -27,7 +27,7 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       response: SchemaWriteResponseSchema,
     },
     async ({ req, tenantId }) => {
-      const r = parseWire(SchemaWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      const r = parseWire(SchemaWriteRequestSchema, await readJsonBody(req, limits.maxSchemaBodyBytes));
       return jsonAnswer({ schema_version: await service.writeSchema(tenantId, r.schema) });
     },
   );
@@ -41,7 +41,10 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       response: SchemaWriteResponseSchema,
     },
     async ({ req, tenantId }) => {
-      const r = parseWire(SchemaPartialWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      const r = parseWire(
+        SchemaPartialWriteRequestSchema,
+        await readJsonBody(req, limits.maxSchemaBodyBytes),
+      );
       const version = await service.partialWriteSchema(tenantId, r.metadata.schema_version, r.partials);
       return jsonAnswer({ schema_version: version });
     },
