@@ -52,7 +52,7 @@ schema diff options:
                                       without it, the structure only (exit 1 on any removal or type change)
   --tenant <id>                       the tenant whose data is measured (default t1)
   --sample <n>                        pairs asked per changed permission; above it, a seeded sample of n
-                                      (default 10000)
+                                      (default 5000)
   --json                              the JSON of POST /v1/tenants/{t}/schemas/diff instead of text
   --fail-on-flips                     exit 1 also when a decision flips
 

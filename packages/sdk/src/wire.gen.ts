@@ -290,7 +290,7 @@ export interface SchemaDiffRequest {
     snap_token?: string;
   };
   base_schema?: string;
-  schema?: string;
+  schema: string;
   sample_size?: number;
 }
 

@@ -49,7 +49,7 @@ describe("POST /v1/tenants/{tenant_id}/schemas/diff", () => {
       snap_token: expect.any(String),
       measured: true,
       orphaned_rows: 3,
-      sample: { size: 10000, seed: 1 },
+      sample: { size: 5000, seed: 1 },
       removed: [{ kind: "RELATION", entity: "doc", name: "editor", tuples: 2, attributes: 0 }],
       added: [],
       attribute_type_changes: [
@@ -109,6 +109,11 @@ describe("POST /v1/tenants/{tenant_id}/schemas/diff", () => {
     const byText = await s.call(`${S}/diff`, { base_schema: NEW, schema: NEW });
     expect(byText.body).toMatchObject({ base_version: "", removed: [], permissions: [], orphaned_rows: 0 });
 
+    const empty = await s.call(`${S}/diff`, { base_schema: OLD });
+    expect(empty).toMatchObject({
+      status: 400,
+      body: { code: 3, message: "invalid SchemaDiffRequest.Schema: value length must be at least 1 bytes" },
+    });
     const parse = await s.call(`${S}/diff`, { schema: "entity doc {" });
     expect(parse).toMatchObject({
       status: 500,

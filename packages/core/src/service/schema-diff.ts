@@ -9,14 +9,15 @@ import { type CompiledSchema, compileSchema } from "../compile/index.ts";
 import { bulkCheck } from "../engine/check.ts";
 import type { EvaluationTarget } from "../engine/types.ts";
 import { PembaError } from "../errors.ts";
-import type {
-  Attribute,
-  AttributeFilter,
-  CheckResult,
-  Entity,
-  Subject,
-  Tuple,
-  TupleFilter,
+import {
+  type Attribute,
+  type AttributeFilter,
+  type CheckResult,
+  type Entity,
+  type Subject,
+  type Tuple,
+  type TupleFilter,
+  tupleKey,
 } from "../model.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
 import {
@@ -28,13 +29,14 @@ import {
 import type { Snap, Store } from "../store/store.ts";
 
 /** Pairs checked per permission when not told otherwise; above it, a sample of this many. */
-export const DEFAULT_DIFF_SAMPLE = 10_000;
+export const DEFAULT_DIFF_SAMPLE = 5_000;
 /** The sample's seed: the same data and schemas give the same sample. */
 export const DIFF_SAMPLE_SEED = 1;
 /** Example pairs per direction (ALLOWED to DENIED, DENIED to ALLOWED) and permission. */
 const EXAMPLES = 5;
 const PAGE = 10_000;
-const BATCH = 256;
+/** Checks evaluated together: their reads of one walk level are one store call. */
+const BATCH = 1000;
 const DEPTH = 100;
 /** Hops a sampled pair's walk from the entity along stored relationships takes at most. */
 const WALK_HOPS = 4;
@@ -232,6 +234,81 @@ interface Pair {
   subject: Subject;
 }
 
+/** Ids the walks of one hop read at most per store call. */
+const WALK_IDS_PER_CALL = 1000;
+
+/**
+ * Walks from each start along stored relationships (a random tuple of the entity, then of its subject, ... at most
+ * WALK_HOPS hops) to a subject of a wanted type it is related to: where grants are. All walks take each hop
+ * together, one store call per WALK_IDS_PER_CALL entities; a tuple is picked from its entity's tuples in key order,
+ * so the walk is the same on every store.
+ */
+async function walkToSubjects(
+  s: Scope,
+  from: SchemaDefinition,
+  to: SchemaDefinition,
+  starts: Entity[],
+  wanted: Set<string>,
+  rand: () => number,
+): Promise<(Subject | undefined)[]> {
+  const found: (Subject | undefined)[] = starts.map(() => undefined);
+  const at: (Entity | undefined)[] = [...starts];
+  for (let hop = 0; hop < WALK_HOPS; hop++) {
+    const ids = new Map<string, Set<string>>();
+    for (const e of at)
+      if (e !== undefined) (ids.get(e.type) ?? ids.set(e.type, new Set()).get(e.type)!).add(e.id);
+    if (ids.size === 0) break;
+    const byEntity = new Map<string, Tuple[]>();
+    for (const [type, set] of ids) {
+      const relations = relationsOf(from, to, type);
+      if (relations.length === 0) continue;
+      const all = [...set];
+      for (let i = 0; i < all.length; i += WALK_IDS_PER_CALL) {
+        const entityIds = all.slice(i, i + WALK_IDS_PER_CALL);
+        for (const t of await s.store.queryTuples(s.tenantId, s.snap, [
+          { entityType: type, entityIds, relations },
+        ])) {
+          const key = `${t.entity.type}\u0000${t.entity.id}`;
+          (byEntity.get(key) ?? byEntity.set(key, []).get(key)!).push(t);
+        }
+      }
+    }
+    for (const list of byEntity.values()) {
+      const keyed = list.map((t) => [tupleKey(t), t] as const);
+      keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      list.splice(0, list.length, ...keyed.map(([, t]) => t));
+    }
+    for (let i = 0; i < at.length; i++) {
+      const e = at[i];
+      if (e === undefined) continue;
+      const list = byEntity.get(`${e.type}\u0000${e.id}`);
+      if (list === undefined) {
+        at[i] = undefined;
+        continue;
+      }
+      const next = list[Math.floor(rand() * list.length)]!.subject;
+      at[i] = { type: next.type, id: next.id };
+      if (wanted.has(next.type)) {
+        found[i] = { type: next.type, id: next.id, relation: "" };
+        if (rand() < 0.5) at[i] = undefined;
+      }
+    }
+  }
+  return found;
+}
+
+/** Stored ids per type, read once per diff. */
+type IdCache = Map<string, string[]>;
+
+async function idsOf(s: Scope, cache: IdCache, type: string): Promise<string[]> {
+  let ids = cache.get(type);
+  if (ids === undefined) {
+    ids = await s.store.listObjectIds(s.tenantId, s.snap, type);
+    cache.set(type, ids);
+  }
+  return ids;
+}
+
 /** The pairs to ask: all of them when there are at most `size`, else a seeded sample of `size`. */
 async function pairsOf(
   s: Scope,
@@ -241,12 +318,12 @@ async function pairsOf(
   subjectTypes: string[],
   size: number,
   rand: () => number,
+  cache: IdCache,
 ): Promise<{ pairs: Pair[]; population: number; sampled: boolean }> {
-  const entityIds = await s.store.listObjectIds(s.tenantId, s.snap, entityType);
+  const entityIds = await idsOf(s, cache, entityType);
   const subjects: Subject[] = [];
   for (const type of subjectTypes) {
-    for (const id of await s.store.listObjectIds(s.tenantId, s.snap, type))
-      subjects.push({ type, id, relation: "" });
+    for (const id of await idsOf(s, cache, type)) subjects.push({ type, id, relation: "" });
   }
   const population = entityIds.length * subjects.length;
   const pairs: Pair[] = [];
@@ -258,35 +335,23 @@ async function pairsOf(
   const seen = new Set<string>();
   const add = (entity: Entity, subject: Subject) => {
     const key = `${entity.id}\u0000${subject.type}\u0000${subject.id}`;
-    if (seen.has(key)) return;
+    if (pairs.length >= size || seen.has(key)) return;
     seen.add(key);
     pairs.push({ entity, subject });
   };
   const wanted = new Set(subjectTypes);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  // Half along stored relationships (a walk from the entity to a subject it is related to: where grants are),
-  // half uniform (where a grant by attribute or rule, or its absence, shows). Tries are bounded.
-  for (let tries = 0; pairs.length < size && tries < size * 4; tries++) {
-    const entity = { type: entityType, id: pick(entityIds) };
-    let subject: Subject | undefined;
-    if (tries % 2 === 0) {
-      let at: Entity = entity;
-      for (let hop = 0; hop < WALK_HOPS; hop++) {
-        const relations = relationsOf(from, to, at.type);
-        if (relations.length === 0) break;
-        const tuples = await s.store.queryTuples(s.tenantId, s.snap, [
-          { entityType: at.type, entityIds: [at.id], relations },
-        ]);
-        if (tuples.length === 0) break;
-        const next = pick(tuples).subject;
-        if (wanted.has(next.type)) {
-          subject = { type: next.type, id: next.id, relation: "" };
-          if (rand() < 0.5) break;
-        }
-        at = { type: next.type, id: next.id };
-      }
-    }
-    add(entity, subject ?? pick(subjects));
+  // Half along stored relationships (where grants are), half uniform (where a grant by attribute or rule, or its
+  // absence, shows); rounds until the sample is full (repeats are dropped), at most four.
+  for (let round = 0; round < 4 && pairs.length < size; round++) {
+    const missing = size - pairs.length;
+    const starts: Entity[] = [];
+    for (let i = 0; i < Math.ceil(missing / 2); i++) starts.push({ type: entityType, id: pick(entityIds) });
+    const related = await walkToSubjects(s, from, to, starts, wanted, rand);
+    starts.forEach((entity, i) => {
+      add(entity, related[i] ?? pick(subjects));
+      add({ type: entityType, id: pick(entityIds) }, pick(subjects));
+    });
   }
   return { pairs, population, sampled: true };
 }
@@ -338,6 +403,7 @@ export async function measureSchemaDiff(
     const oldCompiled = from.compiled ?? compileSchema(from.definition);
     const newCompiled = to.compiled ?? compileSchema(to.definition);
     const rand = random(report.sample.seed);
+    const ids: IdCache = new Map();
     for (const p of report.permissions) {
       const { pairs, population, sampled } = await pairsOf(
         s,
@@ -347,6 +413,7 @@ export async function measureSchemaDiff(
         p.subjectTypes,
         report.sample.size,
         rand,
+        ids,
       );
       const before = await decide(oldCompiled, s, p.permission, pairs);
       const after = await decide(newCompiled, s, p.permission, pairs);

@@ -100,7 +100,7 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
         "attributes and subject types with the live tuples and attributes each would orphan; attribute type " +
         "changes with the stored values that no longer fit; per permission whose definition or a dependency " +
         "changed, the stored (entity, subject) pairs whose decision flips (ALLOWED to DENIED and back) with up to " +
-        "5 examples each way. Every pair is asked when there are at most `sample_size` (0 = 10,000; at most " +
+        "5 examples each way. Every pair is asked when there are at most `sample_size` (0 = 5,000; at most " +
         `${MAX_DIFF_SAMPLE.toLocaleString("en-US")}), else a seeded sample of that many (\`sampled\`: true), half along stored relationships, ` +
         "half uniform. Nothing is written.",
       tag: "Schema",

@@ -128,7 +128,7 @@ export const SchemaDiffRequestSchema = protoMessage("SchemaDiffRequest", {
     snap_token: plainString(),
   }).prefault({}),
   base_schema: plainString(),
-  schema: plainString(),
+  schema: plainString().pipe(z.string().min(1, { error: "value length must be at least 1 bytes" })),
   sample_size: uint32().pipe(
     z.number().lte(MAX_DIFF_SAMPLE, { error: `value must be less than or equal to ${MAX_DIFF_SAMPLE}` }),
   ),
