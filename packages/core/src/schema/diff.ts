@@ -56,11 +56,11 @@ const MEMBER_KIND = {
   REFERENCE_ATTRIBUTE: "ATTRIBUTE",
 } as const;
 
-/** What `from` has and `to` lacks (or holds as another kind of member), in `from`'s order. */
-function removals(from: SchemaDefinition, to: SchemaDefinition): SchemaRemoval[] {
-  const out: SchemaRemoval[] = [];
-  for (const [entityName, entity] of Object.entries(from.entities)) {
-    const other = to.entities[entityName];
+/** Entities and members `a` has and `b` lacks (or holds as another kind of member), in `a`'s order. */
+function missing(a: SchemaDefinition, b: SchemaDefinition): SchemaAddition[] {
+  const out: SchemaAddition[] = [];
+  for (const [entityName, entity] of Object.entries(a.entities)) {
+    const other = b.entities[entityName];
     if (other === undefined) {
       out.push({ kind: "ENTITY", entity: entityName, name: "" });
       continue;
@@ -68,8 +68,17 @@ function removals(from: SchemaDefinition, to: SchemaDefinition): SchemaRemoval[]
     for (const [name, kind] of Object.entries(entity.references)) {
       if (other.references[name] !== kind) out.push({ kind: MEMBER_KIND[kind], entity: entityName, name });
     }
+  }
+  return out;
+}
+
+/** What `from` has and `to` lacks, and the subject types kept relations no longer allow. */
+function removals(from: SchemaDefinition, to: SchemaDefinition): SchemaRemoval[] {
+  const out: SchemaRemoval[] = missing(from, to);
+  for (const [entityName, entity] of Object.entries(from.entities)) {
+    const other = to.entities[entityName];
     for (const [name, relation] of Object.entries(entity.relations)) {
-      const kept = other.relations[name];
+      const kept = other?.relations[name];
       if (kept === undefined) continue;
       const allowed = new Set(kept.references.map((r) => (r.relation ? `${r.type}#${r.relation}` : r.type)));
       for (const r of relation.references) {
@@ -78,21 +87,6 @@ function removals(from: SchemaDefinition, to: SchemaDefinition): SchemaRemoval[]
         if (!allowed.has(subject) && to.entities[r.type] !== undefined)
           out.push({ kind: "RELATION_SUBJECT", entity: entityName, name, subject });
       }
-    }
-  }
-  return out;
-}
-
-function additions(from: SchemaDefinition, to: SchemaDefinition): SchemaAddition[] {
-  const out: SchemaAddition[] = [];
-  for (const [entityName, entity] of Object.entries(to.entities)) {
-    const old = from.entities[entityName];
-    if (old === undefined) {
-      out.push({ kind: "ENTITY", entity: entityName, name: "" });
-      continue;
-    }
-    for (const [name, kind] of Object.entries(entity.references)) {
-      if (old.references[name] !== kind) out.push({ kind: MEMBER_KIND[kind], entity: entityName, name });
     }
   }
   return out;
@@ -231,7 +225,7 @@ export function diffSchemas(from: SchemaDefinition, to: SchemaDefinition): Struc
   const [affectedPermissions, unchangedPermissions] = affected(from, to);
   return {
     removed: removals(from, to),
-    added: additions(from, to),
+    added: missing(to, from),
     attributeTypeChanges,
     affectedPermissions,
     unchangedPermissions,

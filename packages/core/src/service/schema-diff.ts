@@ -19,6 +19,7 @@ import {
   type TupleFilter,
   tupleKey,
 } from "../model.ts";
+import { seededRandom } from "../random.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
 import {
   type AttributeTypeChange,
@@ -119,18 +120,6 @@ export function structuralReport(
     unchangedPermissions: d.unchangedPermissions,
     measured: false,
     sample: { size: opts.sampleSize || DEFAULT_DIFF_SAMPLE, seed: opts.seed ?? DIFF_SAMPLE_SEED },
-  };
-}
-
-/** A seeded PRNG (mulberry32): uniform in [0, 1). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
@@ -402,7 +391,7 @@ export async function measureSchemaDiff(
   if (opts.decisions !== false && report.permissions.length > 0) {
     const oldCompiled = from.compiled ?? compileSchema(from.definition);
     const newCompiled = to.compiled ?? compileSchema(to.definition);
-    const rand = random(report.sample.seed);
+    const rand = seededRandom(report.sample.seed);
     const ids: IdCache = new Map();
     for (const p of report.permissions) {
       const { pairs, population, sampled } = await pairsOf(
