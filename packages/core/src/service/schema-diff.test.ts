@@ -1,15 +1,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PembaError } from "../errors.ts";
 import type { Attribute, Tuple } from "../model.ts";
 import { diffSchemas } from "../schema/diff.ts";
 import { parseSchema } from "../schema/index.ts";
 import { MemoryStore } from "../store/memory.ts";
+import { PostgresStore } from "../store/postgres.ts";
 import { ReplicaStore } from "../store/replica.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { Store } from "../store/store.ts";
+import { type PostgresServer, startPostgres } from "../store/testing/postgres-server.ts";
 import { PembaService } from "./pemba-service.ts";
 import { orphanList, structuralReport } from "./schema-diff.ts";
 import { expectedView, LOAD_TEST_SCHEMA, loadTestData } from "./testing/load-test-schema.ts";
@@ -72,12 +75,30 @@ const ATTRIBUTES: Attribute[] = [
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-schema-diff-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
+let postgres: PostgresServer | undefined;
+let admin: pg.Pool | undefined;
+beforeAll(async () => {
+  postgres = await startPostgres();
+  admin = new pg.Pool({ connectionString: postgres.url, max: 1 });
+});
+afterAll(async () => {
+  await admin?.end();
+  await postgres?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh PostgreSQL database per test. */
+async function freshPostgres(): Promise<Store> {
+  const name = `pemba_diff_${files++}`;
+  await admin!.query(`CREATE DATABASE ${name}`);
+  return PostgresStore.open(postgres!.url.replace(/\/postgres$/, `/${name}`));
+}
 
 const STORES: [string, () => Store | Promise<Store>][] = [
   ["memory", () => new MemoryStore()],
   ["SQLite file", () => SqliteStore.open(join(dir, `diff-${files++}.db`))],
+  ["PostgreSQL", freshPostgres],
   [
     "SQLite + replica",
     () => ReplicaStore.open(SqliteStore.open(join(dir, `diff-${files++}.db`)), { refreshMs: 0 }),
