@@ -9,6 +9,7 @@
  * previous type), `attribute` (+ a boolean attribute `public`), `mixed` (each type one of these at random).
  * The same seed gives the same output.
  */
+import { seededRandom } from "@pemba/core";
 
 export const KINDS = ["direct", "team", "nested", "attribute", "mixed"] as const;
 export type Kind = (typeof KINDS)[number];
@@ -50,18 +51,6 @@ export interface Generated {
   checks: GeneratedCheck[];
 }
 
-/** mulberry32: a small seeded PRNG (reproducible data for a given seed). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Shape = Exclude<Kind, "mixed">;
 
 /** res_a, res_b, ..., res_z, res_ba, ... */
@@ -89,7 +78,7 @@ export function generate(options: GenerateOptions): Generated {
   const { entities, ids, checks } = options;
   if (!(entities >= 1 && ids >= 2 && checks >= 0))
     throw new Error("generate: entities >= 1, ids >= 2, checks >= 0");
-  const random = prng(options.seed);
+  const random = seededRandom(options.seed);
   const pick = (n: number) => Math.floor(random() * n);
   const users = ids;
   const teams = Math.max(1, Math.floor(ids / 10));

@@ -81,4 +81,34 @@ describe("createPemba", () => {
     expect(scoped).toBe(2);
     await never.close();
   });
+
+  it("schemaWrites reaches the service: safe refuses a schema write that orphans rows, the default writes it", async () => {
+    const OLD = "entity user {}\nentity doc { relation owner @user }";
+    const post = (p: Awaited<ReturnType<typeof createPemba>>, path: string, body: unknown) =>
+      p.fetch(
+        new Request(`http://pemba.test/v1/tenants/t1${path}`, { method: "POST", body: JSON.stringify(body) }),
+      );
+    for (const [schemaWrites, status] of [
+      ["safe", 400],
+      [undefined, 200],
+    ] as const) {
+      const pemba = await createPemba(settings({ schemaWrites }), runtime());
+      await post(pemba, "/schemas/write", { schema: OLD });
+      const tuple = {
+        entity: { type: "doc", id: "1" },
+        relation: "owner",
+        subject: { type: "user", id: "a" },
+      };
+      expect((await post(pemba, "/data/write", { metadata: {}, tuples: [tuple] })).status).toBe(200);
+      const write = await post(pemba, "/schemas/write", { schema: "entity user {}\nentity doc {}" });
+      expect(write.status).toBe(status);
+      if (status === 400)
+        expect(await write.json()).toMatchObject({
+          message: expect.stringMatching(
+            /^schema write would orphan live rows: relation doc#owner \(1 tuple\);/,
+          ),
+        });
+      await pemba.close();
+    }
+  });
 });

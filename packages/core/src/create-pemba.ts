@@ -54,6 +54,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
     const service = new PembaService(store, {
       maxWatchStreams: settings.maxWatchStreams,
       maxCompiledSchemaBytes: settings.maxCompiledSchemaMb * 1048576,
+      schemaWrites: settings.schemaWrites,
       // a lazy replica's looks at the database renew the cached head schema; the TTL is the fallback for tenants
       // it does not hold (and must outlast one refresh window, or each look would race a schema read)
       headSchemaTtlMs: lazy ? 2 * settings.replica!.freshnessMs + 1000 : undefined,

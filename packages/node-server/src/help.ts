@@ -21,6 +21,10 @@ Usage:
                                       TypeScript types of a schema for @pemba/sdk's typed client (unknown
                                       entity types, relations, permissions, attributes and disallowed
                                       subject types fail to compile); stdout without -o
+  pemba schema diff <old.perm> <new.perm> [--database <url>]
+                                      what changing the schema from old to new removes, retypes and flips;
+                                      with --database, measured on that database's live data: exits 1 when
+                                      it would orphan rows or break stored values
   pemba --help                        this text
   pemba --version                     print the version
 
@@ -43,6 +47,15 @@ codegen options:
   --type-name <Name>                  name of the schema type (default AuthzSchema; the client type is AuthzClient)
   --sdk-import <specifier>            module TypedClient is imported from (default @pemba/sdk)
 
+schema diff options:
+  --database <path|url>               measure on this database (a SQLite file, libSQL or postgres:// URL);
+                                      without it, the structure only (exit 1 on any removal or type change)
+  --tenant <id>                       the tenant whose data is measured (default t1)
+  --sample <n>                        pairs asked per changed permission; above it, a seeded sample of n
+                                      (default 5000)
+  --json                              the JSON of POST /v1/tenants/{t}/schemas/diff instead of text
+  --fail-on-flips                     exit 1 also when a decision flips
+
 migrate options:
   --database <path|url>               as for serve (env PEMBA_DATABASE)
 
@@ -51,5 +64,6 @@ Examples:
   pemba serve --database postgres://pemba@localhost/pemba --host 0.0.0.0 --auth-keys secret1,ci:t1|t2
   pemba validate ./authz.yaml
   pemba codegen schema.perm -o src/authz.ts
+  pemba schema diff main.perm branch.perm --database ./pemba.db
   PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
 `;

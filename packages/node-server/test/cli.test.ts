@@ -24,6 +24,7 @@ describe("pemba CLI", () => {
       "pemba serve",
       "pemba validate <file.yaml> [--unchecked]",
       "pemba migrate",
+      "pemba schema diff <old.perm> <new.perm> [--database <url>]",
       "--version",
       ...[
         "database",
@@ -43,6 +44,7 @@ describe("pemba CLI", () => {
         "max-watch-streams",
         "max-compiled-schema-mb",
         "log-level",
+        "schema-writes",
       ].map((o) => `--${o} `),
       "--insecure-bind-any",
       ...[
@@ -63,6 +65,7 @@ describe("pemba CLI", () => {
         "MAX_WATCH_STREAMS",
         "MAX_COMPILED_SCHEMA_MB",
         "LOG_LEVEL",
+        "SCHEMA_WRITES",
       ].map((e) => `env PEMBA_${e}`),
       "./pemba.db on 127.0.0.1:3476",
       // the options as the one settings definition renders them

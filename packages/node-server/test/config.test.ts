@@ -29,6 +29,7 @@ describe("serve configuration", () => {
       compactAfterWritesMb: 32,
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 256,
+      schemaWrites: "permify",
     });
   });
 

@@ -43,6 +43,8 @@ import type {
   RelationshipReadRequest,
   RelationshipReadResponse,
   RelationshipWriteRequest,
+  SchemaDiffRequest,
+  SchemaDiffResponse,
   SchemaListRequest,
   SchemaListResponse,
   SchemaPartialWriteRequest,
@@ -369,6 +371,18 @@ export class PembaClient {
   ): Promise<SchemaReadResponse["schema"]> {
     const body = { metadata: { schema_version: "", ...req.metadata } };
     return (await this.#read<SchemaReadResponse>("schemas/read", body, call)).schema;
+  }
+
+  /**
+   * Pemba extension (`schemas/diff`): what writing `req.schema` over the head (or `metadata.schema_version`, or the
+   * text `base_schema`) would orphan, retype and flip on the stored data. Writes nothing.
+   */
+  diffSchema(req: SchemaDiffRequest, call?: CallOptions): Promise<SchemaDiffResponse> {
+    const metadata = {
+      schema_version: req.metadata?.schema_version ?? "",
+      snap_token: this.#readToken(req.metadata?.snap_token),
+    };
+    return this.#read("schemas/diff", { ...req, metadata }, call);
   }
 
   listSchemas(req: SchemaListRequest = {}, call?: CallOptions): Promise<SchemaListResponse> {

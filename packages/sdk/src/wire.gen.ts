@@ -284,6 +284,72 @@ export interface RelationshipWriteRequest {
   tuples: Tuple[];
 }
 
+export interface SchemaDiffRequest {
+  metadata?: {
+    schema_version?: string;
+    snap_token?: string;
+  };
+  base_schema?: string;
+  schema: string;
+  sample_size?: number;
+}
+
+export interface SchemaDiffResponse {
+  base_version: string;
+  snap_token: string;
+  measured: boolean;
+  orphaned_rows: number;
+  sample: {
+    size: number;
+    seed: number;
+  };
+  removed: {
+    kind: "ENTITY" | "RELATION" | "PERMISSION" | "ATTRIBUTE" | "RELATION_SUBJECT";
+    entity: string;
+    name: string;
+    subject?: string;
+    tuples?: number;
+    attributes?: number;
+  }[];
+  added: {
+    kind: "ENTITY" | "RELATION" | "PERMISSION" | "ATTRIBUTE";
+    entity: string;
+    name: string;
+  }[];
+  attribute_type_changes: {
+    entity: string;
+    attribute: string;
+    from: string;
+    to: string;
+    values?: number;
+    mismatched?: number;
+  }[];
+  permissions: {
+    entity: string;
+    permission: string;
+    subject_types: string[];
+    pairs?: number;
+    checked?: number;
+    sampled?: boolean;
+    allowed_to_denied?: number;
+    denied_to_allowed?: number;
+    examples?: {
+      entity: {
+        type: string;
+        id: string;
+      };
+      subject: {
+        type: string;
+        id: string;
+        relation: string;
+      };
+      from: "CHECK_RESULT_ALLOWED" | "CHECK_RESULT_DENIED";
+      to: "CHECK_RESULT_ALLOWED" | "CHECK_RESULT_DENIED";
+    }[];
+  }[];
+  unchanged_permissions: number;
+}
+
 export interface SchemaListRequest {
   page_size?: number;
   continuous_token?: string;

@@ -51,6 +51,35 @@ describe("SDK endpoints against pemba serve", () => {
     await client.deleteTenant("partial");
   });
 
+  it("schemas: diff (Pemba extension) names what a new schema would orphan and flip, writing nothing", async () => {
+    const c = client.withTenant("diff");
+    await client.createTenant({ id: "diff", name: "schema diff" });
+    const v1 = await c.writeSchema(SCHEMA);
+    await c.writeData({
+      tuples: [
+        { entity: doc("1"), relation: "owner", subject: user("alice") },
+        { entity: doc("1"), relation: "viewer", subject: user("bob") },
+      ],
+    });
+    const diff = await c.diffSchema({
+      schema: SCHEMA.replace("  relation viewer @user @organization#member\n", "").replace(" or viewer", ""),
+    });
+    expect(diff.base_version).toBe(v1);
+    expect(diff.removed).toEqual([
+      { kind: "RELATION", entity: "document", name: "viewer", tuples: 1, attributes: 0 },
+    ]);
+    expect(diff.permissions).toEqual([
+      expect.objectContaining({
+        entity: "document",
+        permission: "view",
+        allowed_to_denied: 1,
+        denied_to_allowed: 0,
+      }),
+    ]);
+    expect((await c.listSchemas()).head).toBe(v1);
+    await client.deleteTenant("diff");
+  });
+
   it("data: writes tuples and attributes (short and array forms), reads them back page by page", async () => {
     const written = await client.writeData({
       tuples: [

@@ -11,6 +11,7 @@ import {
   redactDatabaseUrl,
   replicaSettings,
   resolveWorkerSettings,
+  type SchemaWrites,
 } from "@pemba/core";
 
 export { ConfigError };
@@ -36,6 +37,7 @@ export interface WorkerConfig {
   replica?: WorkerReplicaConfig;
   maxWatchStreams: number;
   maxCompiledSchemaMb: number;
+  schemaWrites: SchemaWrites;
 }
 
 export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
@@ -53,6 +55,7 @@ export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
     replica: driver === "memory" ? undefined : replicaSettings(settings),
     maxWatchStreams: settings.maxWatchStreams,
     maxCompiledSchemaMb: settings.maxCompiledSchemaMb,
+    schemaWrites: settings.schemaWrites,
   };
 }
 

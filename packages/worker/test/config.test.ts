@@ -13,6 +13,7 @@ describe("resolveWorkerConfig", () => {
       gcWindowMs: 86_400_000,
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
+      schemaWrites: "permify",
     });
   });
 
@@ -47,6 +48,7 @@ describe("resolveWorkerConfig", () => {
       replica: { maxRows: 1_000_000, freshnessMs: 1000 },
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
+      schemaWrites: "permify",
     });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
   });

@@ -252,6 +252,7 @@ describe("HTTP app: transport rules", () => {
         "PATCH /v1/tenants/{tenant_id}/schemas/partial-write schemas.partial-write",
         "POST /v1/tenants/{tenant_id}/schemas/read schemas.read",
         "POST /v1/tenants/{tenant_id}/schemas/list schemas.list",
+        "POST /v1/tenants/{tenant_id}/schemas/diff schemas.diff",
         "POST /v1/tenants/{tenant_id}/data/write data.write",
         "POST /v1/tenants/{tenant_id}/relationships/write relationships.write",
         "POST /v1/tenants/{tenant_id}/data/relationships/read data.relationships.read",
@@ -300,7 +301,7 @@ describe("HTTP app: transport rules", () => {
           `<li><span class="m ${m}">${m.toUpperCase()}</span><code>${path}</code> — ${op.summary}</li>`,
       ),
     );
-    expect(expected).toHaveLength(25);
+    expect(expected).toHaveLength(26);
     expect(items.sort()).toEqual(expected.sort());
     expect(page).toContain(
       '<li><span class="m post">POST</span><code>/v1/tenants/{tenant_id}/permissions/check</code> — ' +

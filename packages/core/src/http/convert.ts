@@ -10,6 +10,8 @@ import type {
   Tuple,
   TupleFilter,
 } from "../model.ts";
+import type { SchemaDiffAnswer } from "../service/pemba-service.ts";
+import { orphanedRows } from "../service/schema-diff.ts";
 import type {
   WireAttribute,
   WireAttributeValue,
@@ -17,6 +19,7 @@ import type {
   WireTuple,
   WireTupleFilter,
 } from "./wire/common.ts";
+import type { SchemaDiffResponse } from "./wire/schema.ts";
 
 const TYPE_URL_PREFIX = "type.googleapis.com/base.v1.";
 
@@ -201,4 +204,31 @@ export function expandToWire(node: ExpandNode): unknown {
     return { ...base, leaf: { values: { values } } };
   }
   return { ...base, leaf: { value: anyToWire(leaf.value) } };
+}
+
+/** A schema diff on the wire (snake_case; the same JSON `pemba schema diff --json` prints). */
+export function schemaDiffToWire(answer: SchemaDiffAnswer): SchemaDiffResponse {
+  const r = answer.report;
+  return {
+    base_version: answer.baseVersion,
+    snap_token: answer.snapToken,
+    measured: r.measured,
+    orphaned_rows: orphanedRows(r),
+    sample: r.sample,
+    removed: r.removed,
+    added: r.added,
+    attribute_type_changes: r.attributeTypeChanges,
+    permissions: r.permissions.map((p) => ({
+      entity: p.entity,
+      permission: p.permission,
+      subject_types: p.subjectTypes,
+      pairs: p.pairs,
+      checked: p.checked,
+      sampled: p.sampled,
+      allowed_to_denied: p.allowedToDenied,
+      denied_to_allowed: p.deniedToAllowed,
+      examples: p.examples,
+    })),
+    unchanged_permissions: r.unchangedPermissions,
+  };
 }

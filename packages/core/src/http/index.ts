@@ -15,6 +15,7 @@ export {
 export {
   attributeValueFromWire,
   attributeValueToWire,
+  schemaDiffToWire,
 } from "./convert.ts";
 export type { CorsOptions } from "./cors.ts";
 export { errorResponse, errorResponseParts } from "./error-response.ts";

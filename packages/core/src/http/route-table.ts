@@ -71,6 +71,8 @@ export const ROUTES = {
   ),
   schemasRead: api("POST", `${T}/schemas/read`, "schemas.read", "SchemaReadRequest"),
   schemasList: api("POST", `${T}/schemas/list`, "schemas.list", "SchemaListRequest"),
+  /** Pemba extension: what writing a schema would orphan and which decisions it would flip. */
+  schemasDiff: api("POST", `${T}/schemas/diff`, "schemas.diff", "SchemaDiffRequest"),
   dataWrite: api("POST", `${T}/data/write`, "data.write", "DataWriteRequest", WRITE),
   relationshipsWrite: api(
     "POST",

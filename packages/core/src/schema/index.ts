@@ -1,5 +1,14 @@
 export * from "./ast.ts";
 export { attributeTypeOf } from "./check.ts";
+export {
+  type AffectedPermission,
+  type AttributeTypeChange,
+  diffSchemas,
+  type RemovedKind,
+  type SchemaAddition,
+  type SchemaRemoval,
+  type StructuralDiff,
+} from "./diff.ts";
 export type { Token, TokenKind } from "./lexer.ts";
 export { lex } from "./lexer.ts";
 export {

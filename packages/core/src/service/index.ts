@@ -2,10 +2,27 @@ export { renderBundleTemplate } from "./bundle-template.ts";
 export {
   PembaService,
   type PermissionMetadata,
+  type SchemaDiffAnswer,
+  type SchemaDiffRequest,
   type SchemaList,
   type SchemaPartials,
   type ServiceOptions,
 } from "./pemba-service.ts";
+export {
+  DEFAULT_DIFF_SAMPLE,
+  type DecisionFlip,
+  DIFF_SAMPLE_SEED,
+  type DiffOptions,
+  measureSchemaDiff,
+  orphanedRows,
+  orphanList,
+  type PermissionImpact,
+  type RemovalImpact,
+  removalName,
+  type SchemaDiffReport,
+  structuralReport,
+  type TypeChangeImpact,
+} from "./schema-diff.ts";
 export { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "./schema-limits.ts";
 export { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 export { SchemaVersionGenerator } from "./schema-version.ts";

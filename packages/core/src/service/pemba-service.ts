@@ -39,8 +39,16 @@ import {
   validateTuple,
 } from "../schema/index.ts";
 import { parseRawSchema } from "../schema/parser.ts";
+import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
+import {
+  type DiffOptions,
+  measureSchemaDiff,
+  orphanedRows,
+  type SchemaDiffReport,
+  schemaWriteRefusal,
+} from "./schema-diff.ts";
 import { checkRuleBodies, checkSchemaSize, nextTurn } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
@@ -56,6 +64,26 @@ export interface ServiceOptions {
   maxCompiledSchemaBytes?: number;
   /** Watch streams open at once (default 1000); one more is refused with ERROR_CODE_RATE_LIMITED. */
   maxWatchStreams?: number;
+  /** `safe`: refuse a schema write that would orphan live rows (default `permify`: write any valid schema). */
+  schemaWrites?: SchemaWrites;
+}
+
+/** A schema diff request: the base (a stored version, "" = head, or schema text) and the new schema text. */
+export interface SchemaDiffRequest extends DiffOptions {
+  baseVersion: string;
+  /** Schema text to diff from instead of a stored version. */
+  baseSchema?: string;
+  schema: string;
+  /** The data to measure: "" = head. */
+  snapToken: string;
+}
+
+export interface SchemaDiffAnswer {
+  /** The stored version diffed from; "" when the base was given as text. */
+  baseVersion: string;
+  /** The snap the data was measured at. */
+  snapToken: string;
+  report: SchemaDiffReport;
 }
 
 /** Metadata of a permission request after wire parsing; "" = head. */
@@ -101,6 +129,7 @@ export class PembaService {
   readonly #versions = new SchemaVersionGenerator();
   /** The engine's evaluations over this service's store, reused across requests. */
   readonly #evaluations = new engine.EvaluationPool();
+  readonly #schemaWrites: SchemaWrites;
 
   constructor(store: Store, opts: ServiceOptions = {}) {
     this.store = store;
@@ -110,6 +139,7 @@ export class PembaService {
       maxBytes: opts.maxCompiledSchemaBytes,
     });
     this.watches = new WatchHub(store, { maxStreams: opts.maxWatchStreams });
+    this.#schemaWrites = opts.schemaWrites ?? "permify";
   }
 
   // ---- metadata ----
@@ -207,6 +237,7 @@ export class PembaService {
     }
     await nextTurn();
     const compiled = compileSchema(definition, rules);
+    if (this.#schemaWrites === "safe") await this.#assertNoOrphans(tenantId, definition);
     const version = this.#versions.next();
     await this.store.writeSchema(tenantId, version, text);
     this.schemas.remember(tenantId, version, text, definition, compiled);
@@ -226,6 +257,40 @@ export class PembaService {
     checkSchemaSize(text, "SchemaPartialWriteRequest");
     // Re-parse the printed text so the stored text and the compiled definition can never disagree.
     return this.#saveSchema(tenantId, text, parseSchema(text));
+  }
+
+  /**
+   * Safe schema writes: the head schema (none: nothing to orphan) diffed to `definition` on the live data; any row
+   * it would orphan refuses the write with ERROR_CODE_VALIDATION naming them. Decisions are not asked (counts only).
+   */
+  async #assertNoOrphans(tenantId: string, definition: SchemaDefinition): Promise<void> {
+    if ((await this.store.headSchema(tenantId)) === undefined) return;
+    const head = await this.schemas.resolve(tenantId, "");
+    const snap = await this.store.headSnap(tenantId);
+    const report = await measureSchemaDiff(
+      this.store,
+      tenantId,
+      snap,
+      head,
+      { definition },
+      { decisions: false },
+    );
+    if (orphanedRows(report) > 0) throw schemaWriteRefusal(report);
+  }
+
+  /**
+   * What writing `schema` over the base would do to the live data at the snap token (a Pemba extension): removals
+   * with the rows they orphan, attribute type changes with the values that no longer fit, and decision flips.
+   */
+  async diffSchema(tenantId: string, req: SchemaDiffRequest): Promise<SchemaDiffAnswer> {
+    const to = parseSchema(req.schema);
+    const from =
+      req.baseSchema !== undefined && req.baseSchema !== ""
+        ? { version: "", definition: parseSchema(req.baseSchema), compiled: undefined }
+        : await this.schemas.resolve(tenantId, req.baseVersion);
+    const snap = await this.resolveSnap(tenantId, req.snapToken);
+    const report = await measureSchemaDiff(this.store, tenantId, snap, from, { definition: to }, req);
+    return { baseVersion: from.version, snapToken: encodeSnapToken(snap), report };
   }
 
   readSchema(tenantId: string, schemaVersion: string): MaybePromise<ResolvedSchema> {

@@ -33,6 +33,10 @@ const WORKER_REPLICA_MAX_ROWS = 1_000_000;
 /** An eighth of an isolate's 128 MB, beside the replica's ~55 MB at most (Node's 256 is more than an isolate has). */
 const WORKER_MAX_COMPILED_SCHEMA_MB = 16;
 
+/** What a schema write may do to stored rows: `permify` anything (Permify's behaviour), `safe` orphan none. */
+export const SCHEMA_WRITES = ["permify", "safe"] as const;
+export type SchemaWrites = (typeof SCHEMA_WRITES)[number];
+
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -259,6 +263,15 @@ export const SETTINGS = {
         "estimated MB of the isolate's heap the compiled schema versions may take (an isolate has 128 MB); the least recently used are dropped (and compiled again when asked for)",
     },
     schema: count,
+  },
+  schemaWrites: {
+    env: "PEMBA_SCHEMA_WRITES",
+    flag: "schema-writes",
+    arg: "<permify|safe>",
+    runtimes: BOTH,
+    default: "permify",
+    help: "`safe`: refuse a schema write that would orphan stored rows (400, naming them); `permify`: any valid schema, as Permify",
+    schema: oneOf(SCHEMA_WRITES),
   },
   logLevel: {
     env: "PEMBA_LOG_LEVEL",

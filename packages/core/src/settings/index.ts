@@ -7,6 +7,8 @@ export {
   LOG_LEVELS,
   type LogLevel,
   type Runtime,
+  SCHEMA_WRITES,
+  type SchemaWrites,
   SETTINGS,
   type SettingDef,
   type SettingKey,

@@ -8,6 +8,7 @@ import {
   defaultText,
   type LogLevel,
   type Runtime,
+  type SchemaWrites,
   SETTINGS,
   type SettingDef,
   type SettingKey,
@@ -43,6 +44,8 @@ export interface PembaSettings {
   replica?: ReplicaSettings;
   maxWatchStreams: number;
   maxCompiledSchemaMb: number;
+  /** `safe`: a schema write that would orphan live rows is refused; default `permify`. */
+  schemaWrites?: SchemaWrites;
 }
 
 /** The settings both runtimes read, as flat values. */
@@ -56,6 +59,7 @@ interface CommonSettings {
   replicaMaxRows: number;
   maxWatchStreams: number;
   maxCompiledSchemaMb: number;
+  schemaWrites: SchemaWrites;
 }
 
 export interface NodeSettings extends CommonSettings {
@@ -117,6 +121,7 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     replicaMaxRows: v.replicaMaxRows,
     maxWatchStreams: v.maxWatchStreams,
     maxCompiledSchemaMb: v.maxCompiledSchemaMb,
+    schemaWrites: v.schemaWrites,
   };
 }
 

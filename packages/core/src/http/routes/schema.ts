@@ -1,11 +1,15 @@
 /** Schema endpoints: write, partial write, read, list. */
 import { schemaToWire } from "../../schema/index.ts";
+import { schemaDiffToWire } from "../convert.ts";
 import { jsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
 import { goTimeString } from "../time-format.ts";
 import { parseWire } from "../wire/pgv.ts";
 import {
+  MAX_DIFF_SAMPLE,
+  SchemaDiffRequestSchema,
+  SchemaDiffResponseSchema,
   SchemaListRequestSchema,
   SchemaListResponseSchema,
   SchemaPartialWriteRequestSchema,
@@ -86,6 +90,36 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
         schemas: list.schemas.map((s) => ({ version: s.version, created_at: goTimeString(s.createdAt) })),
         continuous_token: list.continuousToken,
       });
+    },
+  );
+
+  routes.add(
+    {
+      route: ROUTES.schemasDiff,
+      summary: "diff a schema against the stored one and its data (Pemba extension)",
+      description:
+        "What writing `schema` over the base (`metadata.schema_version`, empty = head, or the text `base_schema`) " +
+        "would do to the data at `metadata.snap_token` (empty = head): removed entities, relations, permissions, " +
+        "attributes and subject types with the live tuples and attributes each would orphan; attribute type " +
+        "changes with the stored values that no longer fit; per permission whose definition or a dependency " +
+        "changed, the stored (entity, subject) pairs whose decision flips (ALLOWED to DENIED and back) with up to " +
+        "5 examples each way. Every pair is asked when there are at most `sample_size` (0 = 5,000; at most " +
+        `${MAX_DIFF_SAMPLE.toLocaleString("en-US")}), else a seeded sample of that many (\`sampled\`: true), half along stored relationships, ` +
+        "half uniform. Nothing is written.",
+      tag: "Schema",
+      body: SchemaDiffRequestSchema,
+      response: SchemaDiffResponseSchema,
+    },
+    async ({ req, tenantId }) => {
+      const r = parseWire(SchemaDiffRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      const answer = await service.diffSchema(tenantId, {
+        baseVersion: r.metadata.schema_version,
+        baseSchema: r.base_schema,
+        schema: r.schema,
+        snapToken: r.metadata.snap_token,
+        sampleSize: r.sample_size,
+      });
+      return jsonAnswer(schemaDiffToWire(answer));
     },
   );
 }

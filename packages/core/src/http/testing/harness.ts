@@ -1,6 +1,6 @@
 /** TEST SUPPORT ONLY: a Pemba app over real HTTP on a MemoryStore (or a given store), plus request helpers. */
 
-import { PembaService } from "../../service/index.ts";
+import { PembaService, type ServiceOptions } from "../../service/index.ts";
 import { MemoryStore } from "../../store/memory/memory-store.ts";
 import type { Store } from "../../store/store.ts";
 import { type AppOptions, createApp } from "../app.ts";
@@ -20,10 +20,10 @@ export interface TestServer {
 }
 
 export async function startTestServer(
-  opts: Omit<AppOptions, "service"> & { store?: Store } = {},
+  opts: Omit<AppOptions, "service"> & { store?: Store; serviceOptions?: ServiceOptions } = {},
 ): Promise<TestServer> {
   const store = opts.store ?? new MemoryStore();
-  const service = new PembaService(store);
+  const service = new PembaService(store, opts.serviceOptions);
   const app = createApp({ ...opts, service });
   const server = await listen(app);
   return {

@@ -118,3 +118,83 @@ export const WatchResponseSchema = z
     }),
   })
   .openapi("WatchResponse");
+
+/** Pairs a schema diff may ask per permission (bounded work per request). */
+export const MAX_DIFF_SAMPLE = 100_000;
+
+export const SchemaDiffRequestSchema = protoMessage("SchemaDiffRequest", {
+  metadata: protoMessage("SchemaDiffRequestMetadata", {
+    schema_version: plainString(),
+    snap_token: plainString(),
+  }).prefault({}),
+  base_schema: plainString(),
+  schema: plainString().pipe(z.string().min(1, { error: "value length must be at least 1 bytes" })),
+  sample_size: uint32().pipe(
+    z.number().lte(MAX_DIFF_SAMPLE, { error: `value must be less than or equal to ${MAX_DIFF_SAMPLE}` }),
+  ),
+});
+
+const CheckResultSchema = z.enum(["CHECK_RESULT_ALLOWED", "CHECK_RESULT_DENIED"]);
+const WireEntity = z.object({ type: z.string(), id: z.string() });
+
+export const SchemaDiffResponseSchema = z
+  .object({
+    base_version: z.string(),
+    snap_token: z.string(),
+    measured: z.boolean(),
+    orphaned_rows: z.number(),
+    sample: z.object({ size: z.number(), seed: z.number() }),
+    removed: z.array(
+      z.object({
+        kind: z.enum(["ENTITY", "RELATION", "PERMISSION", "ATTRIBUTE", "RELATION_SUBJECT"]),
+        entity: z.string(),
+        name: z.string(),
+        subject: z.string().optional(),
+        tuples: z.number().optional(),
+        attributes: z.number().optional(),
+      }),
+    ),
+    added: z.array(
+      z.object({
+        kind: z.enum(["ENTITY", "RELATION", "PERMISSION", "ATTRIBUTE"]),
+        entity: z.string(),
+        name: z.string(),
+      }),
+    ),
+    attribute_type_changes: z.array(
+      z.object({
+        entity: z.string(),
+        attribute: z.string(),
+        from: z.string(),
+        to: z.string(),
+        values: z.number().optional(),
+        mismatched: z.number().optional(),
+      }),
+    ),
+    permissions: z.array(
+      z.object({
+        entity: z.string(),
+        permission: z.string(),
+        subject_types: z.array(z.string()),
+        pairs: z.number().optional(),
+        checked: z.number().optional(),
+        sampled: z.boolean().optional(),
+        allowed_to_denied: z.number().optional(),
+        denied_to_allowed: z.number().optional(),
+        examples: z
+          .array(
+            z.object({
+              entity: WireEntity,
+              subject: z.object({ type: z.string(), id: z.string(), relation: z.string() }),
+              from: CheckResultSchema,
+              to: CheckResultSchema,
+            }),
+          )
+          .optional(),
+      }),
+    ),
+    unchanged_permissions: z.number(),
+  })
+  .openapi("SchemaDiffResponse");
+
+export type SchemaDiffResponse = z.infer<typeof SchemaDiffResponseSchema>;

@@ -1,0 +1,481 @@
+/**
+ * What a schema change does to the stored data, measured at one snap: the live rows each removal would orphan,
+ * the stored attribute values that no longer fit a changed type, and the (entity, subject) pairs whose decision
+ * flips per permission, with examples. Only the rows a removal or type change touches are read (filtered reads);
+ * decisions are asked only for permissions whose definition or a dependency changed (schema/diff.ts), in batches
+ * (engine bulk check: one store call per walk level for the whole batch).
+ */
+import { type CompiledSchema, compileSchema } from "../compile/index.ts";
+import { bulkCheck } from "../engine/check.ts";
+import type { EvaluationTarget } from "../engine/types.ts";
+import { PembaError } from "../errors.ts";
+import {
+  type Attribute,
+  type AttributeFilter,
+  type CheckResult,
+  type Entity,
+  type Subject,
+  type Tuple,
+  type TupleFilter,
+  tupleKey,
+} from "../model.ts";
+import { seededRandom } from "../random.ts";
+import type { SchemaDefinition } from "../schema/ast.ts";
+import {
+  type AttributeTypeChange,
+  diffSchemas,
+  type SchemaAddition,
+  type SchemaRemoval,
+} from "../schema/diff.ts";
+import type { Snap, Store } from "../store/store.ts";
+
+/** Pairs checked per permission when not told otherwise; above it, a sample of this many. */
+export const DEFAULT_DIFF_SAMPLE = 5_000;
+/** The sample's seed: the same data and schemas give the same sample. */
+export const DIFF_SAMPLE_SEED = 1;
+/** Example pairs per direction (ALLOWED to DENIED, DENIED to ALLOWED) and permission. */
+const EXAMPLES = 5;
+const PAGE = 10_000;
+/** Checks evaluated together: their reads of one walk level are one store call. */
+const BATCH = 1000;
+const DEPTH = 100;
+/** Hops a sampled pair's walk from the entity along stored relationships takes at most. */
+const WALK_HOPS = 4;
+
+export interface RemovalImpact extends SchemaRemoval {
+  /** Live tuples that would be orphaned (undefined: not measured, no data). */
+  tuples?: number;
+  /** Live attribute values that would be orphaned. */
+  attributes?: number;
+}
+
+export interface TypeChangeImpact extends AttributeTypeChange {
+  /** Stored values of the attribute. */
+  values?: number;
+  /** Stored values whose type is not the new one: the engine answers ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH for them. */
+  mismatched?: number;
+}
+
+export interface DecisionFlip {
+  entity: Entity;
+  subject: Subject;
+  from: CheckResult;
+  to: CheckResult;
+}
+
+export interface PermissionImpact {
+  entity: string;
+  permission: string;
+  subjectTypes: string[];
+  /** Stored entities of the type x stored subjects of the subject types. */
+  pairs?: number;
+  /** Pairs asked under both schemas. */
+  checked?: number;
+  /** True when `checked` is a sample of `pairs` (half uniform, half along stored relationships; seeded). */
+  sampled?: boolean;
+  allowedToDenied?: number;
+  deniedToAllowed?: number;
+  examples?: DecisionFlip[];
+}
+
+export interface SchemaDiffReport {
+  removed: RemovalImpact[];
+  added: SchemaAddition[];
+  attributeTypeChanges: TypeChangeImpact[];
+  permissions: PermissionImpact[];
+  unchangedPermissions: number;
+  /** Whether data was measured (counts and flips); false = structure only. */
+  measured: boolean;
+  sample: { size: number; seed: number };
+}
+
+export interface DiffOptions {
+  /** Pairs per permission before sampling (default DEFAULT_DIFF_SAMPLE). */
+  sampleSize?: number;
+  seed?: number;
+  /** Ask decisions of the changed permissions (default true); false = counts only (safe schema writes). */
+  decisions?: boolean;
+}
+
+/** Live rows a report's removals and type changes would orphan or break (0 when unmeasured). */
+export function orphanedRows(report: SchemaDiffReport): number {
+  let n = 0;
+  for (const r of report.removed) n += (r.tuples ?? 0) + (r.attributes ?? 0);
+  for (const c of report.attributeTypeChanges) n += c.mismatched ?? 0;
+  return n;
+}
+
+/** The structural diff alone, with no data (the CLI without --database). */
+export function structuralReport(
+  from: SchemaDefinition,
+  to: SchemaDefinition,
+  opts: DiffOptions = {},
+): SchemaDiffReport {
+  const d = diffSchemas(from, to);
+  return {
+    removed: d.removed.map((r) => ({ ...r })),
+    added: d.added,
+    attributeTypeChanges: d.attributeTypeChanges.map((c) => ({ ...c })),
+    permissions: d.affectedPermissions.map((p) => ({ ...p })),
+    unchangedPermissions: d.unchangedPermissions,
+    measured: false,
+    sample: { size: opts.sampleSize || DEFAULT_DIFF_SAMPLE, seed: opts.seed ?? DIFF_SAMPLE_SEED },
+  };
+}
+
+interface Scope {
+  store: Store;
+  tenantId: string;
+  snap: Snap;
+}
+
+async function countTuples(s: Scope, filter: TupleFilter, keep?: (t: Tuple) => boolean): Promise<number> {
+  let n = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await s.store.readTuples(s.tenantId, s.snap, filter, PAGE, cursor);
+    n += keep === undefined ? page.items.length : page.items.filter(keep).length;
+    cursor = page.cursor || undefined;
+  } while (cursor !== undefined);
+  return n;
+}
+
+async function eachAttribute(
+  s: Scope,
+  filter: AttributeFilter,
+  visit: (a: Attribute) => void,
+): Promise<void> {
+  let cursor: string | undefined;
+  do {
+    const page = await s.store.readAttributes(s.tenantId, s.snap, filter, PAGE, cursor);
+    for (const a of page.items) visit(a);
+    cursor = page.cursor || undefined;
+  } while (cursor !== undefined);
+}
+
+async function countAttributes(s: Scope, filter: AttributeFilter): Promise<number> {
+  let n = 0;
+  await eachAttribute(s, filter, () => n++);
+  return n;
+}
+
+/** The live rows a removal orphans: rows of the removed thing, and tuples naming it as their subject. */
+async function removalImpact(s: Scope, r: SchemaRemoval): Promise<RemovalImpact> {
+  switch (r.kind) {
+    case "ENTITY": {
+      const own = await countTuples(s, { entity: { type: r.entity } });
+      // tuples of other entities with this subject type (its own are counted above)
+      const asSubject = await countTuples(
+        s,
+        { subject: { type: r.entity } },
+        (t) => t.entity.type !== r.entity,
+      );
+      const attributes = await countAttributes(s, { entity: { type: r.entity } });
+      return { ...r, tuples: own + asSubject, attributes };
+    }
+    case "RELATION":
+    case "PERMISSION": {
+      const own =
+        r.kind === "RELATION" ? await countTuples(s, { entity: { type: r.entity }, relation: r.name }) : 0;
+      const asSubject = await countTuples(s, { subject: { type: r.entity, relation: r.name } });
+      return { ...r, tuples: own + asSubject, attributes: 0 };
+    }
+    case "ATTRIBUTE":
+      return {
+        ...r,
+        tuples: 0,
+        attributes: await countAttributes(s, { entity: { type: r.entity }, attributes: [r.name] }),
+      };
+    case "RELATION_SUBJECT": {
+      const [type, relation = ""] = (r.subject ?? "").split("#");
+      const tuples = await countTuples(
+        s,
+        { entity: { type: r.entity }, relation: r.name, subject: { type, relation } },
+        (t) => t.subject.relation === relation,
+      );
+      return { ...r, tuples, attributes: 0 };
+    }
+  }
+}
+
+async function typeChangeImpact(s: Scope, c: AttributeTypeChange): Promise<TypeChangeImpact> {
+  let values = 0;
+  let mismatched = 0;
+  await eachAttribute(s, { entity: { type: c.entity }, attributes: [c.attribute] }, (a) => {
+    values++;
+    if (a.value.type !== c.to) mismatched++;
+  });
+  return { ...c, values, mismatched };
+}
+
+/** Relation names of `type` in either schema: what a walk along stored relationships may follow. */
+function relationsOf(from: SchemaDefinition, to: SchemaDefinition, type: string): string[] {
+  return [
+    ...new Set([
+      ...Object.keys(from.entities[type]?.relations ?? {}),
+      ...Object.keys(to.entities[type]?.relations ?? {}),
+    ]),
+  ];
+}
+
+interface Pair {
+  entity: Entity;
+  subject: Subject;
+}
+
+/** Ids the walks of one hop read at most per store call. */
+const WALK_IDS_PER_CALL = 1000;
+
+/**
+ * Walks from each start along stored relationships (a random tuple of the entity, then of its subject, ... at most
+ * WALK_HOPS hops) to a subject of a wanted type it is related to: where grants are. All walks take each hop
+ * together, one store call per WALK_IDS_PER_CALL entities; a tuple is picked from its entity's tuples in key order,
+ * so the walk is the same on every store.
+ */
+async function walkToSubjects(
+  s: Scope,
+  from: SchemaDefinition,
+  to: SchemaDefinition,
+  starts: Entity[],
+  wanted: Set<string>,
+  rand: () => number,
+): Promise<(Subject | undefined)[]> {
+  const found: (Subject | undefined)[] = starts.map(() => undefined);
+  const at: (Entity | undefined)[] = [...starts];
+  for (let hop = 0; hop < WALK_HOPS; hop++) {
+    const ids = new Map<string, Set<string>>();
+    for (const e of at)
+      if (e !== undefined) (ids.get(e.type) ?? ids.set(e.type, new Set()).get(e.type)!).add(e.id);
+    if (ids.size === 0) break;
+    const byEntity = new Map<string, Tuple[]>();
+    for (const [type, set] of ids) {
+      const relations = relationsOf(from, to, type);
+      if (relations.length === 0) continue;
+      const all = [...set];
+      for (let i = 0; i < all.length; i += WALK_IDS_PER_CALL) {
+        const entityIds = all.slice(i, i + WALK_IDS_PER_CALL);
+        for (const t of await s.store.queryTuples(s.tenantId, s.snap, [
+          { entityType: type, entityIds, relations },
+        ])) {
+          const key = `${t.entity.type}\u0000${t.entity.id}`;
+          (byEntity.get(key) ?? byEntity.set(key, []).get(key)!).push(t);
+        }
+      }
+    }
+    for (const list of byEntity.values()) {
+      const keyed = list.map((t) => [tupleKey(t), t] as const);
+      keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      list.splice(0, list.length, ...keyed.map(([, t]) => t));
+    }
+    for (let i = 0; i < at.length; i++) {
+      const e = at[i];
+      if (e === undefined) continue;
+      const list = byEntity.get(`${e.type}\u0000${e.id}`);
+      if (list === undefined) {
+        at[i] = undefined;
+        continue;
+      }
+      const next = list[Math.floor(rand() * list.length)]!.subject;
+      at[i] = { type: next.type, id: next.id };
+      if (wanted.has(next.type)) {
+        found[i] = { type: next.type, id: next.id, relation: "" };
+        if (rand() < 0.5) at[i] = undefined;
+      }
+    }
+  }
+  return found;
+}
+
+/** Stored ids per type, read once per diff. */
+type IdCache = Map<string, string[]>;
+
+async function idsOf(s: Scope, cache: IdCache, type: string): Promise<string[]> {
+  let ids = cache.get(type);
+  if (ids === undefined) {
+    ids = await s.store.listObjectIds(s.tenantId, s.snap, type);
+    cache.set(type, ids);
+  }
+  return ids;
+}
+
+/** The pairs to ask: all of them when there are at most `size`, else a seeded sample of `size`. */
+async function pairsOf(
+  s: Scope,
+  from: SchemaDefinition,
+  to: SchemaDefinition,
+  entityType: string,
+  subjectTypes: string[],
+  size: number,
+  rand: () => number,
+  cache: IdCache,
+): Promise<{ pairs: Pair[]; population: number; sampled: boolean }> {
+  const entityIds = await idsOf(s, cache, entityType);
+  const subjects: Subject[] = [];
+  for (const type of subjectTypes) {
+    for (const id of await idsOf(s, cache, type)) subjects.push({ type, id, relation: "" });
+  }
+  const population = entityIds.length * subjects.length;
+  const pairs: Pair[] = [];
+  if (population <= size) {
+    for (const id of entityIds)
+      for (const subject of subjects) pairs.push({ entity: { type: entityType, id }, subject });
+    return { pairs, population, sampled: false };
+  }
+  const seen = new Set<string>();
+  const add = (entity: Entity, subject: Subject) => {
+    const key = `${entity.id}\u0000${subject.type}\u0000${subject.id}`;
+    if (pairs.length >= size || seen.has(key)) return;
+    seen.add(key);
+    pairs.push({ entity, subject });
+  };
+  const wanted = new Set(subjectTypes);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  // Half along stored relationships (where grants are), half uniform (where a grant by attribute or rule, or its
+  // absence, shows); rounds until the sample is full (repeats are dropped), at most four.
+  for (let round = 0; round < 4 && pairs.length < size; round++) {
+    const missing = size - pairs.length;
+    const starts: Entity[] = [];
+    for (let i = 0; i < Math.ceil(missing / 2); i++) starts.push({ type: entityType, id: pick(entityIds) });
+    const related = await walkToSubjects(s, from, to, starts, wanted, rand);
+    starts.forEach((entity, i) => {
+      add(entity, related[i] ?? pick(subjects));
+      add({ type: entityType, id: pick(entityIds) }, pick(subjects));
+    });
+  }
+  return { pairs, population, sampled: true };
+}
+
+/** Decisions under one schema, in batches (engine errors count as DENIED, as in bulk check). */
+async function decide(
+  compiled: CompiledSchema,
+  s: Scope,
+  permission: string,
+  pairs: Pair[],
+): Promise<boolean[]> {
+  const target: EvaluationTarget = { store: s.store, tenantId: s.tenantId, snap: s.snap, depth: DEPTH };
+  const out: boolean[] = [];
+  for (let i = 0; i < pairs.length; i += BATCH) {
+    const batch = pairs
+      .slice(i, i + BATCH)
+      .map((p) => ({ entity: p.entity, permission, subject: p.subject }));
+    for (const r of await bulkCheck(compiled, target, batch)) out.push(r.can === "CHECK_RESULT_ALLOWED");
+  }
+  return out;
+}
+
+export interface DiffSide {
+  definition: SchemaDefinition;
+  compiled?: CompiledSchema;
+}
+
+/**
+ * The diff from `from` (the schema in use) to `to`, measured on the tenant's live data at `snap`. The counts are
+ * exact; decisions are asked for every stored (entity, subject) pair of a changed permission when there are at most
+ * `sampleSize`, else for a seeded sample of that many (the report says which).
+ */
+export async function measureSchemaDiff(
+  store: Store,
+  tenantId: string,
+  snap: Snap,
+  from: DiffSide,
+  to: DiffSide,
+  opts: DiffOptions = {},
+): Promise<SchemaDiffReport> {
+  const report = structuralReport(from.definition, to.definition, opts);
+  const s: Scope = { store, tenantId, snap };
+  const removed: RemovalImpact[] = [];
+  for (const r of report.removed) removed.push(await removalImpact(s, r));
+  const typeChanges: TypeChangeImpact[] = [];
+  for (const c of report.attributeTypeChanges) typeChanges.push(await typeChangeImpact(s, c));
+  const permissions: PermissionImpact[] = [];
+  if (opts.decisions !== false && report.permissions.length > 0) {
+    const oldCompiled = from.compiled ?? compileSchema(from.definition);
+    const newCompiled = to.compiled ?? compileSchema(to.definition);
+    const rand = seededRandom(report.sample.seed);
+    const ids: IdCache = new Map();
+    for (const p of report.permissions) {
+      const { pairs, population, sampled } = await pairsOf(
+        s,
+        from.definition,
+        to.definition,
+        p.entity,
+        p.subjectTypes,
+        report.sample.size,
+        rand,
+        ids,
+      );
+      const before = await decide(oldCompiled, s, p.permission, pairs);
+      const after = await decide(newCompiled, s, p.permission, pairs);
+      let allowedToDenied = 0;
+      let deniedToAllowed = 0;
+      const examples: DecisionFlip[] = [];
+      pairs.forEach((pair, i) => {
+        if (before[i] === after[i]) return;
+        const shown = before[i] ? allowedToDenied++ : deniedToAllowed++;
+        if (shown < EXAMPLES)
+          examples.push({
+            ...pair,
+            from: before[i] ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED",
+            to: after[i] ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED",
+          });
+      });
+      permissions.push({
+        ...p,
+        pairs: population,
+        checked: pairs.length,
+        sampled,
+        allowedToDenied,
+        deniedToAllowed,
+        examples,
+      });
+    }
+  }
+  return {
+    ...report,
+    removed,
+    attributeTypeChanges: typeChanges,
+    permissions: opts.decisions === false ? report.permissions : permissions,
+    measured: true,
+  };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** `relation doc#owner`, `subject type team#member of relation doc#viewer`, `entity team`. */
+export function removalName(r: SchemaRemoval): string {
+  switch (r.kind) {
+    case "ENTITY":
+      return `entity ${r.entity}`;
+    case "RELATION_SUBJECT":
+      return `subject type ${r.subject} of relation ${r.entity}#${r.name}`;
+    default:
+      return `${r.kind.toLowerCase()} ${r.entity}#${r.name}`;
+  }
+}
+
+/** The rows each removal orphans, `relation doc#owner (3 tuples)`, and the values of changed types. */
+export function orphanList(report: SchemaDiffReport): string[] {
+  const out: string[] = [];
+  for (const r of report.removed) {
+    const rows = [
+      r.tuples ? plural(r.tuples, "tuple") : "",
+      r.attributes ? plural(r.attributes, "attribute") : "",
+    ].filter(Boolean);
+    if (rows.length > 0) out.push(`${removalName(r)} (${rows.join(", ")})`);
+  }
+  for (const c of report.attributeTypeChanges) {
+    if (c.mismatched)
+      out.push(
+        `attribute ${c.entity}#${c.attribute} ${c.from} -> ${c.to} (${plural(c.mismatched, "stored value")} no longer ${c.mismatched === 1 ? "fits" : "fit"})`,
+      );
+  }
+  return out;
+}
+
+/** The error of a refused safe schema write: ERROR_CODE_VALIDATION, naming every orphan. */
+export function schemaWriteRefusal(report: SchemaDiffReport): PembaError {
+  return new PembaError(
+    "ERROR_CODE_VALIDATION",
+    `schema write would orphan live rows: ${orphanList(report).join("; ")}; delete or migrate them first (schema writes are "safe")`,
+  );
+}
