@@ -1,0 +1,260 @@
+/**
+ * The console in real Chromium (Debian's, through playwright-core), served at /console by the Node server: the
+ * editor's diagnostics come from the real parser at their line, the fixed schema draws its diagram, a written
+ * tuple makes check answer ALLOWED, a conformance file from ../shared passes in the runner, the playground's state
+ * survives in its URL. Screenshots go to packages/console/test-artifacts.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { tryParseSchema, validateFile } from "@pemba/core";
+import { type RunningServer, startServer } from "@pemba/node-server";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeState } from "../app/share.ts";
+import { CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
+
+const CONFORMANCE = resolve(import.meta.dirname, "../../../../shared/conformance/permify/shapes");
+
+const BROKEN = `entity user {}
+
+entity doc {
+  relation owner @user
+  permission edit = owner or
+}
+`;
+
+const FIXED = `entity user {}
+
+entity folder {
+  relation editor @user
+}
+
+entity doc {
+  relation owner @user
+  relation parent @folder
+  permission edit = owner or parent.editor
+}
+`;
+
+describe.skipIf(!existsSync(CHROMIUM))("console in Chromium (Node server)", () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    server = await startServer({ database: "memory:", logLevel: "silent" });
+    browser = await launchChromium();
+    // an empty playground (without a state in its URL the page starts with an example model and data)
+    const empty = await encodeState({ schema: "", tuples: [], attributes: [] });
+    page = await openConsole(browser, `${server.url}/console#p=${empty}`);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it("a schema typed with an error shows the parser's message at its line", async () => {
+    // the parser's own answer (Permify's message places it after the next token: 7:2)
+    const expected = tryParseSchema(BROKEN);
+    expect(expected.ok ? "" : expected.error.message).toBe("7:2:no prefix parse function for RCB found");
+    await typeSchema(page, BROKEN);
+    // the empty playground's schema had its own error (no entity): wait for the linter to see the new text
+    await page.waitForSelector('#diagnostics li[data-line="6"]');
+    const item = page.locator("#diagnostics li");
+    expect(await item.count()).toBe(1);
+    // the list and the editor place it on the `}` of line 6 that the parser failed on
+    expect(await item.getAttribute("data-line")).toBe("6");
+    expect(await item.textContent()).toBe("6:1: no prefix parse function for RCB found");
+    expect(await page.textContent(".cm-lintRange-error")).toBe("}");
+    // CodeMirror marks it in the text and in the gutter of line 6
+    await page.locator(".cm-lintRange-error").first().waitFor();
+    const gutterLines = await page.$$eval(".cm-gutter-lint .cm-gutterElement", (els) =>
+      els.filter((e) => e.querySelector(".cm-lint-marker-error")).map((e) => e.getBoundingClientRect().top),
+    );
+    const line6 = await page.$$eval(".cm-line", (els) => els[5]!.getBoundingClientRect().top);
+    expect(gutterLines).toHaveLength(1);
+    expect(Math.abs(gutterLines[0]! - line6)).toBeLessThan(4);
+    await screenshot(page, "1-schema-error");
+  });
+
+  it("the fixed schema draws its diagram", async () => {
+    await typeSchema(page, FIXED);
+    await page.waitForFunction(() => document.querySelectorAll("#diagnostics li").length === 0);
+    await page.waitForSelector('svg.diagram g.node[data-id="entity:folder"]');
+    const nodes = await page.$$eval("svg.diagram g.node", (els) => els.map((e) => e.getAttribute("data-id")));
+    expect(nodes.sort()).toEqual(["entity:doc", "entity:folder", "entity:user"]);
+    const edges = await page.$$eval("svg.diagram g.edge", (els) =>
+      els.map((e) => `${e.getAttribute("data-from")}>${e.getAttribute("data-to")} ${e.textContent}`).sort(),
+    );
+    expect(edges).toEqual([
+      "entity:doc>entity:folder edit: parent.editor",
+      "entity:doc>entity:folder parent",
+      "entity:doc>entity:user owner",
+      "entity:folder>entity:user editor",
+    ]);
+    // laid out: no two boxes overlap
+    const boxes = await page.$$eval("svg.diagram g.node rect", (els) =>
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return { x: r.x, y: r.y, w: r.width, h: r.height };
+      }),
+    );
+    for (const [i, a] of boxes.entries()) {
+      for (const b of boxes.slice(i + 1)) {
+        const apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+        expect(apart).toBe(true);
+      }
+    }
+    await screenshot(page, "2-diagram");
+  });
+
+  it("a written tuple makes check answer ALLOWED", async () => {
+    await page.click("#apply-schema");
+    await page.waitForFunction(() =>
+      document.querySelector("#schema-status")?.textContent?.includes("written"),
+    );
+    await ask(page, "check", "doc:1", "edit", "user:alice");
+    expect(await page.textContent("#query-result")).toBe("CHECK_RESULT_DENIED (check_count 2)");
+    await page.fill("#tuple-input", "doc:1#parent@folder:f1");
+    await page.click("#tuple-form button");
+    await page.fill("#tuple-input", "folder:f1#editor@user:alice");
+    await page.click("#tuple-form button");
+    await page.waitForFunction(() => document.querySelectorAll("#tuples tbody tr").length === 2);
+    await ask(page, "check", "doc:1", "edit", "user:alice");
+    expect(await page.textContent("#query-result")).toMatch(/^CHECK_RESULT_ALLOWED \(check_count \d+\)$/);
+    await ask(page, "lookup-entity", "doc", "edit", "user:alice");
+    expect(await page.textContent("#query-result")).toBe("1 doc: 1");
+    await ask(page, "lookup-subject", "doc:1", "edit", "user");
+    expect(await page.textContent("#query-result")).toBe("1 user: alice");
+    await screenshot(page, "3-check");
+  });
+
+  it("the playground's state is in its URL: a new tab with the link has the same schema and data", async () => {
+    const link = page.url();
+    expect(link).toMatch(/#p=[A-Za-z0-9_-]+$/);
+    const again = await openConsole(browser, link);
+    try {
+      expect(
+        await again.evaluate(() => (globalThis as unknown as Hooks).pembaConsole.editor.state.doc.toString()),
+      ).toBe(FIXED);
+      const rows = await again.$$eval("#tuples tbody tr td:first-child", (els) =>
+        els.map((e) => e.textContent),
+      );
+      expect(rows.sort()).toEqual(["doc:1#parent@folder:f1", "folder:f1#editor@user:alice"]);
+      await ask(again, "check", "doc:1", "edit", "user:alice");
+      expect(await again.textContent("#query-result")).toMatch(/^CHECK_RESULT_ALLOWED/);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("deletes a relationship and pages through many", async () => {
+    await page
+      .locator("#tuples tbody tr", { hasText: "folder:f1#editor@user:alice" })
+      .locator("button")
+      .click();
+    await page.waitForFunction(() => document.querySelectorAll("#tuples tbody tr").length === 1);
+    await ask(page, "check", "doc:1", "edit", "user:alice");
+    expect(await page.textContent("#query-result")).toBe("CHECK_RESULT_DENIED (check_count 3)");
+    // 25 more: a page holds 20
+    for (let i = 0; i < 25; i++) {
+      await page.fill("#tuple-input", `doc:d${String(i).padStart(2, "0")}#owner@user:u${i}`);
+      await page.click("#tuple-form button");
+      await page.waitForFunction(
+        (n) => document.querySelector("#data-status")?.textContent?.includes(n),
+        `u${i}`,
+      );
+    }
+    const first = await page.$$eval("#tuples tbody tr", (els) => els.length);
+    expect(first).toBe(20);
+    await page.click("#tuples-next");
+    await page.waitForFunction(() => document.querySelectorAll("#tuples tbody tr").length === 6);
+    expect(await page.isDisabled("#tuples-next")).toBe(true);
+  });
+
+  it("adds and deletes an attribute, refusing one the schema does not declare", async () => {
+    await page.fill("#attribute-input", "doc:1$public|boolean:true");
+    await page.click("#attribute-form button");
+    await page.waitForFunction(() => document.querySelector("#data-status")?.className === "error");
+    expect(await page.textContent("#data-status")).toBe("ERROR_CODE_ATTRIBUTE_DEFINITION_NOT_FOUND");
+  });
+
+  it.skipIf(!existsSync(CONFORMANCE))("a conformance file from ../shared passes in the runner", async () => {
+    const file = resolve(CONFORMANCE, "google-docs-simplified.yaml");
+    const report = await validateFile(readFileSync(file, "utf8"));
+    expect(report.ok).toBe(true);
+    await page.setInputFiles("#validation-file", file);
+    await page.waitForFunction(() =>
+      (document.querySelector("#validation-text") as HTMLTextAreaElement).value.includes("scenarios:"),
+    );
+    await page.click("#validation-run");
+    await page.waitForFunction(() => document.querySelector("#validation-summary")?.textContent !== "");
+    expect(await page.textContent("#validation-summary")).toBe(`${report.passed} passed, 0 failed`);
+    const results = await page.$$eval("#validation-results tbody tr", (els) =>
+      els.map((e) => [...e.querySelectorAll("td")].map((td) => td.textContent)),
+    );
+    expect(results.map((r) => r[3])).toEqual(report.assertions.map((a) => a.query));
+    expect(results.every((r) => r[0] === "pass")).toBe(true);
+    // coverage lists every relation and permission of the file's schema
+    const coverage = await page.$$eval("#coverage li", (els) => els.map((e) => e.textContent));
+    expect(coverage).toContain("✓ permission document#edit");
+    expect(coverage).toContain("✓ permission document#view");
+    expect(coverage.some((c) => c?.endsWith("relation group#manager"))).toBe(true);
+    await page.locator("#validation-section").scrollIntoViewIfNeeded();
+    await screenshot(page, "4-validation");
+  });
+
+  it("a failing assertion is shown failed with the engine's answer", async () => {
+    const text = `schema: |-
+  entity user {}
+  entity doc {
+    relation owner @user
+    permission edit = owner
+  }
+relationships:
+  - doc:1#owner@user:alice
+scenarios:
+  - name: "s"
+    checks:
+      - entity: "doc:1"
+        subject: "user:alice"
+        assertions:
+          edit: true
+      - entity: "doc:1"
+        subject: "user:bob"
+        assertions:
+          edit: true
+`;
+    await page.fill("#validation-text", text);
+    await page.click("#validation-run");
+    await page.waitForFunction(() =>
+      document.querySelector("#validation-summary")?.textContent?.startsWith("1 passed"),
+    );
+    expect(await page.textContent("#validation-summary")).toBe("1 passed, 1 failed");
+    const rows = await page.$$eval("#validation-results tbody tr", (els) =>
+      els.map((e) => [...e.querySelectorAll("td")].map((td) => td.textContent).join(" | ")),
+    );
+    expect(rows).toEqual([
+      "pass | 15 | s | user:alice edit doc:1 | ",
+      "FAIL | 19 | s | user:bob edit doc:1 | expected true, got false",
+    ]);
+  });
+});
+
+interface Hooks {
+  pembaConsole: { editor: { state: { doc: { toString(): string } } } };
+}
+
+/** Runs a query of the Ask form and waits for its answer. */
+export async function ask(page: Page, kind: string, entity: string, permission: string, subject: string) {
+  await page.evaluate(() => {
+    document.querySelector("#query-result")!.textContent = "";
+  });
+  await page.selectOption("#query-kind", kind);
+  await page.fill("#query-entity", entity);
+  await page.fill("#query-permission", permission);
+  await page.fill("#query-subject", subject);
+  await page.click("#query-form button[type=submit]");
+  await page.waitForFunction(() => document.querySelector("#query-result")?.textContent !== "");
+}
