@@ -49,3 +49,16 @@ export async function typeSchema(page: Page, text: string): Promise<void> {
   await page.keyboard.press("Delete");
   await page.keyboard.insertText(text);
 }
+
+/** Runs a query of the Ask form and waits for its answer. */
+export async function ask(page: Page, kind: string, entity: string, permission: string, subject: string) {
+  await page.evaluate(() => {
+    document.querySelector("#query-result")!.textContent = "";
+  });
+  await page.selectOption("#query-kind", kind);
+  await page.fill("#query-entity", entity);
+  await page.fill("#query-permission", permission);
+  await page.fill("#query-subject", subject);
+  await page.click("#query-form button[type=submit]");
+  await page.waitForFunction(() => document.querySelector("#query-result")?.textContent !== "");
+}

@@ -11,7 +11,7 @@ import { type RunningServer, startServer } from "@pemba/node-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeState } from "../app/share.ts";
-import { CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
+import { ask, CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
 
 const CONFORMANCE = resolve(import.meta.dirname, "../../../../shared/conformance/permify/shapes");
 
@@ -244,17 +244,4 @@ scenarios:
 
 interface Hooks {
   pembaConsole: { editor: { state: { doc: { toString(): string } } } };
-}
-
-/** Runs a query of the Ask form and waits for its answer. */
-export async function ask(page: Page, kind: string, entity: string, permission: string, subject: string) {
-  await page.evaluate(() => {
-    document.querySelector("#query-result")!.textContent = "";
-  });
-  await page.selectOption("#query-kind", kind);
-  await page.fill("#query-entity", entity);
-  await page.fill("#query-permission", permission);
-  await page.fill("#query-subject", subject);
-  await page.click("#query-form button[type=submit]");
-  await page.waitForFunction(() => document.querySelector("#query-result")?.textContent !== "");
 }
