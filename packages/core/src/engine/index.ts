@@ -13,6 +13,7 @@ export {
   type ProofTuple,
   type ProofValue,
 } from "./explain.ts";
+export { formatExplain, proofLine } from "./explain-format.ts";
 export { lookupEntity } from "./lookup-entity.ts";
 export { decodeContinuousToken, encodeContinuousToken } from "./lookup-paging.ts";
 export { lookupSubject } from "./lookup-subject.ts";
