@@ -3,6 +3,9 @@
  * the statements-per-request suite, fixtures and the load-test schema. Node-only harnesses (a throwaway
  * PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
  */
+
+/** Replays every hop of an explain proof against the store and the schema. */
+export { verifyProof } from "./engine/explain-verify.ts";
 export {
   expectedView,
   LOAD_TEST_SCHEMA,

@@ -21,6 +21,9 @@ Usage:
                                       TypeScript types of a schema for @pemba/sdk's typed client (unknown
                                       entity types, relations, permissions, attributes and disallowed
                                       subject types fail to compile); stdout without -o
+  pemba explain <type:id> <permission> <type:id[#relation]> [options]
+                                      ask a running server why a check is ALLOWED or DENIED (Pemba's
+                                      explain API) and print the proof as a tree
   pemba --help                        this text
   pemba --version                     print the version
 
@@ -43,6 +46,16 @@ codegen options:
   --type-name <Name>                  name of the schema type (default AuthzSchema; the client type is AuthzClient)
   --sdk-import <specifier>            module TypedClient is imported from (default @pemba/sdk)
 
+explain options:
+  --url <url>                         the server (default http://127.0.0.1:3476)
+  --token <key>                       a key or token, sent as Authorization: Bearer
+  --tenant <id>                       the tenant (default t1)
+  --depth <n>                         metadata.depth (default 20)
+  --snap-token <token>, --schema-version <version>
+                                      as in a check request (default: the newest)
+  --context <file.json>               contextual tuples, attributes and data (a check request's context)
+  --json                              print the JSON answer instead of the tree
+
 migrate options:
   --database <path|url>               as for serve (env PEMBA_DATABASE)
 
@@ -51,5 +64,6 @@ Examples:
   pemba serve --database postgres://pemba@localhost/pemba --host 0.0.0.0 --auth-keys secret1,ci:t1|t2
   pemba validate ./authz.yaml
   pemba codegen schema.perm -o src/authz.ts
+  pemba explain document:1 view user:alice --token secret1
   PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
 `;

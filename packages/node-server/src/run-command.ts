@@ -1,4 +1,4 @@
-/** The `pemba` commands: serve, validate, migrate, codegen (loaded by cli.ts once the Node version is known to fit). */
+/** The `pemba` commands: serve, validate, migrate, codegen, explain (loaded by cli.ts once the Node version is known to fit). */
 import { ConfigError } from "./config.ts";
 import { keepTickObjectShape } from "./heap.ts";
 import { HELP_TEXT, pembaVersion } from "./help.ts";
@@ -32,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./commands/migrate.ts")).runMigrate(rest);
     case "codegen":
       return (await import("./commands/codegen.ts")).runCodegen(rest);
+    case "explain":
+      return (await import("./commands/explain.ts")).runExplain(rest);
     default:
       process.stderr.write(`pemba: unknown command "${command}"; run \`pemba --help\`\n`);
       return 2;

@@ -24,6 +24,7 @@ describe("pemba CLI", () => {
       "pemba serve",
       "pemba validate <file.yaml> [--unchecked]",
       "pemba migrate",
+      "pemba explain <type:id> <permission> <type:id[#relation]> [options]",
       "--version",
       ...[
         "database",
@@ -79,6 +80,7 @@ describe("pemba CLI", () => {
       ["serve", "--port", "1", "-h"],
       ["validate", "--help"],
       ["migrate", "-h"],
+      ["explain", "--help"],
     ]) {
       const r = await runCli(args);
       expect(r).toMatchObject({ code: 0, stdout: help, stderr: "" });

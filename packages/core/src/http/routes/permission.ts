@@ -1,5 +1,6 @@
 /** Permission endpoints: check, bulk check, expand, lookup entity (+ stream), lookup subject, subject permission. */
 
+import { DEFAULT_EXPLAIN_NODES } from "../../engine/explain.ts";
 import type { CheckOutcome } from "../../engine/types.ts";
 import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
@@ -25,6 +26,8 @@ import {
   PermissionCheckResponseSchema,
   PermissionExpandRequestSchema,
   PermissionExpandResponseSchema,
+  PermissionExplainRequestSchema,
+  PermissionExplainResponseSchema,
   PermissionLookupEntityRequestSchema,
   PermissionLookupEntityResponseSchema,
   PermissionLookupEntityStreamResponseSchema,
@@ -134,6 +137,30 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         context(r.context),
       );
       return jsonAnswer({ tree: expandToWire(tree) });
+    },
+  );
+
+  routes.add(
+    {
+      route: ROUTES.explain,
+      summary: "explain api (Pemba extension)",
+      description:
+        "Takes the check request and answers the decision with its proof: for ALLOWED the path that granted it, " +
+        "hop by hop, with the tuple, attribute or rule behind each hop; for DENIED every branch tried and why it " +
+        `failed. At most ${DEFAULT_EXPLAIN_NODES} proof nodes; past that nodes are "cut" and truncated is true.`,
+      tag: "Permission",
+      body: PermissionExplainRequestSchema,
+      response: PermissionExplainResponseSchema,
+    },
+    async ({ req, tenantId }) => {
+      const r = parseWire(PermissionExplainRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      const out = await service.explain(
+        tenantId,
+        meta(r.metadata),
+        { entity: r.entity, permission: r.permission, subject: r.subject },
+        context(r.context),
+      );
+      return jsonTextAnswer(JSON.stringify(out), out.can);
     },
   );
 
