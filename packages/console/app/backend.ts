@@ -9,12 +9,12 @@ import {
   attributeValueToWire,
   type CheckOutcome,
   type Entity,
+  type ExplainResponse,
   MemoryStore,
   PembaService,
   type Subject,
   type Tuple,
 } from "@pemba/core";
-import type { ExplainAnswer } from "./proof.ts";
 
 export interface Listing<T> {
   items: T[];
@@ -38,7 +38,7 @@ export interface Backend {
   deleteTuple(t: Tuple): Promise<void>;
   deleteAttribute(a: Attribute): Promise<void>;
   check(q: CheckInput): Promise<CheckOutcome>;
-  explain(q: CheckInput): Promise<ExplainAnswer>;
+  explain(q: CheckInput): Promise<ExplainResponse>;
   lookupEntity(entityType: string, permission: string, subject: Subject, depth: number): Promise<string[]>;
   lookupSubject(
     entity: Entity,
@@ -99,8 +99,8 @@ export class PlaygroundBackend implements Backend {
     return this.service.check(this.tenant, meta(q.depth), q);
   }
 
-  async explain(_q: CheckInput): Promise<ExplainAnswer> {
-    throw new Error("explain is not available in this build");
+  async explain(q: CheckInput): Promise<ExplainResponse> {
+    return this.service.explain(this.tenant, meta(q.depth), q);
   }
 
   async lookupEntity(entityType: string, permission: string, subject: Subject, depth: number) {
@@ -282,8 +282,8 @@ export class LiveBackend implements Backend {
     return { can: answer.can, checkCount: answer.metadata.check_count };
   }
 
-  async explain(q: CheckInput): Promise<ExplainAnswer> {
-    return this.call<ExplainAnswer>("permissions/explain", this.#checkBody(q));
+  async explain(q: CheckInput): Promise<ExplainResponse> {
+    return this.call<ExplainResponse>("permissions/explain", this.#checkBody(q));
   }
 
   async lookupEntity(entityType: string, permission: string, subject: Subject, depth: number) {

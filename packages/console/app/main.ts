@@ -16,7 +16,6 @@ import {
 import { type Backend, LiveBackend, PlaygroundBackend } from "./backend.ts";
 import { diagnose } from "./diagnostics.ts";
 import { drawDiagram } from "./diagram.ts";
-import { explainOnFile } from "./explain.ts";
 import { renderProof } from "./proof.ts";
 import { decodeState, encodeState, type PlaygroundState } from "./share.ts";
 import { runValidation } from "./validation.ts";
@@ -364,7 +363,7 @@ $("validation-file").addEventListener("change", () =>
 
 $("validation-run").addEventListener("click", () =>
   attempt("validation-summary", async () => {
-    const result = await runValidation($<HTMLTextAreaElement>("validation-text").value, explainOnFile);
+    const result = await runValidation($<HTMLTextAreaElement>("validation-text").value);
     const body = $("validation-results").querySelector("tbody")!;
     const rows = result.assertions.map((a) => {
       const tr = document.createElement("tr");

@@ -5,15 +5,21 @@
  */
 import {
   type AssertionOutcome,
+  EvaluationPool,
+  explain,
   type LoadedShape,
   loadShape,
+  parseAttributeString,
   parseEntityString,
+  parseSubjectString,
+  parseTupleString,
   type RunAbort,
+  resolveDepth,
   runScenarios,
   type SchemaDefinition,
+  type ShapeCheck,
   ValidationAbort,
 } from "@pemba/core";
-import type { ExplainAnswer } from "./proof.ts";
 import { proofTouches } from "./proof.ts";
 
 export interface CoverageItem {
@@ -31,12 +37,6 @@ export interface RunnerResult {
   coverage: CoverageItem[];
 }
 
-/** Explains one check on the file's store: supplied by the page once the engine has explain. */
-export type ExplainOnFile = (
-  loaded: LoadedShape,
-  query: { entity: string; permission: string; subject: string },
-) => Promise<ExplainAnswer | undefined>;
-
 export function schemaElements(schema: SchemaDefinition): string[] {
   const keys: string[] = [];
   for (const [name, e] of Object.entries(schema.entities)) {
@@ -48,7 +48,48 @@ export function schemaElements(schema: SchemaDefinition): string[] {
   return keys;
 }
 
-export async function runValidation(text: string, explain?: ExplainOnFile): Promise<RunnerResult> {
+/**
+ * What a check's assertions exercised: the nodes of its proof (core's explain on the file's store, with the
+ * check's context and depth). A check whose strings do not parse exercised nothing (the run reports it).
+ */
+async function checkTouches(loaded: LoadedShape, c: ShapeCheck, pool: EvaluationPool, into: Set<string>) {
+  let entity: ReturnType<typeof parseEntityString>;
+  let subject: ReturnType<typeof parseSubjectString>;
+  let context: Parameters<typeof explain>[0]["context"];
+  try {
+    entity = parseEntityString(c.entity);
+    subject = parseSubjectString(c.subject);
+    context = {
+      tuples: c.context.tuples.map((t) => parseTupleString(t.value)),
+      attributes: c.context.attributes.map((a) => parseAttributeString(a.value)),
+      data: c.context.data,
+    };
+  } catch {
+    return;
+  }
+  const target = {
+    schema: loaded.compiled,
+    store: loaded.store,
+    tenantId: loaded.tenantId,
+    snap: loaded.snap,
+    context,
+    evaluations: pool,
+  };
+  for (const a of c.assertions) {
+    into.add(`permission ${entity.type}#${a.permission}`);
+    try {
+      const answer = await explain(
+        { ...target, depth: resolveDepth(c.depth) },
+        { entity, permission: a.permission, subject },
+      );
+      proofTouches(answer.proof, into);
+    } catch {
+      // the assertion's own run reports the error
+    }
+  }
+}
+
+export async function runValidation(text: string): Promise<RunnerResult> {
   let loaded: LoadedShape;
   try {
     loaded = await loadShape(text);
@@ -61,20 +102,9 @@ export async function runValidation(text: string, explain?: ExplainOnFile): Prom
   try {
     const report = await runScenarios(loaded);
     const touched = new Set<string>();
+    const pool = new EvaluationPool();
     for (const scenario of loaded.shape.scenarios) {
-      for (const c of scenario.checks) {
-        for (const a of c.assertions) {
-          const entity = safe(() => parseEntityString(c.entity));
-          if (entity) touched.add(`permission ${entity.type}#${a.permission}`);
-          if (explain === undefined) continue;
-          const answer = await explain(loaded, {
-            entity: c.entity,
-            permission: a.permission,
-            subject: c.subject,
-          });
-          if (answer) proofTouches(answer.proof, touched);
-        }
-      }
+      for (const c of scenario.checks) await checkTouches(loaded, c, pool, touched);
       for (const f of scenario.entityFilters) {
         for (const a of f.assertions) touched.add(`permission ${f.entityType}#${a.permission}`);
       }

@@ -79,6 +79,12 @@ describe.skipIf(!existsSync(CHROMIUM)).each(RUNTIMES)("console live mode on the 
     await page.waitForFunction(() => document.querySelectorAll("#tuples tbody tr").length === 1);
     await ask(page, "check", "doc:1", "edit", "user:alice");
     expect(await page.textContent("#query-result")).toBe("CHECK_RESULT_ALLOWED (check_count 2)");
+    // the proof comes from the server's explain endpoint
+    await page.waitForSelector("#proof li.grant");
+    const path = await page.$$eval("#proof li.grant > .label", (els) => els.map((e) => e.textContent));
+    expect(path.at(-1)).toBe(
+      "✓ direct doc:1#owner via doc:1#owner@user:alice — the tuple names the subject user:alice",
+    );
     await ask(page, "check", "doc:1", "edit", "user:bob");
     expect(await page.textContent("#query-result")).toBe("CHECK_RESULT_DENIED (check_count 2)");
     await screenshot(page, `live-${name.split(" ")[0]!.toLowerCase()}`);
