@@ -92,18 +92,50 @@ function el<K extends keyof SVGElementTagNameMap>(
   return node;
 }
 
+/** Above this many boxes the page lists the model instead of laying it out (dagre's time grows fast). */
+export const MAX_DIAGRAM_BOXES = 40;
+
+/** Arrows between the same two boxes, drawn as one line with a label row each. */
+interface Edge {
+  from: string;
+  to: string;
+  arrows: Arrow[];
+}
+
+function edgesOf(arrows: Arrow[]): Edge[] {
+  const byPair = new Map<string, Edge>();
+  for (const a of arrows) {
+    const key = `${a.from}\n${a.to}`;
+    const edge = byPair.get(key) ?? { from: a.from, to: a.to, arrows: [] };
+    byPair.set(key, edge);
+    edge.arrows.push(a);
+  }
+  return [...byPair.values()];
+}
+
 /** Lays the schema out with dagre and draws it into `into` as one SVG. */
 export function drawDiagram(schema: SchemaDefinition, into: HTMLElement): void {
   const { boxes, arrows } = modelGraph(schema);
+  if (boxes.size > MAX_DIAGRAM_BOXES) {
+    const note = document.createElement("p");
+    note.className = "diagram-too-large";
+    note.textContent =
+      `${boxes.size} entities and rules, ${arrows.length} arrows: more than ${MAX_DIAGRAM_BOXES} boxes are not ` +
+      `laid out in the page. ${[...boxes.values()].map((b) => b.title).join(", ")}`;
+    into.replaceChildren(note);
+    return;
+  }
+  const edges = edgesOf(arrows);
   const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: "TB", nodesep: 40, ranksep: 70, marginx: 10, marginy: 10 });
+  g.setGraph({ rankdir: "TB", nodesep: 40, ranksep: 60, marginx: 10, marginy: 10 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const [id, box] of boxes) {
     const longest = Math.max(box.title.length, ...box.lines.map((l) => l.length));
     g.setNode(id, { width: Math.min(longest, 60) * CHAR + 16, height: (box.lines.length + 1) * LINE + 12 });
   }
-  arrows.forEach((a, i) => {
-    g.setEdge(a.from, a.to, { width: a.label.length * 6.2, height: 14, labelpos: "c" }, `e${i}`);
+  edges.forEach((e, i) => {
+    const width = Math.max(...e.arrows.map((a) => a.label.length)) * 6.2;
+    g.setEdge(e.from, e.to, { width, height: 13 * e.arrows.length, labelpos: "c" }, `e${i}`);
   });
   dagre.layout(g);
   const graph = g.graph();
@@ -127,10 +159,11 @@ export function drawDiagram(schema: SchemaDefinition, into: HTMLElement): void {
   marker.append(el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#555" }));
   defs.append(marker);
   svg.append(defs);
-  arrows.forEach((a, i) => {
-    const edge = g.edge({ v: a.from, w: a.to, name: `e${i}` });
+  edges.forEach((e, i) => {
+    const edge = g.edge({ v: e.from, w: e.to, name: `e${i}` });
     const points = edge.points ?? [];
-    const group = el("g", { class: a.hop ? "edge hop" : "edge", "data-from": a.from, "data-to": a.to });
+    const hop = e.arrows.every((a) => a.hop);
+    const group = el("g", { class: hop ? "edge hop" : "edge", "data-from": e.from, "data-to": e.to });
     group.append(
       el("polyline", {
         points: points.map((p: { x: number; y: number }) => `${p.x},${p.y}`).join(" "),
@@ -139,7 +172,14 @@ export function drawDiagram(schema: SchemaDefinition, into: HTMLElement): void {
       }),
     );
     if (edge.x !== undefined && edge.y !== undefined) {
-      group.append(el("text", { x: edge.x, y: edge.y + 4, "text-anchor": "middle" }, a.label));
+      const top = edge.y - (13 * (e.arrows.length - 1)) / 2 + 4;
+      const text = el("text", { x: edge.x, y: top, "text-anchor": "middle" });
+      e.arrows.forEach((a, row) => {
+        text.append(
+          el("tspan", { x: edge.x!, y: top + 13 * row, class: a.hop ? "hop" : "relation" }, a.label),
+        );
+      });
+      group.append(text);
     }
     svg.append(group);
   });

@@ -82,6 +82,8 @@ async function attempt(statusId: string, run: () => Promise<void>): Promise<void
 
 // ---- schema editor: diagnostics from the real parser, diagram when it parses ----
 
+let diagramTimer: ReturnType<typeof setTimeout> | undefined;
+
 function showDiagnostics(text: string): Diagnostic[] {
   const result = diagnose(text);
   const list = $("diagnostics");
@@ -93,7 +95,12 @@ function showDiagnostics(text: string): Diagnostic[] {
       return li;
     }),
   );
-  if (result.ok) drawDiagram(result.schema, $("diagram"));
+  // the layout runs after the editor has its diagnostics (a large model takes longer to lay out than to parse)
+  if (result.ok) {
+    const schema = result.schema;
+    clearTimeout(diagramTimer);
+    diagramTimer = setTimeout(() => drawDiagram(schema, $("diagram")), 0);
+  }
   return result.diagnostics.map((d) => ({ from: d.from, to: d.to, severity: "error", message: d.message }));
 }
 

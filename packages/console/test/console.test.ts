@@ -11,6 +11,7 @@ import { type RunningServer, startServer } from "@pemba/node-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeState } from "../app/share.ts";
+import { largeSchema } from "../scripts/large-schema.ts";
 import { ask, CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
 
 const CONFORMANCE = resolve(import.meta.dirname, "../../../../shared/conformance/permify/shapes");
@@ -84,9 +85,16 @@ describe.skipIf(!existsSync(CHROMIUM))("console in Chromium (Node server)", () =
     await page.waitForSelector('svg.diagram g.node[data-id="entity:folder"]');
     const nodes = await page.$$eval("svg.diagram g.node", (els) => els.map((e) => e.getAttribute("data-id")));
     expect(nodes.sort()).toEqual(["entity:doc", "entity:folder", "entity:user"]);
-    const edges = await page.$$eval("svg.diagram g.edge", (els) =>
-      els.map((e) => `${e.getAttribute("data-from")}>${e.getAttribute("data-to")} ${e.textContent}`).sort(),
+    // one line per pair of boxes, a label row (tspan) per relation or permission hop along it
+    const edges = await page.$$eval("svg.diagram g.edge tspan", (els) =>
+      els
+        .map((t) => {
+          const e = t.closest("g.edge")!;
+          return `${e.getAttribute("data-from")}>${e.getAttribute("data-to")} ${t.textContent}`;
+        })
+        .sort(),
     );
+    expect(await page.$$eval("svg.diagram g.edge", (els) => els.length)).toBe(3);
     expect(edges).toEqual([
       "entity:doc>entity:folder edit: parent.editor",
       "entity:doc>entity:folder parent",
@@ -107,6 +115,21 @@ describe.skipIf(!existsSync(CHROMIUM))("console in Chromium (Node server)", () =
       }
     }
     await screenshot(page, "2-diagram");
+  });
+
+  it("a model of more than 40 entities and rules is listed, not laid out", async () => {
+    const large = largeSchema(600);
+    await page.evaluate((text) => {
+      (
+        globalThis as unknown as { pembaConsole: { setSchemaText(t: string): void } }
+      ).pembaConsole.setSchemaText(text);
+    }, large);
+    await page.waitForSelector(".diagram-too-large");
+    expect(await page.textContent(".diagram-too-large")).toMatch(
+      /^62 entities and rules, 415 arrows: more than 40 boxes are not laid out in the page\. entity user, entity group, entity ea, /,
+    );
+    await typeSchema(page, FIXED);
+    await page.waitForSelector("svg.diagram");
   });
 
   it("a written tuple makes check answer ALLOWED with its path", async () => {
