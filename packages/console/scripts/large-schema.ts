@@ -18,7 +18,7 @@ export function largeSchema(lines: number): string {
       "  relation viewer @user @group#member",
       "  attribute public boolean",
       "  attribute level integer",
-      "  permission edit = owner or parent." + (i === 0 ? "member" : "edit"),
+      `  permission edit = owner or parent.${i === 0 ? "member" : "edit"}`,
       `  permission view = edit or viewer or parent.${parentPermission} or allowed(public, level)`,
       "}",
       "",
