@@ -323,6 +323,38 @@ scenarios:
   });
 });
 
+describe.skipIf(!existsSync(CHROMIUM))("the console's first screen (the README's screenshot)", () => {
+  let server: RunningServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    server = await startServer({ database: "memory:", logLevel: "silent" });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it("opens on an example model and data; a check through a rule shows the rule's inputs", async () => {
+    const page = await openConsole(browser, `${server.url}/console`);
+    expect(await page.$$eval("#diagnostics li", (els) => els.length)).toBe(0);
+    await page.waitForSelector('svg.diagram g.node[data-id="rule:is_public"]');
+    const rows = await page.$$eval("#tuples tbody tr td:first-child", (els) => els.map((e) => e.textContent));
+    expect(rows).toHaveLength(5);
+    expect(await page.textContent("#attributes tbody td")).toBe("document:3$public|boolean:true");
+    await ask(page, "check", "document:3", "view", "user:zoe");
+    expect(await page.textContent("#query-result")).toBe("CHECK_RESULT_ALLOWED (check_count 4)");
+    await page.waitForSelector("#proof li.grant");
+    const path = await page.$$eval("#proof li.grant > .label", (els) => els.map((e) => e.textContent));
+    expect(path.at(-1)).toBe("✓ rule document:3#is_public(public=true) { public == true }");
+    await ask(page, "check", "document:1", "edit", "user:bob");
+    expect(await page.textContent("#query-result")).toMatch(/^CHECK_RESULT_ALLOWED/);
+    await page.waitForSelector("#proof li.grant");
+    await screenshot(page, "readme");
+    await page.close();
+  });
+});
+
 interface Hooks {
   pembaConsole: { editor: { state: { doc: { toString(): string } } } };
 }
