@@ -50,6 +50,18 @@ export interface Backend {
 
 const PAGE = 1000;
 
+/** Every item of a paged answer: `read` gets "" and then each page's next token, until one is "". */
+export async function allPages<T>(read: (token: string) => Promise<Listing<T>>): Promise<T[]> {
+  const out: T[] = [];
+  let token = "";
+  do {
+    const page = await read(token);
+    out.push(...page.items);
+    token = page.next;
+  } while (token !== "");
+  return out;
+}
+
 const tupleFilter = (t: Tuple) => ({
   entity: { type: t.entity.type, ids: [t.entity.id] },
   relation: t.relation,
@@ -103,43 +115,35 @@ export class PlaygroundBackend implements Backend {
     return this.service.explain(this.tenant, meta(q.depth), q);
   }
 
-  async lookupEntity(entityType: string, permission: string, subject: Subject, depth: number) {
-    const ids: string[] = [];
-    let continuousToken = "";
-    do {
+  lookupEntity(entityType: string, permission: string, subject: Subject, depth: number) {
+    return allPages(async (token) => {
       const page = await this.service.lookupEntity(this.tenant, meta(depth), {
         entityType,
         permission,
         subject,
         pageSize: PAGE,
-        continuousToken: continuousToken || undefined,
+        continuousToken: token || undefined,
       });
-      ids.push(...page.entityIds);
-      continuousToken = page.continuousToken;
-    } while (continuousToken !== "");
-    return ids;
+      return { items: page.entityIds, next: page.continuousToken };
+    });
   }
 
-  async lookupSubject(
+  lookupSubject(
     entity: Entity,
     permission: string,
     subjectReference: { type: string; relation: string },
     depth: number,
   ) {
-    const ids: string[] = [];
-    let continuousToken = "";
-    do {
+    return allPages(async (token) => {
       const page = await this.service.lookupSubject(this.tenant, meta(depth), {
         entity,
         permission,
         subjectReference,
         pageSize: PAGE,
-        continuousToken: continuousToken || undefined,
+        continuousToken: token || undefined,
       });
-      ids.push(...page.subjectIds);
-      continuousToken = page.continuousToken;
-    } while (continuousToken !== "");
-    return ids;
+      return { items: page.subjectIds, next: page.continuousToken };
+    });
   }
 }
 
@@ -286,10 +290,8 @@ export class LiveBackend implements Backend {
     return this.call<ExplainResponse>("permissions/explain", this.#checkBody(q));
   }
 
-  async lookupEntity(entityType: string, permission: string, subject: Subject, depth: number) {
-    const ids: string[] = [];
-    let token = "";
-    do {
+  lookupEntity(entityType: string, permission: string, subject: Subject, depth: number) {
+    return allPages(async (token) => {
       const answer = await this.call<{ entity_ids: string[]; continuous_token: string }>(
         "permissions/lookup-entity",
         {
@@ -301,21 +303,17 @@ export class LiveBackend implements Backend {
           continuous_token: token,
         },
       );
-      ids.push(...answer.entity_ids);
-      token = answer.continuous_token;
-    } while (token !== "");
-    return ids;
+      return { items: answer.entity_ids, next: answer.continuous_token };
+    });
   }
 
-  async lookupSubject(
+  lookupSubject(
     entity: Entity,
     permission: string,
     reference: { type: string; relation: string },
     depth: number,
   ) {
-    const ids: string[] = [];
-    let token = "";
-    do {
+    return allPages(async (token) => {
       const answer = await this.call<{ subject_ids: string[]; continuous_token: string }>(
         "permissions/lookup-subject",
         {
@@ -327,9 +325,7 @@ export class LiveBackend implements Backend {
           continuous_token: token,
         },
       );
-      ids.push(...answer.subject_ids);
-      token = answer.continuous_token ?? "";
-    } while (token !== "");
-    return ids;
+      return { items: answer.subject_ids, next: answer.continuous_token };
+    });
   }
 }

@@ -13,7 +13,7 @@ import {
   parseTupleString,
   type Tuple,
 } from "@pemba/core";
-import { type Backend, LiveBackend, PlaygroundBackend } from "./backend.ts";
+import { allPages, type Backend, LiveBackend, PlaygroundBackend } from "./backend.ts";
 import { diagnose } from "./diagnostics.ts";
 import { drawDiagram } from "./diagram.ts";
 import { renderProof } from "./proof.ts";
@@ -126,17 +126,6 @@ function setSchemaText(text: string): void {
 }
 
 // ---- playground state in the URL ----
-
-async function allPages<T>(read: (token: string) => Promise<{ items: T[]; next: string }>): Promise<T[]> {
-  const out: T[] = [];
-  let token = "";
-  do {
-    const page = await read(token);
-    out.push(...page.items);
-    token = page.next;
-  } while (token !== "");
-  return out;
-}
 
 async function saveState(): Promise<void> {
   if (backend !== playground) return;

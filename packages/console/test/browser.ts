@@ -1,26 +1,16 @@
 /** Debian's Chromium through playwright-core, and where the console tests keep their screenshots. */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { CHROMIUM_LAUNCH } from "@pemba/core/testing";
 import { type Browser, chromium, type Page } from "playwright-core";
 
-export const CHROMIUM = "/usr/bin/chromium";
+export const CHROMIUM = CHROMIUM_LAUNCH.executablePath;
 
 /** Screenshots of the console tests (git-ignored): the test artifacts. */
 export const ARTIFACTS = resolve(import.meta.dirname, "../test-artifacts");
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  return chromium.launch({ ...CHROMIUM_LAUNCH, args: [...CHROMIUM_LAUNCH.args] });
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {
