@@ -254,11 +254,14 @@ export async function verifyProof(
         else
           ok = allowed(n)
             ? r.length === 2 && r[0] && !r[1]
-            : (r.length === 1 && !r[0]) || (r.length === 2 && r[0] && r[1]);
+            : // the base denied; or the excluded branch granted (with the base's grant, unless still loading)
+              r.length === 1 || (r.length === 2 && r[0] && r[1]);
         if (!ok) fail(n, `children ${r.join(",")} do not give ${n.result}`);
         for (let i = 0; i < n.children.length; i++) {
-          // a one-child union or intersection names its branch by the child itself: try both
-          const candidates = n.children.length === 2 ? [[a], [b]][i] : expr.op === "exclusion" ? [a] : [a, b];
+          // a one-child union or intersection names its branch by the child itself: try both; a one-child
+          // exclusion shows its base when DENIED, the excluded branch when ALLOWED
+          const one = expr.op === "exclusion" ? [r[0] ? b : a] : [a, b];
+          const candidates = n.children.length === 2 ? [[a], [b]][i] : one;
           const before = problems.length;
           let matched = false;
           for (const c of candidates) {
