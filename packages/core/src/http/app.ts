@@ -57,6 +57,8 @@ export type PembaApp = OpenAPIHono & {
    * through the request pipeline, without the router: what the node:http adapter calls for checks.
    */
   handleCheck(req: ApiRequest): Promise<Answer>;
+  /** The same for `POST /v1/tenants/{tenant_id}/permissions/explain` (Pemba's extension: the check body). */
+  handleExplain(req: ApiRequest): Promise<Answer>;
 };
 
 export function createApp(opts: AppOptions): PembaApp {
@@ -143,7 +145,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerSchemaRoutes(deps);
   registerDataRoutes(deps);
   registerBundleRoutes(deps);
-  const check = registerPermissionRoutes(deps);
+  const permissions = registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
   routes.finish();
 
@@ -154,6 +156,7 @@ export function createApp(opts: AppOptions): PembaApp {
   app.onError((e) => errorResponse(e));
 
   return Object.assign(app, {
-    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, check),
+    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, permissions.check),
+    handleExplain: (req: ApiRequest) => pipeline.run(ROUTES.explain.endpoint, req, permissions.explain),
   });
 }

@@ -87,8 +87,11 @@ export function checkFromText(
 export const checkAnswer = (outcome: CheckOutcome): Answer =>
   jsonTextAnswer(`{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`, outcome.can);
 
-/** Registers the permission endpoints; returns the check's handler (for the node:http adapter). */
-export function registerPermissionRoutes({ routes, service, limits }: AppDeps): Handler {
+/** Registers the permission endpoints; returns the check's and explain's handlers (for the node:http adapter). */
+export function registerPermissionRoutes({ routes, service, limits }: AppDeps): {
+  check: Handler;
+  explain: Handler;
+} {
   const context = (c: WireContext | undefined) => contextWithin(limits, c);
 
   const check = routes.add(
@@ -148,7 +151,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
     },
   );
 
-  routes.add(
+  const explain = routes.add(
     {
       route: ROUTES.explain,
       summary: "explain api (Pemba extension)",
@@ -274,5 +277,5 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       return jsonAnswer({ results });
     },
   );
-  return check;
+  return { check, explain };
 }
