@@ -9,10 +9,9 @@
  * check timed with process.hrtime.bigint), RSS and heapUsed after loading.
  */
 import { parseArgs } from "node:util";
-import type { EvaluationTarget } from "@pemba/core";
-import { check, compileSchema, EvaluationPool, MemoryStore, parseSchema } from "@pemba/core";
+import { check, compileSchema, MemoryStore, parseSchema } from "@pemba/core";
 import { SEED_SCHEMA } from "./lib/seed.ts";
-import { checkMix, seedMemoryStore } from "./lib/seed-memory.ts";
+import { checkMix, memoryTarget, seedMemoryStore } from "./lib/seed-memory.ts";
 
 const { values } = parseArgs({
   options: { ids: { type: "string", default: "100000" }, seconds: { type: "string", default: "5" } },
@@ -48,13 +47,7 @@ const memory = process.memoryUsage();
 // ---- the k6 request mix ----
 const QUERIES = 1 << 16;
 const queries = checkMix(N, QUERIES);
-const target: EvaluationTarget = {
-  store,
-  tenantId: TENANT,
-  snap: store.headSnap(TENANT),
-  depth: 20,
-  evaluations: new EvaluationPool(),
-};
+const target = memoryTarget(store, TENANT);
 
 // Sanity: known answers (owner sees own content; follower of a public-ish chain; blocked user denied).
 const expectCan = (type: string, id: string, subject: string, want: boolean) => {

@@ -14,18 +14,10 @@
  * bodies, 16 in flight over keep-alive), CPU of the server process per request (/proc/<pid>/stat).
  */
 import { parseArgs } from "node:util";
-import {
-  check,
-  compileSchema,
-  EvaluationPool,
-  type EvaluationTarget,
-  explain,
-  MemoryStore,
-  parseSchema,
-} from "@pemba/core";
+import { check, compileSchema, EvaluationPool, explain, MemoryStore, parseSchema } from "@pemba/core";
 import { cpuSeconds } from "./lib/proc.ts";
 import { SEED_SCHEMA, seed, writeSeedSchema } from "./lib/seed.ts";
-import { checkMix, seedMemoryStore } from "./lib/seed-memory.ts";
+import { checkMix, memoryTarget, seedMemoryStore } from "./lib/seed-memory.ts";
 import { startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
@@ -47,13 +39,7 @@ const store = new MemoryStore();
 await seedMemoryStore(store, TENANT, N);
 const QUERIES = 1 << 14;
 const queries = checkMix(N, QUERIES);
-const target: EvaluationTarget = {
-  store,
-  tenantId: TENANT,
-  snap: store.headSnap(TENANT),
-  depth: 20,
-  evaluations: new EvaluationPool(),
-};
+const target = memoryTarget(store, TENANT);
 const explainTarget = { ...target, schema: compiled, evaluations: new EvaluationPool() };
 
 // explain decides as check does, on every query of the list

@@ -2,7 +2,14 @@
  * Permify's seed dataset (the k6 seed writer's tuples and attributes) written straight into a MemoryStore, and the
  * k6 check script's request mix: what the in-process benchmarks (bench-core.ts, bench-explain.ts) run on.
  */
-import type { Attribute, CheckQuery, MemoryStore, Tuple } from "@pemba/core";
+import {
+  type Attribute,
+  type CheckQuery,
+  EvaluationPool,
+  type EvaluationTarget,
+  type MemoryStore,
+  type Tuple,
+} from "@pemba/core";
 
 const user = (id: string) => ({ type: "user", id, relation: "" });
 
@@ -51,3 +58,12 @@ export function checkMix(ids: number, count: number): CheckQuery[] {
   };
   return Array.from({ length: count }, next);
 }
+
+/** A check's target on the seeded store at its head, depth 20 (the k6 script's), with a pool of its own. */
+export const memoryTarget = (store: MemoryStore, tenantId: string): EvaluationTarget => ({
+  store,
+  tenantId,
+  snap: store.headSnap(tenantId),
+  depth: 20,
+  evaluations: new EvaluationPool(),
+});

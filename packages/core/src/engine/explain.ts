@@ -270,26 +270,39 @@ class Explainer {
         return TRUE;
       }
     }
+    const tried: ProofNode[] = [];
+    const r = this.#hops(tuples, undefined, depth, tried);
+    if (r === TRUE) this.#make("relation", type, id, name, TRUE, [this.node]);
+    if (r !== FALSE) return r;
+    this.#make("relation", type, id, name, FALSE, tried).reason =
+      `no tuple ${type}:${id}#${name}@${subjectString(s)}`;
+    return FALSE;
+  }
+
+  /**
+   * Each tuple's hop in turn, to its subject's `computed` member (the subject's userset relation when undefined;
+   * direct subjects are skipped), as the compiled closures walk them: TRUE at the first grant (its node is
+   * `this.node`), else FALSE with the denied nodes in `tried`, or PENDING / FAILED.
+   */
+  #hops(
+    tuples: readonly Tuple[],
+    computed: string | undefined,
+    depth: number,
+    tried: ProofNode[],
+  ): WalkResult {
     let pending = false;
     let failed = false;
-    const tried: ProofNode[] = [];
     for (const t of tuples) {
       const u = t.subject;
-      if (u.relation === "") continue;
-      const r = this.invoke(u.type, u.id, u.relation, depth, t);
-      if (r === TRUE) {
-        this.#make("relation", type, id, name, TRUE, [this.node]);
-        return TRUE;
-      }
+      const name = computed ?? u.relation;
+      if (name === "") continue;
+      const r = this.invoke(u.type, u.id, name, depth, t);
+      if (r === TRUE) return TRUE;
       if (r === FALSE) tried.push(this.node);
       else if (r === PENDING) pending = true;
       else failed = true;
     }
-    if (pending) return PENDING;
-    if (failed) return FAILED;
-    this.#make("relation", type, id, name, FALSE, tried).reason =
-      `no tuple ${type}:${id}#${name}@${subjectString(s)}`;
-    return FALSE;
+    return pending ? PENDING : failed ? FAILED : FALSE;
   }
 
   /** The tuples of a tupleset relation (its member ref when the schema has it). */
@@ -342,21 +355,10 @@ class Explainer {
         const tuples = this.#tupleSet(type, id, expr.tupleSet);
         if (tuples === undefined) return PENDING;
         const label = `${expr.tupleSet}.${expr.computed}`;
-        let pending = false;
-        let failed = false;
         const tried: ProofNode[] = [];
-        for (const t of tuples) {
-          const r = this.invoke(t.subject.type, t.subject.id, expr.computed, depth, t);
-          if (r === TRUE) {
-            this.#make("tuple_to_userset", type, id, label, TRUE, [this.node]);
-            return TRUE;
-          }
-          if (r === FALSE) tried.push(this.node);
-          else if (r === PENDING) pending = true;
-          else failed = true;
-        }
-        if (pending) return PENDING;
-        if (failed) return FAILED;
+        const r = this.#hops(tuples, expr.computed, depth, tried);
+        if (r === TRUE) this.#make("tuple_to_userset", type, id, label, TRUE, [this.node]);
+        if (r !== FALSE) return r;
         const node = this.#make("tuple_to_userset", type, id, label, FALSE, tried);
         if (tuples.length === 0) node.reason = `no tuple ${type}:${id}#${expr.tupleSet}`;
         return FALSE;
