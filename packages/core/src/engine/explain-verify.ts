@@ -166,24 +166,41 @@ export async function verifyProof(
       }
       return;
     }
-    const usersets = tuples.filter((t) => t.subject.relation !== "");
+    await hops(
+      n,
+      tuples.filter((t) => t.subject.relation !== ""),
+      undefined,
+      path,
+    );
+  };
+
+  /**
+   * The children of a node reached through tuples (a relation's usersets, a tuple-to-userset's tupleset): each
+   * through one of `tuples` to its subject's `computed` member (the subject's relation when undefined); ALLOWED
+   * has one granting child, DENIED one denied child per tuple.
+   */
+  const hops = async (n: ProofNode, tuples: Tuple[], computed: string | undefined, path: string[]) => {
     for (const c of n.children) {
       const t = c.tuple;
       if (c.kind === "cut") continue;
-      if (t === undefined || !usersets.some((u) => tupleKey(u) === tupleKey(t))) {
-        fail(c, "not reached through a userset tuple of its parent");
+      if (t === undefined || !tuples.some((u) => tupleKey(u) === tupleKey(t))) {
+        fail(c, "not reached through a tuple of its parent");
         continue;
       }
-      if (c.entity.type !== t.subject.type || c.entity.id !== t.subject.id || c.name !== t.subject.relation)
-        fail(c, "is not the tuple's userset");
+      if (
+        c.entity.type !== t.subject.type ||
+        c.entity.id !== t.subject.id ||
+        c.name !== (computed ?? t.subject.relation)
+      )
+        fail(c, "is not the tuple's subject");
     }
     if (allowed(n)) {
       if (n.children.length !== 1 || !allowed(n.children[0]))
-        fail(n, "an ALLOWED relation has one granting child");
+        fail(n, "an ALLOWED hop has one granting child");
     } else {
-      if (n.children.length !== usersets.length)
-        fail(n, `lists ${n.children.length} of ${usersets.length} usersets`);
-      if (n.children.some(allowed)) fail(n, "a DENIED relation has a granting child");
+      if (n.children.length !== tuples.length)
+        fail(n, `lists ${n.children.length} of ${tuples.length} tuples`);
+      if (n.children.some(allowed)) fail(n, "a DENIED hop has a granting child");
     }
     for (const c of n.children) await member(c, path);
   };
@@ -254,11 +271,14 @@ export async function verifyProof(
         else
           ok = allowed(n)
             ? r.length === 2 && r[0] && !r[1]
-            : (r.length === 1 && !r[0]) || (r.length === 2 && r[0] && r[1]);
+            : // the base denied; or the excluded branch granted (with the base's grant, unless still loading)
+              r.length === 1 || (r.length === 2 && r[0] && r[1]);
         if (!ok) fail(n, `children ${r.join(",")} do not give ${n.result}`);
         for (let i = 0; i < n.children.length; i++) {
-          // a one-child union or intersection names its branch by the child itself: try both
-          const candidates = n.children.length === 2 ? [[a], [b]][i] : expr.op === "exclusion" ? [a] : [a, b];
+          // a one-child union or intersection names its branch by the child itself: try both; a one-child
+          // exclusion shows its base when DENIED, the excluded branch when ALLOWED
+          const one = expr.op === "exclusion" ? [r[0] ? b : a] : [a, b];
+          const candidates = n.children.length === 2 ? [[a], [b]][i] : one;
           const before = problems.length;
           let matched = false;
           for (const c of candidates) {
@@ -280,28 +300,7 @@ export async function verifyProof(
       case "tupleToUserSet": {
         const label = `${expr.tupleSet}.${expr.computed}`;
         if (n.kind !== "tuple_to_userset" || n.name !== label) return void fail(n, `expected ${label}`);
-        const tuples = await readTuples(e, expr.tupleSet);
-        for (const c of n.children) {
-          if (c.kind === "cut") continue;
-          const t = c.tuple;
-          if (t === undefined || !tuples.some((u) => tupleKey(u) === tupleKey(t)))
-            fail(c, "not reached through a tuple of the tupleset");
-          else if (
-            c.entity.type !== t.subject.type ||
-            c.entity.id !== t.subject.id ||
-            c.name !== expr.computed
-          )
-            fail(c, "is not the tuple's subject");
-        }
-        if (allowed(n)) {
-          if (n.children.length !== 1 || !allowed(n.children[0]))
-            fail(n, "an ALLOWED hop has one granting child");
-        } else {
-          if (n.children.length !== tuples.length)
-            fail(n, `lists ${n.children.length} of ${tuples.length} tuples`);
-          if (n.children.some(allowed)) fail(n, "a DENIED hop has a granting child");
-        }
-        for (const c of n.children) await member(c, path);
+        await hops(n, await readTuples(e, expr.tupleSet), expr.computed, path);
         return;
       }
     }

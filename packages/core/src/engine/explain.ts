@@ -1,22 +1,19 @@
 /**
  * explain (a Pemba extension beside Permify's API): a check's decision and its proof.
  *
- * The walk mirrors the engine's (evaluation.ts and the compiled closures): the same order of branches, the same
- * short cuts (a union stops at its first grant, an intersection at its first denial), the subject itself as a
- * userset, the depth, the memo of decided sub-problems and the cycle cut; reads go through an Evaluation, so they
- * batch and cache as a check's do. It runs in two phases:
- *
- * 1. decide: passes over the schema's expressions (not the compiled closures, which cannot be traced) until every
- *    read is loaded, memoizing decided sub-problems; this is the decision, `can`.
- * 2. prove: the walk again, over loaded reads and the memo, building the proof. A node ALLOWED shows the path that
- *    granted it (the first granting branch, as the check took it); a node DENIED shows every branch tried and why
- *    each failed. At most `maxNodes` nodes are built; past that a node is replaced by a `cut` node (its result is
- *    known, its proof is not shown) and `truncated` is true. A sub-problem already on the walk path is a `cycle`
- *    node: a cycle cannot grant.
+ * The walk is the engine's (evaluation.ts and the compiled closures), run over the schema's expressions so that it
+ * can be traced: the same order of branches, the same short cuts (a union stops at its first grant, an
+ * intersection at its first denial), the subject itself as a userset, the depth, the memo of decided
+ * sub-problems, the cycle cut and the nesting bound; reads go through an Evaluation, so they batch and cache as a
+ * check's do, pass after pass until decided. Every decided sub-problem also gets its proof node, built on the way:
+ * a node ALLOWED shows the branch that granted it, a node DENIED every branch tried and why each failed; a
+ * sub-problem already on the walk path is a `cycle` node (a cycle cannot grant). A memoized sub-problem's node is
+ * shared where it recurs. At most `maxNodes` nodes are returned (pre-order); past that a node is replaced by a
+ * `cut` node (its result is known, its proof is not shown) and `truncated` is true.
  *
  * Runtime-neutral (no Node built-in): the console runs it in the browser on a MemoryStore.
  */
-import type { CompiledSchema, MemberRef, WalkResult } from "../compile/index.ts";
+import type { CompiledEntity, CompiledSchema, MemberRef, WalkResult } from "../compile/index.ts";
 import { FAILED, FALSE, PENDING, TRUE } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
 import { attributeValueToWire } from "../http/convert.ts";
@@ -105,9 +102,6 @@ export interface ExplainOptions {
 /** The most proof nodes an explain builds unless told otherwise. */
 export const DEFAULT_EXPLAIN_NODES = 1000;
 
-/** Thrown by the prove phase when it meets a read that is not loaded: the phase re-runs after a load. */
-const NOT_LOADED = new Error("explain: read not loaded");
-
 /** A parameter's zero value as JSON data (an integer's zero argument is a bigint). */
 const zeroData = (type: AttributeType): AttributeData => {
   const zero = zeroArgument(type);
@@ -127,50 +121,91 @@ class Explainer {
   readonly #ev: Evaluation;
   readonly #subject: Subject;
   readonly #contextTuples: Set<string>;
-  readonly #maxNodes: number;
-  /** Sub-problem (slot, id) -> entry number, for the memo and the path. */
-  readonly #entries = new Map<string, number>();
+  /** Entries (the evaluation's numbers) added to the memo so far. */
+  #known = 0;
   readonly #memo = new Memo();
   readonly #path = new WalkPath();
+  /** The proof node of each memoized entry (without the hop that led to it). */
+  readonly #nodes: ProofNode[] = [];
   checkCount = 0;
-  nodes = 0;
-  truncated = false;
-  /** In the prove phase the cycle cut comes before the memo: a proof never leads back onto its own path. */
-  proving = false;
+  /** The proof node of the latest call that answered TRUE or FALSE (unspecified after PENDING or FAILED). */
+  node!: ProofNode;
 
-  constructor(
-    schema: CompiledSchema,
-    ev: Evaluation,
-    subject: Subject,
-    target: EvaluationTarget,
-    max: number,
-  ) {
+  constructor(schema: CompiledSchema, ev: Evaluation, subject: Subject, target: EvaluationTarget) {
     this.#schema = schema;
     this.#ev = ev;
     this.#subject = subject;
     this.#contextTuples = new Set((target.context?.tuples ?? []).map(tupleKey));
-    this.#maxNodes = max;
   }
 
   get error(): unknown {
     return this.#ev.error;
   }
 
-  resetPath(): void {
-    this.#path.reset();
-    this.nodes = 0;
-    this.truncated = false;
+  /** The evaluation's entry of (ref, id), known to the memo. */
+  #entry(ref: MemberRef, id: string): number {
+    const e = this.#ev.entryOf(ref, id);
+    while (this.#known <= e) this.#memo.add(this.#known++);
+    return e;
   }
 
-  #entry(ref: MemberRef, id: string): number {
-    const key = `${ref.slot}\u0000${id}`;
-    let e = this.#entries.get(key);
-    if (e === undefined) {
-      e = this.#entries.size;
-      this.#entries.set(key, e);
-      this.#memo.add(e);
+  #make(kind: ProofKind, type: string, id: string, name: string, result: WalkResult, children: ProofNode[]) {
+    const node: ProofNode = {
+      kind,
+      entity: { type, id },
+      name,
+      result: result === TRUE ? "ALLOWED" : "DENIED",
+      children,
+    };
+    this.node = node;
+    return node;
+  }
+
+  /** The current node, marked with the tuple `hop` that led to it (a copy when the node is memoized). */
+  #withHop(hop: Tuple, shared: boolean): void {
+    const node = shared ? { ...this.node } : this.node;
+    node.tuple = proofTuple(hop);
+    node.contextual = this.#contextTuples.size > 0 && this.#contextTuples.has(tupleKey(hop));
+    this.node = node;
+  }
+
+  /** As Evaluation.invoke (depth, the subject itself, memo, cycle cut, nesting bound, the member), with its node. */
+  invoke(type: string, id: string, name: string, depth: number, hop?: Tuple): WalkResult {
+    this.checkCount++;
+    const ev = this.#ev;
+    if (depth < 0) return ev.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
+    if (this.#isSubject(type, id, name)) {
+      this.#make("direct", type, id, name, TRUE, []).reason = `the subject is ${type}:${id}#${name} itself`;
+      if (hop !== undefined) this.#withHop(hop, false);
+      return TRUE;
     }
-    return e;
+    const ref = ev.member(type, name);
+    if (ref === undefined) return ev.fail(new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND"));
+    const e = this.#entry(ref, id);
+    const decided = this.#memo.recall(e, depth);
+    if (decided !== -1) {
+      this.node = this.#nodes[e];
+      if (hop !== undefined) this.#withHop(hop, true);
+      return decided as WalkResult;
+    }
+    const path = this.#path;
+    if (path.cuts(e)) {
+      this.#make("cycle", type, id, name, FALSE, []).reason =
+        `cycle: ${type}:${id}#${name} is already on the path`;
+      if (hop !== undefined) this.#withHop(hop, false);
+      return FALSE;
+    }
+    const at = path.length;
+    if (at >= MAX_NESTING) return ev.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
+    const outer = path.enter(e);
+    const result = this.#member(ref, id, depth - 1);
+    const memoizable = path.leave(at, outer) && (result === TRUE || result === FALSE);
+    if (memoizable) {
+      this.#memo.remember(e, depth, result);
+      this.#nodes[e] = this.node;
+    }
+    if (hop !== undefined && (result === TRUE || result === FALSE)) this.#withHop(hop, memoizable);
+    return result;
   }
 
   #isSubject(type: string, id: string, name: string): boolean {
@@ -178,315 +213,225 @@ class Explainer {
     return s.relation === name && s.id === id && s.type === type;
   }
 
-  // ---- decide: the engine's semantics, over the schema's expressions ----
-
-  /** As Evaluation.invoke: depth, the subject itself, memo, cycle cut, nesting bound, then the member. */
-  invoke(type: string, id: string, name: string, depth: number): WalkResult {
-    this.checkCount++;
-    const ev = this.#ev;
-    if (depth < 0) return ev.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
-    if (this.#isSubject(type, id, name)) return TRUE;
-    const ref = ev.member(type, name);
-    if (ref === undefined) return ev.fail(new PembaError("ERROR_CODE_SCHEMA_NOT_FOUND"));
-    const e = this.#entry(ref, id);
-    const path = this.#path;
-    if (this.proving && path.cuts(e)) return FALSE;
-    const decided = this.#memo.recall(e, depth);
-    if (decided !== -1) return decided as WalkResult;
-    if (path.cuts(e)) return FALSE;
-    const at = path.length;
-    if (at >= MAX_NESTING) return ev.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
-    const outer = path.enter(e);
-    const result = this.#member(ref, id, depth - 1);
-    if (path.leave(at, outer) && (result === TRUE || result === FALSE)) this.#memo.remember(e, depth, result);
-    return result;
-  }
-
   #member(ref: MemberRef, id: string, depth: number): WalkResult {
-    const entity = this.#schema.entities.get(ref.type);
+    const { type, name } = ref;
+    const entity = this.#schema.entities.get(type);
     const ev = this.#ev;
-    switch (entity?.kinds.get(ref.name)) {
+    switch (entity?.kinds.get(name)) {
       case "relation":
-        return this.#relation(ref.type, id, ref.name, depth);
-      case "attribute":
-        return ev.booleanAttribute(ref.type, id, ref.name);
-      case "permission":
-        return this.decideExpr(
-          ref.type,
-          id,
-          entity?.definition.permissions[ref.name].child as PermissionExpr,
-          depth,
-        );
+        return this.#relation(ref, id, depth);
+      case "attribute": {
+        const r = ev.attribute(ref, id);
+        if (r === TRUE || r === FALSE) {
+          const node = this.#make("attribute", type, id, name, r, []);
+          const contextual = ev.contextAttribute(type, id, name);
+          const a = contextual ?? ev.storedAttribute(type, id, name);
+          if (a) {
+            node.attribute = { entity: { type, id }, attribute: name, value: attributeValueToWire(a.value) };
+            node.contextual = contextual !== undefined;
+          } else node.reason = `no attribute ${type}:${id}$${name} (false)`;
+        }
+        return r;
+      }
+      case "permission": {
+        const child = (entity as CompiledEntity).definition.permissions[name].child;
+        const r = this.#expr(type, id, name, child, depth);
+        if (r === TRUE || r === FALSE) this.#make("permission", type, id, name, r, [this.node]);
+        return r;
+      }
       default: {
-        const rule = this.#schema.rules.get(ref.name);
-        return rule === undefined ? FAILED : ev.callRuleByName(rule);
+        const rule = this.#schema.rules.get(name);
+        if (rule === undefined) return FAILED;
+        const r = ev.callRuleByName(rule);
+        if (r === TRUE || r === FALSE)
+          this.#make("rule", type, id, name, r, []).rule = {
+            name,
+            expression: this.#schema.definition.rules[name].expression.trim(),
+            arguments: {},
+          };
+        return r;
       }
     }
   }
 
   /** As the compiled relation closure: a tuple naming the subject grants, then each userset subject in turn. */
-  #relation(type: string, id: string, name: string, depth: number): WalkResult {
-    const tuples = this.#ev.tuples(type, id, name);
+  #relation(ref: MemberRef, id: string, depth: number): WalkResult {
+    const { type, name } = ref;
+    const tuples = this.#ev.relation(ref, id);
     if (tuples === undefined) return PENDING;
-    if (this.#directTuple(tuples) !== undefined) return TRUE;
+    const s = this.#subject;
+    for (const t of tuples) {
+      const u = t.subject;
+      if (u.id === s.id && u.type === s.type && u.relation === s.relation) {
+        const leaf = this.#make("direct", type, id, name, TRUE, []);
+        leaf.reason = `the tuple names the subject ${subjectString(s)}`;
+        this.#withHop(t, false);
+        this.#make("relation", type, id, name, TRUE, [leaf]);
+        return TRUE;
+      }
+    }
+    const tried: ProofNode[] = [];
+    const r = this.#hops(tuples, undefined, depth, tried);
+    if (r === TRUE) this.#make("relation", type, id, name, TRUE, [this.node]);
+    if (r !== FALSE) return r;
+    this.#make("relation", type, id, name, FALSE, tried).reason =
+      `no tuple ${type}:${id}#${name}@${subjectString(s)}`;
+    return FALSE;
+  }
+
+  /**
+   * Each tuple's hop in turn, to its subject's `computed` member (the subject's userset relation when undefined;
+   * direct subjects are skipped), as the compiled closures walk them: TRUE at the first grant (its node is
+   * `this.node`), else FALSE with the denied nodes in `tried`, or PENDING / FAILED.
+   */
+  #hops(
+    tuples: readonly Tuple[],
+    computed: string | undefined,
+    depth: number,
+    tried: ProofNode[],
+  ): WalkResult {
     let pending = false;
     let failed = false;
     for (const t of tuples) {
-      const s = t.subject;
-      if (s.relation === "") continue;
-      const r = this.invoke(s.type, s.id, s.relation, depth);
+      const u = t.subject;
+      const name = computed ?? u.relation;
+      if (name === "") continue;
+      const r = this.invoke(u.type, u.id, name, depth, t);
       if (r === TRUE) return TRUE;
-      if (r === PENDING) pending = true;
-      else if (r === FAILED) failed = true;
+      if (r === FALSE) tried.push(this.node);
+      else if (r === PENDING) pending = true;
+      else failed = true;
     }
     return pending ? PENDING : failed ? FAILED : FALSE;
   }
 
-  #directTuple(tuples: readonly Tuple[]): Tuple | undefined {
-    const s = this.#subject;
-    for (const t of tuples) {
-      const u = t.subject;
-      if (u.id === s.id && u.type === s.type && u.relation === s.relation) return t;
-    }
-    return undefined;
+  /** The tuples of a tupleset relation (its member ref when the schema has it). */
+  #tupleSet(type: string, id: string, relation: string): readonly Tuple[] | undefined {
+    const ref = this.#ev.member(type, relation);
+    return ref !== undefined ? this.#ev.relation(ref, id) : this.#ev.tuples(type, id, relation);
   }
 
-  /** As the compiled expression closures (union, intersection, exclusion, tuple-to-userset, rule call). */
-  decideExpr(type: string, id: string, expr: PermissionExpr, depth: number): WalkResult {
+  /**
+   * As the compiled expression closures, building the node of `expr` (of the permission `name`): an operation
+   * ALLOWED shows its granting branches, DENIED the branches that denied it.
+   */
+  #expr(type: string, id: string, name: string, expr: PermissionExpr, depth: number): WalkResult {
     switch (expr.kind) {
       case "rewrite": {
-        const ra = this.decideExpr(type, id, expr.children[0], depth);
-        if (expr.op === "union") {
-          if (ra === TRUE) return TRUE;
-          const rb = this.decideExpr(type, id, expr.children[1], depth);
-          if (rb === TRUE) return TRUE;
+        const ra = this.#expr(type, id, name, expr.children[0], depth);
+        const na = this.node;
+        const op = expr.op;
+        if (op === "union") {
+          if (ra === TRUE) return this.#op(op, type, id, name, TRUE, [na]);
+          const rb = this.#expr(type, id, name, expr.children[1], depth);
+          if (rb === TRUE) return this.#op(op, type, id, name, TRUE, [this.node]);
           if (ra === PENDING || rb === PENDING) return PENDING;
-          return ra === FAILED || rb === FAILED ? FAILED : FALSE;
+          if (ra === FAILED || rb === FAILED) return FAILED;
+          return this.#op(op, type, id, name, FALSE, [na, this.node]);
         }
-        if (expr.op === "intersection") {
-          if (ra === FALSE) return FALSE;
-          const rb = this.decideExpr(type, id, expr.children[1], depth);
-          if (rb === FALSE) return FALSE;
+        if (op === "intersection") {
+          if (ra === FALSE) return this.#op(op, type, id, name, FALSE, [na]);
+          const rb = this.#expr(type, id, name, expr.children[1], depth);
+          if (rb === FALSE) return this.#op(op, type, id, name, FALSE, [this.node]);
           if (ra === PENDING || rb === PENDING) return PENDING;
-          return ra === FAILED || rb === FAILED ? FAILED : TRUE;
+          if (ra === FAILED || rb === FAILED) return FAILED;
+          return this.#op(op, type, id, name, TRUE, [na, this.node]);
         }
-        if (ra === FALSE || ra === FAILED) return ra;
-        const rb = this.decideExpr(type, id, expr.children[1], depth);
-        if (rb === TRUE) return FALSE;
+        if (ra === FALSE) return this.#op(op, type, id, name, FALSE, [na]);
+        if (ra === FAILED) return FAILED;
+        const rb = this.#expr(type, id, name, expr.children[1], depth);
+        // excluded: with the base's grant when it is decided (a base still loading is not shown)
+        if (rb === TRUE)
+          return this.#op(op, type, id, name, FALSE, ra === TRUE ? [na, this.node] : [this.node]);
         if (ra === PENDING || rb === PENDING) return PENDING;
-        return rb === FAILED ? FAILED : TRUE;
+        if (rb === FAILED) return FAILED;
+        return this.#op(op, type, id, name, TRUE, [na, this.node]);
       }
       case "computedUserSet":
         return this.invoke(type, id, expr.relation, depth);
       case "computedAttribute":
         return this.invoke(type, id, expr.name, depth);
       case "tupleToUserSet": {
-        const tuples = this.#ev.tuples(type, id, expr.tupleSet);
+        const tuples = this.#tupleSet(type, id, expr.tupleSet);
         if (tuples === undefined) return PENDING;
-        let pending = false;
-        let failed = false;
-        for (const t of tuples) {
-          const r = this.invoke(t.subject.type, t.subject.id, expr.computed, depth);
-          if (r === TRUE) return TRUE;
-          if (r === PENDING) pending = true;
-          else if (r === FAILED) failed = true;
-        }
-        return pending ? PENDING : failed ? FAILED : FALSE;
+        const label = `${expr.tupleSet}.${expr.computed}`;
+        const tried: ProofNode[] = [];
+        const r = this.#hops(tuples, expr.computed, depth, tried);
+        if (r === TRUE) this.#make("tuple_to_userset", type, id, label, TRUE, [this.node]);
+        if (r !== FALSE) return r;
+        const node = this.#make("tuple_to_userset", type, id, label, FALSE, tried);
+        if (tuples.length === 0) node.reason = `no tuple ${type}:${id}#${expr.tupleSet}`;
+        return FALSE;
       }
       case "call": {
         const rule = this.#schema.rules.get(expr.ruleName);
-        return rule === undefined ? FAILED : this.#ev.callRule(rule, type, id);
+        if (rule === undefined) return FAILED;
+        const r = this.#ev.callRule(rule, type, id);
+        if (r === TRUE || r === FALSE) this.#ruleNode(type, id, expr.ruleName, r);
+        return r;
       }
     }
   }
 
-  // ---- prove: the proof over the decided walk ----
-
-  /** A node of the proof, or a `cut` node once the budget is spent (undefined: build it). */
-  #cut(entity: Entity, name: string, result: WalkResult): ProofNode | undefined {
-    if (this.nodes < this.#maxNodes) {
-      this.nodes++;
-      return undefined;
-    }
-    this.truncated = true;
-    return {
-      kind: "cut",
-      entity,
-      name,
-      result: result === TRUE ? "ALLOWED" : "DENIED",
-      reason: `proof cut: ${this.#maxNodes} nodes shown`,
-      children: [],
-    };
-  }
-
-  #decided(r: WalkResult): WalkResult {
-    if (r === PENDING) throw NOT_LOADED;
-    if (r === FAILED) throw this.#ev.error;
+  #op(
+    op: "union" | "intersection" | "exclusion",
+    type: string,
+    id: string,
+    name: string,
+    r: WalkResult,
+    children: ProofNode[],
+  ): WalkResult {
+    this.#make(op, type, id, name, r, children);
     return r;
   }
 
-  #node(kind: ProofKind, entity: Entity, name: string, result: WalkResult, hop?: Tuple): ProofNode {
-    const node: ProofNode = {
-      kind,
-      entity,
-      name,
-      result: result === TRUE ? "ALLOWED" : "DENIED",
-      children: [],
-    };
-    if (hop !== undefined) {
-      node.tuple = proofTuple(hop);
-      node.contextual = this.#contextTuples.has(tupleKey(hop));
-    }
-    return node;
-  }
-
-  /** The proof of the member `type:id#name` (with `depth` left), reached through the tuple `hop` if any. */
-  proveMember(type: string, id: string, name: string, depth: number, hop?: Tuple): ProofNode {
-    const entity = { type, id };
-    const result = this.#decided(this.invoke(type, id, name, depth));
-    const kind = this.#schema.entities.get(type)?.kinds.get(name);
-    const cut = this.#cut(entity, name, result);
-    if (cut !== undefined) return cut;
-    if (this.#isSubject(type, id, name)) {
-      const node = this.#node("direct", entity, name, result, hop);
-      node.reason = `the subject is ${type}:${id}#${name} itself`;
-      return node;
-    }
-    const ref = this.#ev.member(type, name) as MemberRef;
-    const e = this.#entry(ref, id);
-    const path = this.#path;
-    if (path.includes(e)) {
-      const node = this.#node("cycle", entity, name, FALSE, hop);
-      node.reason = `cycle: ${type}:${id}#${name} is already on the path`;
-      return node;
-    }
-    const at = path.length;
-    const outer = path.enter(e);
-    let node: ProofNode;
-    try {
-      if (kind === "relation") node = this.#proveRelation(entity, name, result, depth - 1, hop);
-      else if (kind === "attribute") node = this.#proveAttribute(entity, name, result, hop);
-      else if (kind === "permission") {
-        node = this.#node("permission", entity, name, result, hop);
-        const child = this.#schema.entities.get(type)?.definition.permissions[name].child as PermissionExpr;
-        node.children.push(this.proveExpr(entity, name, child, depth - 1));
-      } else {
-        node = this.#node("rule", entity, name, result, hop);
-        const rule = this.#schema.definition.rules[name];
-        node.rule = { name, expression: rule.expression.trim(), arguments: {} };
-      }
-    } finally {
-      path.leave(at, outer);
-    }
-    return node;
-  }
-
-  #proveRelation(entity: Entity, name: string, result: WalkResult, depth: number, hop?: Tuple): ProofNode {
-    const node = this.#node("relation", entity, name, result, hop);
-    const tuples = this.#ev.tuples(entity.type, entity.id, name);
-    if (tuples === undefined) throw NOT_LOADED;
-    const direct = this.#directTuple(tuples);
-    if (direct !== undefined) {
-      const leaf = this.#node("direct", entity, name, TRUE, direct);
-      leaf.reason = `the tuple names the subject ${subjectString(this.#subject)}`;
-      node.children.push(leaf);
-      return node;
-    }
-    if (result === FALSE)
-      node.reason = `no tuple ${entity.type}:${entity.id}#${name}@${subjectString(this.#subject)}`;
-    for (const t of tuples) {
-      const s = t.subject;
-      if (s.relation === "") continue;
-      if (result === TRUE && this.#decided(this.invoke(s.type, s.id, s.relation, depth)) !== TRUE) continue;
-      node.children.push(this.proveMember(s.type, s.id, s.relation, depth, t));
-      if (result === TRUE) break;
-    }
-    return node;
-  }
-
-  #proveAttribute(entity: Entity, name: string, result: WalkResult, hop?: Tuple): ProofNode {
-    const node = this.#node("attribute", entity, name, result, hop);
+  /** A rule call's node: its expression and its arguments, bound as the engine binds them (rules-call.ts). */
+  #ruleNode(type: string, id: string, ruleName: string, r: WalkResult): void {
+    const node = this.#make("rule", type, id, ruleName, r, []);
+    const rule = this.#schema.definition.rules[ruleName];
+    const args: Record<string, ProofValue> = {};
     const ev = this.#ev;
-    const contextual = ev.contextAttribute(entity.type, entity.id, name);
-    const attribute = contextual ?? ev.storedAttribute(entity.type, entity.id, name);
-    if (attribute === undefined) throw NOT_LOADED;
-    if (attribute === null) {
-      node.reason = `no attribute ${entity.type}:${entity.id}$${name} (false)`;
-      return node;
+    let contextual = false;
+    for (const p of rule.parameters) {
+      // stored, then contextual, then the zero value (a decided call has its stored attributes loaded)
+      let a: Attribute | undefined = ev.storedAttribute(type, id, p.name) ?? undefined;
+      if (a === undefined) {
+        a = ev.contextAttribute(type, id, p.name);
+        if (a !== undefined) contextual = true;
+      }
+      const value: AttributeValue = a ? a.value : { type: p.type, data: zeroData(p.type) };
+      args[p.name] = attributeValueToWire(value);
     }
-    node.attribute = { entity, attribute: name, value: attributeValueToWire(attribute.value) };
-    node.contextual = contextual !== undefined;
-    return node;
+    node.rule = { name: rule.name, expression: rule.expression.trim(), arguments: args };
+    node.contextual = contextual;
   }
+}
 
-  /** The proof of the expression `expr` of the permission `name` on `entity`. */
-  proveExpr(entity: Entity, name: string, expr: PermissionExpr, depth: number): ProofNode {
-    const { type, id } = entity;
-    switch (expr.kind) {
-      case "computedUserSet":
-        return this.proveMember(type, id, expr.relation, depth);
-      case "computedAttribute":
-        return this.proveMember(type, id, expr.name, depth);
-      case "rewrite": {
-        const result = this.#decided(this.decideExpr(type, id, expr, depth));
-        const cut = this.#cut(entity, name, result);
-        if (cut !== undefined) return cut;
-        const node = this.#node(expr.op, entity, name, result);
-        const [a, b] = expr.children;
-        const ra = this.#decided(this.decideExpr(type, id, a, depth));
-        // the branches that decide the node: ALLOWED shows its grant, DENIED every branch tried
-        let shown: PermissionExpr[];
-        if (expr.op === "union") shown = result === TRUE ? [ra === TRUE ? a : b] : [a, b];
-        else if (expr.op === "intersection") shown = result === TRUE ? [a, b] : [ra === FALSE ? a : b];
-        else shown = result === FALSE && ra === FALSE ? [a] : [a, b];
-        for (const c of shown) node.children.push(this.proveExpr(entity, name, c, depth));
-        return node;
-      }
-      case "tupleToUserSet": {
-        const result = this.#decided(this.decideExpr(type, id, expr, depth));
-        const label = `${expr.tupleSet}.${expr.computed}`;
-        const cut = this.#cut(entity, label, result);
-        if (cut !== undefined) return cut;
-        const node = this.#node("tuple_to_userset", entity, label, result);
-        const tuples = this.#ev.tuples(type, id, expr.tupleSet);
-        if (tuples === undefined) throw NOT_LOADED;
-        if (tuples.length === 0) node.reason = `no tuple ${type}:${id}#${expr.tupleSet}`;
-        for (const t of tuples) {
-          const s = t.subject;
-          if (result === TRUE && this.#decided(this.invoke(s.type, s.id, expr.computed, depth)) !== TRUE)
-            continue;
-          node.children.push(this.proveMember(s.type, s.id, expr.computed, depth, t));
-          if (result === TRUE) break;
-        }
-        return node;
-      }
-      case "call": {
-        const result = this.#decided(this.decideExpr(type, id, expr, depth));
-        const cut = this.#cut(entity, expr.ruleName, result);
-        if (cut !== undefined) return cut;
-        const node = this.#node("rule", entity, expr.ruleName, result);
-        const rule = this.#schema.definition.rules[expr.ruleName];
-        const args: Record<string, ProofValue> = {};
-        const ev = this.#ev;
-        let contextual = false;
-        for (const p of rule.parameters) {
-          // bound as the engine binds them (evaluation/rules-call.ts): stored, then contextual, then zero
-          const stored = ev.storedAttribute(type, id, p.name);
-          if (stored === undefined) throw NOT_LOADED;
-          let a: Attribute | undefined = stored ?? undefined;
-          if (a === undefined) {
-            a = ev.contextAttribute(type, id, p.name);
-            if (a !== undefined) contextual = true;
-          }
-          const value: AttributeValue = a ? a.value : { type: p.type, data: zeroData(p.type) };
-          args[p.name] = attributeValueToWire(value);
-        }
-        node.rule = { name: rule.name, expression: rule.expression.trim(), arguments: args };
-        node.contextual = contextual;
-        return node;
-      }
-    }
-  }
+/** The proof with at most `max` nodes (pre-order); the rest replaced by `cut` nodes. Memoized nodes are shared. */
+function bound(root: ProofNode, max: number): { proof: ProofNode; truncated: boolean } {
+  let seen = 0;
+  const count = (n: ProofNode): boolean => {
+    if (++seen > max) return false;
+    for (const c of n.children) if (!count(c)) return false;
+    return true;
+  };
+  if (count(root)) return { proof: root, truncated: false };
+  let left = max;
+  const copy = (n: ProofNode): ProofNode => {
+    if (left === 0)
+      return {
+        kind: "cut",
+        entity: n.entity,
+        name: n.name,
+        result: n.result,
+        ...(n.tuple !== undefined ? { tuple: n.tuple, contextual: n.contextual } : {}),
+        reason: `proof cut: ${max} nodes shown`,
+        children: [],
+      };
+    left--;
+    return { ...n, children: n.children.map(copy) };
+  };
+  return { proof: copy(root), truncated: true };
 }
 
 /**
@@ -504,44 +449,25 @@ export async function explain(
     pool !== undefined
       ? pool.take(schema, target, query.subject)
       : new Evaluation(schema, target, query.subject);
-  const explainer = new Explainer(
-    schema,
-    ev,
-    query.subject,
-    target,
-    options.maxNodes ?? DEFAULT_EXPLAIN_NODES,
-  );
+  const explainer = new Explainer(schema, ev, query.subject, target);
   const { type, id } = query.entity;
   const { permission } = query;
-  const depth = target.depth;
   let result: WalkResult;
   for (;;) {
     explainer.checkCount = 0;
-    result = explainer.invoke(type, id, permission, depth);
+    result = explainer.invoke(type, id, permission, target.depth);
     if (result === FAILED) throw explainer.error;
     if (result !== PENDING) break;
     const loading = ev.load();
     if (loading !== undefined) await loading;
   }
   const checkCount = explainer.checkCount || 1;
-  explainer.proving = true;
-  let proof: ProofNode;
-  for (;;) {
-    explainer.resetPath();
-    try {
-      proof = explainer.proveMember(type, id, permission, depth);
-      break;
-    } catch (e) {
-      if (e !== NOT_LOADED) throw e;
-      const loading = ev.load();
-      if (loading !== undefined) await loading;
-    }
-  }
+  const { proof, truncated } = bound(explainer.node, options.maxNodes ?? DEFAULT_EXPLAIN_NODES);
   pool?.give(ev);
   return {
     can: result === TRUE ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED",
     metadata: { check_count: checkCount },
     proof,
-    truncated: explainer.truncated,
+    truncated,
   };
 }

@@ -67,6 +67,8 @@ export type PembaApp = OpenAPIHono & {
    * through the request pipeline, without the router: what the node:http adapter calls for checks.
    */
   handleCheck(req: ApiRequest): Promise<Answer>;
+  /** The same for `POST /v1/tenants/{tenant_id}/permissions/explain` (Pemba's extension: the check body). */
+  handleExplain(req: ApiRequest): Promise<Answer>;
 };
 
 /** `GET /console` (the page) and `GET /console/<file>`; `/console/` redirects to `/console` (relative links). */
@@ -184,7 +186,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerSchemaRoutes(deps);
   registerDataRoutes(deps);
   registerBundleRoutes(deps);
-  const check = registerPermissionRoutes(deps);
+  const permissions = registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
   routes.finish();
 
@@ -195,6 +197,7 @@ export function createApp(opts: AppOptions): PembaApp {
   app.onError((e) => errorResponse(e));
 
   return Object.assign(app, {
-    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, check),
+    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, permissions.check),
+    handleExplain: (req: ApiRequest) => pipeline.run(ROUTES.explain.endpoint, req, permissions.explain),
   });
 }

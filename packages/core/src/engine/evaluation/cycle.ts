@@ -35,11 +35,6 @@ export class WalkPath {
     return true;
   }
 
-  /** True when entry `e` is on the path (no cut recorded: for callers that only look, such as explain). */
-  includes(e: number): boolean {
-    return this.#entries.includes(e);
-  }
-
   /** Puts `e` on the path; returns the enclosing sub-problem's cut, for `leave`. */
   enter(e: number): number {
     this.#entries.push(e);
