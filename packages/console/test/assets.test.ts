@@ -10,7 +10,7 @@ import { buildConsoleFiles } from "../scripts/bundle.ts";
 import { consoleAssets } from "../src/index.ts";
 
 describe("console assets", () => {
-  it("generated/assets.ts is the build of app/ (run `pnpm --filter @pemba/console build` after editing app/)", async () => {
+  it("generated/assets.ts is the build of app/ and core (after editing either: pnpm --filter @pemba/console build)", async () => {
     const built = await buildConsoleFiles();
     expect(Object.keys(consoleAssets.files).sort()).toEqual(["console.css", "console.js", "index.html"]);
     for (const [name, file] of Object.entries(built)) expect(consoleAssets.files[name]).toEqual(file);
