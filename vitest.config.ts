@@ -34,6 +34,15 @@ export default defineConfig({
       },
       {
         test: {
+          name: "console",
+          root: "packages/console",
+          include: ["test/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
           name: "loadtest",
           root: "loadtest",
           include: ["test/**/*.test.ts", "lib/**/*.test.ts"],

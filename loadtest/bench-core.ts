@@ -9,9 +9,9 @@
  * check timed with process.hrtime.bigint), RSS and heapUsed after loading.
  */
 import { parseArgs } from "node:util";
-import type { Attribute, CheckQuery, EvaluationTarget, Tuple } from "@pemba/core";
-import { check, compileSchema, EvaluationPool, MemoryStore, parseSchema } from "@pemba/core";
+import { check, compileSchema, MemoryStore, parseSchema } from "@pemba/core";
 import { SEED_SCHEMA } from "./lib/seed.ts";
+import { checkMix, memoryTarget, seedMemoryStore } from "./lib/seed-memory.ts";
 
 const { values } = parseArgs({
   options: { ids: { type: "string", default: "100000" }, seconds: { type: "string", default: "5" } },
@@ -39,54 +39,15 @@ const compileWarm = median(warm);
 const store = new MemoryStore();
 const user = (id: string) => ({ type: "user", id, relation: "" });
 t0 = process.hrtime.bigint();
-for (let start = 0; start < N; start += 1000) {
-  const tuples: Tuple[] = [];
-  const attributes: Attribute[] = [];
-  for (let i = start; i < Math.min(N, start + 1000); i++) {
-    const id = String(i);
-    tuples.push(
-      { entity: { type: "user", id }, relation: "self", subject: user(id) },
-      { entity: { type: "user", id }, relation: "follower", subject: user(String((i + 1) % N)) },
-      { entity: { type: "user", id }, relation: "blocked", subject: user(String((i + 2) % N)) },
-      { entity: { type: "content", id }, relation: "owner", subject: user(id) },
-      { entity: { type: "interaction", id }, relation: "creator", subject: user(id) },
-      {
-        entity: { type: "interaction", id },
-        relation: "parent",
-        subject: { type: "content", id, relation: "" },
-      },
-    );
-    const value = { type: "ATTRIBUTE_TYPE_BOOLEAN" as const, data: i % 4 === 0 };
-    attributes.push(
-      { entity: { type: "user", id }, attribute: "is_public", value },
-      { entity: { type: "content", id }, attribute: "is_public", value },
-    );
-  }
-  await store.write(TENANT, { tuples, attributes });
-}
+await seedMemoryStore(store, TENANT, N);
 const seedSeconds = ms(process.hrtime.bigint() - t0) / 1000;
 globalThis.gc?.();
 const memory = process.memoryUsage();
 
 // ---- the k6 request mix ----
-const randomId = () => String(Math.floor(Math.random() * N));
-let currentEntity = randomId();
-let currentSubject = randomId();
-function nextQuery(): CheckQuery {
-  const type = Math.random() < 0.5 ? "content" : "interaction";
-  if (Math.random() >= 0.1) currentEntity = randomId();
-  if (Math.random() >= 0.1) currentSubject = randomId();
-  return { entity: { type, id: currentEntity }, permission: "view", subject: user(currentSubject) };
-}
 const QUERIES = 1 << 16;
-const queries = Array.from({ length: QUERIES }, nextQuery);
-const target: EvaluationTarget = {
-  store,
-  tenantId: TENANT,
-  snap: store.headSnap(TENANT),
-  depth: 20,
-  evaluations: new EvaluationPool(),
-};
+const queries = checkMix(N, QUERIES);
+const target = memoryTarget(store, TENANT);
 
 // Sanity: known answers (owner sees own content; follower of a public-ish chain; blocked user denied).
 const expectCan = (type: string, id: string, subject: string, want: boolean) => {

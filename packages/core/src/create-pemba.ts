@@ -29,6 +29,8 @@ export interface PembaRuntime {
   metrics?: AppOptions["metrics"];
   /** `info.version` of the OpenAPI document. */
   version?: string;
+  /** The browser console's built files, served at `/console` (the entries pass `@pemba/console`'s). */
+  console?: AppOptions["console"];
   /** Runs a request or a garbage collection in the store's per-request scope (D1 sessions). */
   scope?: <T>(run: () => T) => T;
 }
@@ -69,6 +71,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       observe: runtime.observe,
       admit: runtime.admit,
       version: runtime.version,
+      console: runtime.console,
     });
     const scope = runtime.scope ?? (<T>(run: () => T) => run());
     return {

@@ -1,9 +1,13 @@
 /**
  * @pemba/core/testing, runtime-neutral test support (it also runs inside workerd): the one store contract suite,
- * the statements-per-request suite, fixtures and the load-test schema. Node-only harnesses (a throwaway
+ * the statements-per-request suite, fixtures, the load-test schema and how browser tests launch Debian's Chromium
+ * (a constant: no browser code here). Node-only harnesses (a throwaway
  * PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
  */
 
+/** Replays every hop of an explain proof against the store and the schema. */
+export { verifyProof } from "./engine/explain-verify.ts";
+export { CHROMIUM_LAUNCH } from "./http/testing/chromium.ts";
 export { celHeavySchema, entitiesSchema, letterName } from "./service/testing/limit-schemas.ts";
 export {
   expectedView,

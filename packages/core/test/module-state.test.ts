@@ -12,6 +12,7 @@ const SRC = join(import.meta.dirname, "../src");
 
 /** Module-level collections that are filled at load time and never written after. */
 const LOOKUP_TABLES = [
+  "engine/explain-format.ts: OPERATIONS", // proof node kinds printed as operations
   "http/route-table.ts: PARAM_NAMES", // the path parameter names of each route in the table, built at load
   "http/wire/pgv.ts: messageNames", // proto message names of the wire schemas, set while those modules load
   "rules/cel-rule.ts: ARITHMETIC", // CEL operator names

@@ -13,15 +13,20 @@ import { describe, expect, it } from "vitest";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 /** Workspace packages: folder -> package name and its exported subpaths. */
-const PACKAGES = ["packages/core", "packages/node-server", "packages/worker", "packages/sdk", "loadtest"].map(
-  (dir) => {
-    const manifest = JSON.parse(readFileSync(join(REPO, dir, "package.json"), "utf8")) as {
-      name: string;
-      exports?: Record<string, unknown>;
-    };
-    return { dir, name: manifest.name, exports: Object.keys(manifest.exports ?? {}) };
-  },
-);
+const PACKAGES = [
+  "packages/core",
+  "packages/node-server",
+  "packages/worker",
+  "packages/sdk",
+  "packages/console",
+  "loadtest",
+].map((dir) => {
+  const manifest = JSON.parse(readFileSync(join(REPO, dir, "package.json"), "utf8")) as {
+    name: string;
+    exports?: Record<string, unknown>;
+  };
+  return { dir, name: manifest.name, exports: Object.keys(manifest.exports ?? {}) };
+});
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];

@@ -45,6 +45,8 @@ const sources = Math.max(
   newestSource(path.join(pkgDir, "src")),
   newestSource(path.join(coreDir, "src")),
   newestSource(path.join(coreDir, "drizzle")),
+  newestSource(path.resolve(pkgDir, "../console/src")),
+  newestSource(path.resolve(pkgDir, "../console/generated")),
   statSync(path.join(pkgDir, "package.json")).mtimeMs,
   statSync(fileURLToPath(import.meta.url)).mtimeMs,
 );

@@ -25,6 +25,9 @@ Usage:
                                       what changing the schema from old to new removes, retypes and flips;
                                       with --database, measured on that database's live data: exits 1 when
                                       it would orphan rows or break stored values
+  pemba explain <type:id> <permission> <type:id[#relation]> [options]
+                                      ask a running server why a check is ALLOWED or DENIED (Pemba's
+                                      explain API) and print the proof as a tree
   pemba --help                        this text
   pemba --version                     print the version
 
@@ -55,6 +58,15 @@ schema diff options:
                                       (default 5000)
   --json                              the JSON of POST /v1/tenants/{t}/schemas/diff instead of text
   --fail-on-flips                     exit 1 also when a decision flips
+explain options:
+  --url <url>                         the server (default http://127.0.0.1:3476)
+  --token <key>                       a key or token, sent as Authorization: Bearer
+  --tenant <id>                       the tenant (default t1)
+  --depth <n>                         metadata.depth (default 20)
+  --snap-token <token>, --schema-version <version>
+                                      as in a check request (default: the newest)
+  --context <file.json>               contextual tuples, attributes and data (a check request's context)
+  --json                              print the JSON answer instead of the tree
 
 migrate options:
   --database <path|url>               as for serve (env PEMBA_DATABASE)
@@ -65,5 +77,6 @@ Examples:
   pemba validate ./authz.yaml
   pemba codegen schema.perm -o src/authz.ts
   pemba schema diff main.perm branch.perm --database ./pemba.db
+  pemba explain document:1 view user:alice --token secret1
   PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
 `;

@@ -7,6 +7,7 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
+import { consoleAssets } from "@pemba/console";
 import {
   COMPACT_IDLE_MS,
   createPemba,
@@ -84,6 +85,7 @@ export async function startServer({
         body: await metrics.registry.metrics(),
       }),
       version: pembaVersion(),
+      console: consoleAssets,
     },
   );
   const { store, app } = pemba;

@@ -1,6 +1,7 @@
 /**
- * The node:http adapter of the check endpoint: a request the core route table (`matchRoute`) says is the check
- * goes from node:http's (req, res) straight to the core app's request pipeline (`app.handleCheck`), without the
+ * The node:http adapter of the check endpoint (and of explain, which takes the check body): a request the core
+ * route table (`matchRoute`) says is the check goes from node:http's (req, res) straight to the core app's request
+ * pipeline (`app.handleCheck`, `app.handleExplain`), without the
  * router or Request/Response objects, and the answer goes out with a Content-Length (one socket write). Every
  * other request goes to Hono through @hono/node-server. Both run the same pipeline: auth, tenant, limits, errors,
  * CORS, observe.
@@ -17,8 +18,8 @@ import {
 } from "@pemba/core";
 
 /** The decoded tenant id of a check's route match; undefined for another route or an undecodable id. */
-function checkTenant(match: RouteMatch | undefined): string | undefined {
-  if (match?.route !== ROUTES.check) return undefined;
+function checkTenant(match: RouteMatch | undefined, explain = false): string | undefined {
+  if (match?.route !== ROUTES.check && (!explain || match?.route !== ROUTES.explain)) return undefined;
   try {
     return decodeURIComponent(match.params.tenant_id!);
   } catch {
@@ -93,7 +94,8 @@ function writeAnswer(res: ServerResponse, answer: Answer, close: boolean): void 
 }
 
 /**
- * Answers `req` when it is a check request and returns true; returns false for anything else (hand it to Hono).
+ * Answers `req` when it is a check (or explain) request and returns true; returns false for anything else (hand it
+ * to Hono).
  * `match`: the route table's match of the request, when the caller has it already.
  */
 export function handleNodeCheck(
@@ -102,9 +104,10 @@ export function handleNodeCheck(
   res: ServerResponse,
   match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url),
 ): boolean {
-  const tenantId = checkTenant(match);
+  const tenantId = checkTenant(match, true);
   if (tenantId === undefined) return false;
   const request = new NodeCheckRequest(req, tenantId);
-  void app.handleCheck(request).then((answer) => writeAnswer(res, answer, request.cutOff));
+  const answer = match?.route === ROUTES.explain ? app.handleExplain(request) : app.handleCheck(request);
+  void answer.then((a) => writeAnswer(res, a, request.cutOff));
   return true;
 }

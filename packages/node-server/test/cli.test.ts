@@ -25,6 +25,7 @@ describe("pemba CLI", () => {
       "pemba validate <file.yaml> [--unchecked]",
       "pemba migrate",
       "pemba schema diff <old.perm> <new.perm> [--database <url>]",
+      "pemba explain <type:id> <permission> <type:id[#relation]> [options]",
       "--version",
       ...[
         "database",
@@ -82,6 +83,7 @@ describe("pemba CLI", () => {
       ["serve", "--port", "1", "-h"],
       ["validate", "--help"],
       ["migrate", "-h"],
+      ["explain", "--help"],
     ]) {
       const r = await runCli(args);
       expect(r).toMatchObject({ code: 0, stdout: help, stderr: "" });

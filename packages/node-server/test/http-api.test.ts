@@ -165,6 +165,7 @@ describe.each(stores)("HTTP API over @hono/node-server on %s", (_name, open) => 
 describe("handleNodeCheck: checks answered straight on node:http", () => {
   let url: string;
   let server: Server;
+  let viaHono: (path: string, body: unknown, headers?: Record<string, string>) => Promise<unknown>;
   const observed: { route: string; status: number; decision?: string }[] = [];
   beforeAll(async () => {
     const service = new PembaService(new MemoryStore());
@@ -178,6 +179,15 @@ describe("handleNodeCheck: checks answered straight on node:http", () => {
     server = createServer((req, res) => {
       if (!handleNodeCheck(app, req, res)) void listener(req, res);
     });
+    viaHono = async (path, body, headers = {}) => {
+      const request = new Request(`http://localhost${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      });
+      const r = await app.fetch(request);
+      return { status: r.status, body: await r.json() };
+    };
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const admin = { authorization: "Bearer admin" };
@@ -270,6 +280,33 @@ describe("handleNodeCheck: checks answered straight on node:http", () => {
       { route: "/v1/tenants/:tenant_id/permissions/check", status: 200, decision: "CHECK_RESULT_ALLOWED" },
       { route: "/v1/tenants/:tenant_id/permissions/check", status: 200, decision: "CHECK_RESULT_DENIED" },
     ]);
+  });
+
+  it("answers explain (the check body) as Hono does: the same answers, errors and auth", async () => {
+    observed.length = 0;
+    const admin = { authorization: "Bearer admin" };
+    const path = "/v1/tenants/t1/permissions/explain";
+    const cases: [unknown, Record<string, string>][] = [
+      [checkBody("document:1", "edit", "user:1"), admin],
+      [checkBody("document:1", "edit", "user:2"), admin],
+      [checkBody("document:1", "nope", "user:1"), admin],
+      [checkBody("document:1", "edit", "user:1"), {}],
+      [checkBody("document:1", "edit", "user:1"), { authorization: "Bearer k2" }],
+      [{ ...checkBody("document:1", "edit", "user:1"), metadata: {} }, admin],
+    ];
+    const direct = [];
+    for (const [body, headers] of cases) {
+      const answer = await post(url, path, body, headers);
+      expect(answer).toEqual(await viaHono(path, body, headers));
+      direct.push(answer.status);
+    }
+    expect(direct).toEqual([200, 200, 404, 500, 403, 400]);
+    expect(observed.filter((o) => o.route === "/v1/tenants/:tenant_id/permissions/explain").length).toBe(12);
+    expect(observed[0]).toEqual({
+      route: "/v1/tenants/:tenant_id/permissions/explain",
+      status: 200,
+      decision: "CHECK_RESULT_ALLOWED",
+    });
   });
 
   it("a string metadata.depth (proto3 JSON) is answered like a number", async () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliProcess, REPO_DIR, startServe } from "./cli-process.ts";
+import { type CliProcess, REPO_DIR, runCli, startServe } from "./cli-process.ts";
 
 const readme = readFileSync(join(REPO_DIR, "README.md"), "utf8");
 
@@ -51,6 +51,17 @@ describe("README", () => {
     }
     const comment = lines.find((l) => l.startsWith("# ")) as string;
     expect(JSON.parse(last)).toEqual(JSON.parse(comment.slice(2)));
+  });
+
+  it("the explain block (after the curl block wrote its data) prints the proof its comments show", async () => {
+    const section = readme.slice(readme.indexOf("**Why was it allowed, or denied?**"));
+    const start = section.indexOf("```sh\n") + "```sh\n".length;
+    const [command, ...comments] = section.slice(start, section.indexOf("```", start)).trimEnd().split("\n");
+    const args = command.replace(/\s+#.*$/, "").split(" ");
+    expect(args.slice(0, 3)).toEqual(["pnpm", "pemba", "explain"]);
+    const r = await runCli([...args.slice(2), "--url", (server as { url: string }).url]);
+    expect(r).toMatchObject({ code: 0, stderr: "" });
+    expect(r.stdout).toBe(`${comments.map((l) => l.slice(2)).join("\n")}\n`);
   });
 
   it("no tracked file names a path of the machine it was written on", () => {

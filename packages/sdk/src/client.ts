@@ -10,6 +10,7 @@ import {
   type CheckResult,
   type EntityInput,
   type ExpandNode,
+  type ExplainAnswer,
   type SubjectInput,
   toEntity,
   toSubject,
@@ -155,6 +156,14 @@ export class PembaClient {
       call,
     );
     return res.can === "CHECK_RESULT_ALLOWED";
+  }
+
+  /**
+   * Pemba's explain (an extension: Permify has no such endpoint): the check request, answered with the decision
+   * and its proof (for ALLOWED the granting path hop by hop, for DENIED every branch tried and why it failed).
+   */
+  explain(req: WithOptionalMetadata<PermissionCheckRequest>, call?: CallOptions): Promise<ExplainAnswer> {
+    return this.#read("permissions/explain", { ...req, metadata: this.#checkMetadata(req.metadata) }, call);
   }
 
   /** Bulk check; more than 100 items go out as several requests (answers in order). */

@@ -13,6 +13,8 @@ export {
   type DataChange,
   type EntityInput,
   type ExpandNode,
+  type ExplainAnswer,
+  type Proof,
   parseRef,
   type SubjectInput,
   type WatchChanges,

@@ -6,6 +6,8 @@ import type {
   Attribute,
   Entity,
   PermissionExpandResponse,
+  PermissionExplainResponse,
+  ProofNode,
   Subject,
   Tuple,
   WatchResponse,
@@ -43,6 +45,16 @@ type ExpandTree = PermissionExpandResponse["tree"];
 /** An expand node; `expand.children` are nodes again (the wire schema documents one level only). */
 export interface ExpandNode extends Omit<ExpandTree, "expand"> {
   expand?: { operation: NonNullable<ExpandTree["expand"]>["operation"]; children: ExpandNode[] };
+}
+
+/** A proof node of explain; `children` are nodes again (the wire schema documents one level only). */
+export interface Proof extends Omit<ProofNode, "children"> {
+  children: Proof[];
+}
+
+/** The explain answer (Pemba's extension): the check answer plus its proof. */
+export interface ExplainAnswer extends Omit<PermissionExplainResponse, "proof"> {
+  proof: Proof;
 }
 
 /** Parses `"type:id"` or `"type:id#relation"`. */

@@ -4,7 +4,7 @@
  * that an unknown name, or a subject type a relation does not allow, fails to compile.
  */
 import type { PembaClient } from "./client.ts";
-import type { ExpandNode } from "./requests.ts";
+import type { ExpandNode, ExplainAnswer } from "./requests.ts";
 import type { CallOptions } from "./transport.ts";
 import type {
   PermissionBulkCheckResponse,
@@ -158,6 +158,7 @@ export type TypedLookupSubjectRequest<
 type Typed =
   | "withTenant"
   | "check"
+  | "explain"
   | "can"
   | "bulkCheck"
   | "expand"
@@ -177,6 +178,7 @@ export type TypedClient<S extends SchemaTypes> = Omit<PembaClient, Typed> & {
     req: TypedCheckRequest<S, T>,
     call?: CallOptions,
   ): Promise<PermissionCheckResponse>;
+  explain<T extends EntityType<S>>(req: TypedCheckRequest<S, T>, call?: CallOptions): Promise<ExplainAnswer>;
   can<T extends EntityType<S>>(
     entity: { type: T; id: string },
     permission: PermissionOf<S, T>,

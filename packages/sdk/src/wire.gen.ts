@@ -186,6 +186,15 @@ export interface PermissionExpandResponse {
   };
 }
 
+export interface PermissionExplainResponse {
+  can: "CHECK_RESULT_UNSPECIFIED" | "CHECK_RESULT_ALLOWED" | "CHECK_RESULT_DENIED";
+  metadata: {
+    check_count: number;
+  };
+  proof: ProofNode;
+  truncated: boolean;
+}
+
 export interface PermissionLookupEntityRequest {
   metadata: {
     schema_version?: string;
@@ -252,6 +261,51 @@ export interface PermissionSubjectPermissionRequest {
 
 export interface PermissionSubjectPermissionResponse {
   results: Record<string, "CHECK_RESULT_UNSPECIFIED" | "CHECK_RESULT_ALLOWED" | "CHECK_RESULT_DENIED">;
+}
+
+export interface ProofNode {
+  kind:
+    | "permission"
+    | "relation"
+    | "attribute"
+    | "rule"
+    | "tuple_to_userset"
+    | "union"
+    | "intersection"
+    | "exclusion"
+    | "direct"
+    | "cycle"
+    | "cut";
+  entity: Entity;
+  name: string;
+  result: "ALLOWED" | "DENIED";
+  tuple?: {
+    entity: Entity;
+    relation: string;
+    subject: Subject;
+  };
+  attribute?: {
+    entity: Entity;
+    attribute: string;
+    value: {
+      "@type": string;
+      data?: unknown;
+    };
+  };
+  rule?: {
+    name: string;
+    expression: string;
+    arguments: Record<
+      string,
+      {
+        "@type": string;
+        data?: unknown;
+      }
+    >;
+  };
+  reason?: string;
+  contextual?: boolean;
+  children: unknown[];
 }
 
 export interface RelationReference {

@@ -152,6 +152,51 @@ describe("SDK endpoints against pemba serve", () => {
     expect(perms.results).toEqual({ edit: "CHECK_RESULT_DENIED", view: "CHECK_RESULT_ALLOWED" });
   });
 
+  it("explain (Pemba extension): the check's decision with the granting path, or every branch tried", async () => {
+    const granted = await client.explain({ entity: doc("1"), permission: "view", subject: user("bob") });
+    const checked = await client.check({ entity: doc("1"), permission: "view", subject: user("bob") });
+    expect(granted.can).toBe(checked.can);
+    expect(granted.can).toBe("CHECK_RESULT_ALLOWED");
+    expect(granted.truncated).toBe(false);
+    // the granting path, hop by hop: view = (edit or viewer) or public; viewer@organization:acme#member; bob
+    const path: string[] = [];
+    for (let n = granted.proof; ; n = n.children[0]) {
+      path.push(`${n.kind} ${n.entity.type}:${n.entity.id}#${n.name}`);
+      if (n.children.length === 0) {
+        expect(n.tuple).toEqual({
+          entity: { type: "organization", id: "acme" },
+          relation: "member",
+          subject: { type: "user", id: "bob", relation: "" },
+        });
+        break;
+      }
+    }
+    expect(path).toEqual([
+      "permission document:1#view",
+      "union document:1#view",
+      "union document:1#view",
+      "relation document:1#viewer",
+      "relation organization:acme#member",
+      "direct organization:acme#member",
+    ]);
+    const denied = await client.explain({ entity: doc("1"), permission: "edit", subject: user("carol") });
+    expect(denied.can).toBe("CHECK_RESULT_DENIED");
+    const union = denied.proof.children[0];
+    expect(union.children.map((c) => `${c.kind} ${c.name} ${c.result} ${c.reason ?? ""}`)).toEqual([
+      "relation owner DENIED no tuple document:1#owner@user:carol",
+      "tuple_to_userset org.admin DENIED no tuple document:1#org",
+    ]);
+    const unknown = { entity: { type: "nothing", id: "1" }, permission: "view", subject: user("bob") };
+    const error = await client.explain(unknown).catch((e: unknown) => e);
+    const checkError = await client.check(unknown, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PembaApiError);
+    expect((error as PembaApiError).errorCode).toBe("ERROR_CODE_SCHEMA_NOT_FOUND");
+    expect([(error as PembaApiError).status, (error as PembaApiError).errorCode]).toEqual([
+      (checkError as PembaApiError).status,
+      (checkError as PembaApiError).errorCode,
+    ]);
+  });
+
   it("bulk check over 100 items is split into requests of 100 and answered in order", async () => {
     const items = Array.from({ length: 230 }, (_, i) => ({
       entity: doc("1"),

@@ -7,6 +7,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { CHROMIUM_LAUNCH } from "@pemba/core/testing";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { measureBrowserBundle } from "../scripts/bundle-size.ts";
@@ -26,7 +27,7 @@ const NODE20 = "/usr/bin/node";
 const node20Version = existsSync(NODE20)
   ? spawnSync(NODE20, ["--version"], { encoding: "utf8" }).stdout.trim()
   : "";
-const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = CHROMIUM_LAUNCH.executablePath;
 
 describe("the packed @pemba/sdk in every runtime", () => {
   let scratch: ScratchProject;
@@ -150,18 +151,7 @@ describe("the packed @pemba/sdk in every runtime", () => {
   it.skipIf(!existsSync(CHROMIUM))(
     "runs in headless Chromium (a module script from another origin, CORS)",
     async () => {
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--no-first-run",
-        ],
-      });
+      const browser = await chromium.launch({ ...CHROMIUM_LAUNCH, args: [...CHROMIUM_LAUNCH.args] });
       try {
         const page = await browser.newPage();
         await page.goto(`${pages.url}/index.html`);

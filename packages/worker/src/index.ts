@@ -9,6 +9,7 @@
  * and node:fs); `@libsql/client`'s `workerd` export condition selects its web build (fetch/WebSocket).
  */
 
+import { consoleAssets } from "@pemba/console";
 import {
   createPemba,
   LibsqlStore,
@@ -44,6 +45,7 @@ async function openInstance(env: WorkerEnv): Promise<Pemba> {
     logger: replicaLogger,
     observe: observeRequest,
     version: workerPackage.version,
+    console: consoleAssets,
     scope: d1 === undefined ? undefined : (run) => withD1Sessions(d1, run),
   });
 }

@@ -115,6 +115,11 @@ export class Evaluation implements Walk {
     return e;
   }
 
+  /** The entry number of (ref, id): for walks beside the compiled closures (explain) to key their own tables. */
+  entryOf(ref: ReadRef, id: string): number {
+    return this.#entry(ref.slot, id);
+  }
+
   invoke(type: string, id: string, name: string, depth: number): WalkResult {
     this.checkCount++;
     if (depth < 0) return this.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));

@@ -2,6 +2,18 @@ export { bulkCheck, check, subjectPermission } from "./check.ts";
 export { EvaluationPool } from "./evaluation/pool.ts";
 export { Evaluation } from "./evaluation.ts";
 export { expand } from "./expand.ts";
+export {
+  DEFAULT_EXPLAIN_NODES,
+  type ExplainOptions,
+  type ExplainResponse,
+  type ExplainTarget,
+  explain,
+  type ProofKind,
+  type ProofNode,
+  type ProofTuple,
+  type ProofValue,
+} from "./explain.ts";
+export { formatExplain, proofLine } from "./explain-format.ts";
 export { lookupEntity } from "./lookup-entity.ts";
 export { decodeContinuousToken, encodeContinuousToken } from "./lookup-paging.ts";
 export { lookupSubject } from "./lookup-subject.ts";

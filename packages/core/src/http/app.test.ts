@@ -270,6 +270,7 @@ describe("HTTP app: transport rules", () => {
         "POST /v1/tenants/{tenant_id}/permissions/lookup-entity-stream permissions.lookupEntityStream",
         "POST /v1/tenants/{tenant_id}/permissions/lookup-subject permissions.lookupSubject",
         "POST /v1/tenants/{tenant_id}/permissions/subject-permission permissions.subjectPermission",
+        "POST /v1/tenants/{tenant_id}/permissions/explain permissions.explain",
         "POST /v1/tenants/{tenant_id}/watch watch.watch",
       ].sort(),
     );
@@ -301,7 +302,7 @@ describe("HTTP app: transport rules", () => {
           `<li><span class="m ${m}">${m.toUpperCase()}</span><code>${path}</code> — ${op.summary}</li>`,
       ),
     );
-    expect(expected).toHaveLength(26);
+    expect(expected).toHaveLength(27);
     expect(items.sort()).toEqual(expected.sort());
     expect(page).toContain(
       '<li><span class="m post">POST</span><code>/v1/tenants/{tenant_id}/permissions/check</code> — ' +

@@ -49,6 +49,16 @@ export interface AppOptions {
   watchPollMs?: number;
   /** `info.version` of the OpenAPI document. */
   version?: string;
+  /** The browser console's built files, served at `/console` (the entries pass them: core never builds them). */
+  console?: ConsoleAssets;
+}
+
+/**
+ * The browser console as built files: `index.html` is served at `/console`, every other file at `/console/<name>`.
+ * The page itself holds no data and is served without a key; every API call it makes carries the key typed into it.
+ */
+export interface ConsoleAssets {
+  files: Readonly<Record<string, { contentType: string; body: string }>>;
 }
 
 export type PembaApp = OpenAPIHono & {
@@ -57,7 +67,38 @@ export type PembaApp = OpenAPIHono & {
    * through the request pipeline, without the router: what the node:http adapter calls for checks.
    */
   handleCheck(req: ApiRequest): Promise<Answer>;
+  /** The same for `POST /v1/tenants/{tenant_id}/permissions/explain` (Pemba's extension: the check body). */
+  handleExplain(req: ApiRequest): Promise<Answer>;
 };
+
+/** `GET /console` (the page) and `GET /console/<file>`; `/console/` redirects to `/console` (relative links). */
+function registerConsole(app: OpenAPIHono, routes: FetchRoutes, assets: ConsoleAssets): void {
+  const page = assets.files["index.html"];
+  if (page === undefined) throw new Error("console assets without index.html");
+  const serve = (file: { contentType: string; body: string }): Answer => ({
+    status: 200,
+    headers: ["content-type", file.contentType, "cache-control", "no-cache"],
+    body: file.body,
+  });
+  const metadata = { route: "/console", authenticate: false };
+  app.get(
+    "/console",
+    routes.serve(metadata, () => serve(page)),
+  );
+  app.get(
+    "/console/",
+    routes.serve(metadata, () => ({ status: 301, headers: ["location", "../console"], body: null })),
+  );
+  app.get(
+    "/console/:file",
+    routes.serve({ route: "/console/:file", authenticate: false }, ({ req }) => {
+      const name = req.param("file") ?? "";
+      const file = name === "index.html" ? undefined : assets.files[name];
+      if (file === undefined) throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
+      return serve(file);
+    }),
+  );
+}
 
 export function createApp(opts: AppOptions): PembaApp {
   const app = new OpenAPIHono();
@@ -139,11 +180,13 @@ export function createApp(opts: AppOptions): PembaApp {
     routes.serve(metadata("/docs"), () => ({ status: 301, headers: ["location", "../docs"], body: null })),
   );
 
+  if (opts.console !== undefined) registerConsole(app, routes, opts.console);
+
   registerTenancyRoutes(deps);
   registerSchemaRoutes(deps);
   registerDataRoutes(deps);
   registerBundleRoutes(deps);
-  const check = registerPermissionRoutes(deps);
+  const permissions = registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
   routes.finish();
 
@@ -154,6 +197,7 @@ export function createApp(opts: AppOptions): PembaApp {
   app.onError((e) => errorResponse(e));
 
   return Object.assign(app, {
-    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, check),
+    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, permissions.check),
+    handleExplain: (req: ApiRequest) => pipeline.run(ROUTES.explain.endpoint, req, permissions.explain),
   });
 }

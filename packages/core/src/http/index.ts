@@ -1,5 +1,6 @@
 export {
   type AppOptions,
+  type ConsoleAssets,
   createApp,
   type PembaApp,
   PUBLIC_PATH_CHOICES,

@@ -133,6 +133,8 @@ export const ROUTES = {
     "permissions.subjectPermission",
     "PermissionSubjectPermissionRequest",
   ),
+  /** Pemba's extension (Permify has none): the check body, answered with the decision and its proof. */
+  explain: api("POST", `${T}/permissions/explain`, "permissions.explain", "PermissionCheckRequest"),
   watch: api("POST", `${T}/watch`, "watch.watch", "WatchRequest", { stream: true }),
 } as const satisfies Record<string, ApiRoute>;
 

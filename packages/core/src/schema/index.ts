@@ -24,7 +24,7 @@ export { parseSchema, type SchemaParseResult, tryParseSchema } from "./parse-sch
 export { MAX_EXPRESSION_DEPTH } from "./parser.ts";
 export { applyPartialWrite, type EntityPartials } from "./partial.ts";
 export { attributeTypeText, printExpression, printSchema } from "./print.ts";
-export { SchemaError, SchemaParseError } from "./schema-error.ts";
+export { SchemaError, SchemaParseError, type TokenSpan } from "./schema-error.ts";
 export { validateAttribute, validateTuple } from "./validate-data.ts";
 export {
   childToWire,

@@ -19,10 +19,15 @@ export const ERROR_MESSAGES: IParserErrorMessageProvider = {
   buildEarlyExitMessage: () => "",
 };
 
-/** `"<line>:<col>:<message>"` at Permify's lexer position right after `t`. */
-export function errorAfter(t: Token, message: string): SchemaParseError {
+/** `"<line>:<col>:<message>"` at Permify's lexer position right after `t`; `offending` is the token failed on. */
+export function errorAfter(t: Token, message: string, offending?: Token): SchemaParseError {
   const p = positionAfter(t);
-  return new SchemaParseError(`${p.line}:${p.column}:${message}`, p);
+  const span = offending && {
+    line: offending.line,
+    column: offending.start - offending.lineStart,
+    length: offending.end - offending.start,
+  };
+  return new SchemaParseError(`${p.line}:${p.column}:${message}`, p, span);
 }
 
 export function toPermifyError(e: IRecognitionException, tokens: readonly SchemaToken[]): SchemaParseError {
@@ -32,14 +37,14 @@ export function toPermifyError(e: IRecognitionException, tokens: readonly Schema
   const peek = tokens[Math.min(token.index + 1, tokens.length - 1)].source;
   const rule = e.context.ruleStack[e.context.ruleStack.length - 1];
   const peekError = (expected: string) =>
-    errorAfter(token.source, `expected next token to be ${expected}, got ${got} instead`);
+    errorAfter(token.source, `expected next token to be ${expected}, got ${got} instead`, token.source);
   const currentError = (expected: string) =>
-    errorAfter(peek, `expected token to be ${expected}, got ${got} instead`);
+    errorAfter(peek, `expected token to be ${expected}, got ${got} instead`, token.source);
 
   switch (e.name) {
     case "NoViableAltException":
       if (rule === "callArguments") return currentError("IDENT");
-      return errorAfter(peek, `no prefix parse function for ${got} found`);
+      return errorAfter(peek, `no prefix parse function for ${got} found`, token.source);
     case "EarlyExitException":
       return peekError("SIGN");
     default: {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PermissionExpr, SchemaDefinition } from "./ast.ts";
 import { parseSchema, tryParseSchema } from "./parse-schema.ts";
-import { SchemaError } from "./schema-error.ts";
+import { SchemaError, SchemaParseError } from "./schema-error.ts";
 
 /** A permission tree as an s-expression: `(or a (and b c))`. */
 function shape(e: PermissionExpr): string {
@@ -308,6 +308,31 @@ rule check(amount integer, flag boolean) { flag && amount > 3 }`);
         details: [],
       });
     }
+  });
+
+  it("a parse error names the token it failed on (for editors), apart from Permify's message position", () => {
+    const failedOn = (text: string) => {
+      const r = tryParseSchema(text);
+      if (r.ok || !(r.error instanceof SchemaParseError)) throw new Error("expected a parse error");
+      return { message: r.error.message, token: r.error.token };
+    };
+    // `}` where an operand was due: Permify's position is after the peek token (the newline after `}`)
+    expect(
+      failedOn("entity user {}\n\nentity doc {\n  relation owner @user\n  permission edit = owner or\n}\n"),
+    ).toEqual({
+      message: "7:2:no prefix parse function for RCB found",
+      token: { line: 6, column: 1, length: 1 },
+    });
+    // a mismatch: the position is one column past the end of the offending token (Permify's one-ahead columns)
+    expect(failedOn("entity user {}\nentity doc {\n  relation owner user\n}")).toEqual({
+      message: "3:23:expected next token to be SIGN, got IDENT instead",
+      token: { line: 3, column: 18, length: 4 },
+    });
+    // a member keyword expected: after the peek token
+    expect(failedOn("entity user {}\nentity doc {\n  relation owner @user\n  foo\n}\n")).toEqual({
+      message: "5:2:expected token to be RELATION, PERMISSION, ATTRIBUTE, got IDENT instead",
+      token: { line: 4, column: 3, length: 3 },
+    });
   });
 
   it("unbounded nesting is refused instead of overflowing the stack", () => {

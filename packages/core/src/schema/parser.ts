@@ -219,7 +219,11 @@ class SchemaParser extends EmbeddedActionsParser {
     return this.ACTION(() => {
       const next = this.LA(1);
       if (frames.nested) {
-        throw errorAfter(source(next), `expected next token to be RP, got ${source(next).kind} instead`);
+        throw errorAfter(
+          source(next),
+          `expected next token to be RP, got ${source(next).kind} instead`,
+          source(next),
+        );
       }
       return frames.result;
     });

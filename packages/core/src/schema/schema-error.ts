@@ -17,10 +17,23 @@ export class SchemaError extends PembaError {
   }
 }
 
+/** Where a token starts (1-based line and column) and its length in characters. */
+export interface TokenSpan {
+  line: number;
+  column: number;
+  length: number;
+}
+
 /** `"<line>:<col>:<message>"` parse error. */
 export class SchemaParseError extends SchemaError {
-  constructor(message: string, position: SourcePosition) {
+  /**
+   * The token the parser failed on, for editors: Permify's message position lies right after it or after the token
+   * that follows it (and may be on the next line).
+   */
+  readonly token?: TokenSpan;
+  constructor(message: string, position: SourcePosition, token?: TokenSpan) {
     super("ERROR_CODE_SCHEMA_PARSE", message, position);
+    this.token = token;
   }
 }
 

@@ -467,6 +467,18 @@ export class PembaService {
     return engine.bulkCheck(schema.compiled, target, queries);
   }
 
+  /** A check's decision and its proof (Pemba's explain extension); errors are the check's. */
+  async explain(
+    tenantId: string,
+    meta: PermissionMetadata,
+    query: CheckQuery,
+    context?: Context,
+    options?: engine.ExplainOptions,
+  ): Promise<engine.ExplainResponse> {
+    const { schema, target } = await this.#target(tenantId, meta, context);
+    return engine.explain({ ...target, schema: schema.compiled }, query, options);
+  }
+
   async expand(
     tenantId: string,
     meta: Omit<PermissionMetadata, "depth">,

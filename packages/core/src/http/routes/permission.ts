@@ -1,6 +1,7 @@
 /** Permission endpoints: check, bulk check, expand, lookup entity (+ stream), lookup subject, subject permission. */
 
-import type { CheckOutcome } from "../../engine/types.ts";
+import { DEFAULT_EXPLAIN_NODES } from "../../engine/explain.ts";
+import type { CheckOutcome, CheckQuery } from "../../engine/types.ts";
 import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
 import type { PembaService, PermissionMetadata } from "../../service/index.ts";
@@ -25,6 +26,8 @@ import {
   PermissionCheckResponseSchema,
   PermissionExpandRequestSchema,
   PermissionExpandResponseSchema,
+  PermissionExplainRequestSchema,
+  PermissionExplainResponseSchema,
   PermissionLookupEntityRequestSchema,
   PermissionLookupEntityResponseSchema,
   PermissionLookupEntityStreamResponseSchema,
@@ -52,32 +55,43 @@ function contextWithin(limits: Limits, c: WireContext | undefined): Context | un
 }
 
 /**
- * A check request's body text -> the decision. zod's wire schema is the one definition of a valid body; the body
+ * A check request's body text -> its parts. zod's wire schema is the one definition of a valid body; the body
  * scanner is a fast path for the common body that gives what zod gives (property-tested) or leaves it to zod.
  */
+function checkRequestFromText(
+  limits: Limits,
+  text: string,
+): { meta: PermissionMetadata; query: CheckQuery; context?: Context } {
+  const scanned = scanCheckBody(text);
+  if (scanned !== undefined) return scanned;
+  const r = parseWire(PermissionCheckRequestSchema, parseJsonText(text));
+  return {
+    meta: meta(r.metadata),
+    query: { entity: r.entity, permission: r.permission, subject: r.subject },
+    context: contextWithin(limits, r.context),
+  };
+}
+
+/** A check request's body text -> the decision. */
 export function checkFromText(
   service: PembaService,
   limits: Limits,
   tenantId: string,
   text: string,
 ): MaybePromise<CheckOutcome> {
-  const scanned = scanCheckBody(text);
-  if (scanned !== undefined) return service.check(tenantId, scanned.meta, scanned.query);
-  const r = parseWire(PermissionCheckRequestSchema, parseJsonText(text));
-  return service.check(
-    tenantId,
-    meta(r.metadata),
-    { entity: r.entity, permission: r.permission, subject: r.subject },
-    contextWithin(limits, r.context),
-  );
+  const { meta, query, context } = checkRequestFromText(limits, text);
+  return service.check(tenantId, meta, query, context);
 }
 
 /** The check answer's JSON (a decision and a count: ASCII, no escaping needed). */
 export const checkAnswer = (outcome: CheckOutcome): Answer =>
   jsonTextAnswer(`{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`, outcome.can);
 
-/** Registers the permission endpoints; returns the check's handler (for the node:http adapter). */
-export function registerPermissionRoutes({ routes, service, limits }: AppDeps): Handler {
+/** Registers the permission endpoints; returns the check's and explain's handlers (for the node:http adapter). */
+export function registerPermissionRoutes({ routes, service, limits }: AppDeps): {
+  check: Handler;
+  explain: Handler;
+} {
   const context = (c: WireContext | undefined) => contextWithin(limits, c);
 
   const check = routes.add(
@@ -134,6 +148,26 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         context(r.context),
       );
       return jsonAnswer({ tree: expandToWire(tree) });
+    },
+  );
+
+  const explain = routes.add(
+    {
+      route: ROUTES.explain,
+      summary: "explain api (Pemba extension)",
+      description:
+        "Takes the check request and answers the decision with its proof: for ALLOWED the path that granted it, " +
+        "hop by hop, with the tuple, attribute or rule behind each hop; for DENIED every branch tried and why it " +
+        `failed. At most ${DEFAULT_EXPLAIN_NODES} proof nodes; past that nodes are "cut" and truncated is true.`,
+      tag: "Permission",
+      body: PermissionExplainRequestSchema,
+      response: PermissionExplainResponseSchema,
+    },
+    async ({ req, tenantId }) => {
+      // exactly the check request: read as check reads it (PermissionExplainRequestSchema is the check's schema)
+      const { meta, query, context } = checkRequestFromText(limits, await req.text(limits.maxBodyBytes));
+      const out = await service.explain(tenantId, meta, query, context);
+      return jsonTextAnswer(JSON.stringify(out), out.can);
     },
   );
 
@@ -243,5 +277,5 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       return jsonAnswer({ results });
     },
   );
-  return check;
+  return { check, explain };
 }

@@ -148,3 +148,89 @@ export const PermissionSubjectPermissionRequestSchema = protoMessage("Permission
 export const PermissionSubjectPermissionResponseSchema = z
   .object({ results: z.record(z.string(), CheckResultSchema) })
   .openapi("PermissionSubjectPermissionResponse");
+
+/**
+ * Pemba's explain (an extension; Permify has no such endpoint): the request is exactly the check request, the
+ * answer the check answer plus its proof. Proof nodes are recursive in truth; documented one level deep.
+ */
+export const PermissionExplainRequestSchema = PermissionCheckRequestSchema;
+
+const ProofValueSchema = z.object({ "@type": z.string(), data: z.unknown() });
+
+export const ProofNodeSchema = z
+  .object({
+    kind: z.enum([
+      "permission",
+      "relation",
+      "attribute",
+      "rule",
+      "tuple_to_userset",
+      "union",
+      "intersection",
+      "exclusion",
+      "direct",
+      "cycle",
+      "cut",
+    ]),
+    entity: EntitySchema,
+    name: z.string(),
+    result: z.enum(["ALLOWED", "DENIED"]),
+    tuple: z.object({ entity: EntitySchema, relation: z.string(), subject: SubjectSchema }).optional(),
+    attribute: z.object({ entity: EntitySchema, attribute: z.string(), value: ProofValueSchema }).optional(),
+    rule: z
+      .object({
+        name: z.string(),
+        expression: z.string(),
+        arguments: z.record(z.string(), ProofValueSchema),
+      })
+      .optional(),
+    reason: z.string().optional(),
+    contextual: z.boolean().optional(),
+    children: z.array(z.unknown().openapi({ description: "ProofNode" })),
+  })
+  .openapi("ProofNode");
+
+export const PermissionExplainResponseSchema = z
+  .object({
+    can: CheckResultSchema,
+    metadata: z.object({ check_count: z.number().int() }),
+    proof: ProofNodeSchema,
+    truncated: z.boolean(),
+  })
+  .openapi("PermissionExplainResponse", {
+    example: {
+      can: "CHECK_RESULT_ALLOWED",
+      metadata: { check_count: 2 },
+      proof: {
+        kind: "permission",
+        entity: { type: "doc", id: "1" },
+        name: "edit",
+        result: "ALLOWED",
+        children: [
+          {
+            kind: "relation",
+            entity: { type: "doc", id: "1" },
+            name: "owner",
+            result: "ALLOWED",
+            children: [
+              {
+                kind: "direct",
+                entity: { type: "doc", id: "1" },
+                name: "owner",
+                result: "ALLOWED",
+                tuple: {
+                  entity: { type: "doc", id: "1" },
+                  relation: "owner",
+                  subject: { type: "user", id: "1", relation: "" },
+                },
+                contextual: false,
+                reason: "the tuple names the subject user:1",
+                children: [],
+              },
+            ],
+          },
+        ],
+      },
+      truncated: false,
+    },
+  });
