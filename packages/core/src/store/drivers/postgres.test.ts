@@ -53,7 +53,12 @@ describe("PostgresStore", () => {
 
   it("migrate applies the migrations once; openStore picks PostgresStore", async () => {
     const url = await freshUrl();
-    expect(await migrate(url)).toEqual(["0000_init", "0001_seed"]);
+    expect(await migrate(url)).toEqual([
+      "0000_init",
+      "0001_seed",
+      "0002_per_tenant_tx_ids",
+      "0003_subject_page_index",
+    ]);
     expect(await migrate(url)).toEqual([]);
     const store = await openStore(url.replace(/^postgres:/, "postgresql:"));
     expect(store.kind).toBe("postgres");
