@@ -86,7 +86,8 @@ export type WriteListener = (tenantId: string, snap: Snap) => void;
  * catches up at once instead of at its next poll. Notices may be lost (a dropped connection): polling stays.
  */
 export interface WriteNotices {
-  onWrite(listener: WriteListener): void;
+  /** Resolves once notices are heard. */
+  onWrite(listener: WriteListener): Promise<void>;
 }
 
 /** A copy that takes change sets (MemoryStore): what the replica loads and catches up through. */

@@ -92,9 +92,13 @@ class WriteNoticeConnection {
     this.#url = url;
   }
 
-  add(listener: WriteListener): void {
+  #listening: Promise<void> | undefined;
+
+  /** Resolves once the connection listens (or failed to, and retries). */
+  add(listener: WriteListener): Promise<void> {
     this.#listeners.push(listener);
-    if (this.#client === undefined && this.#retry === undefined) void this.#connect();
+    this.#listening ??= this.#connect();
+    return this.#listening;
   }
 
   async #connect(): Promise<void> {
@@ -145,8 +149,8 @@ export class PostgresStore extends SqlStore implements WriteNotices {
   }
 
   /** Hears every committed write of the database, this process's and other processes' (LISTEN/NOTIFY). */
-  onWrite(listener: WriteListener): void {
-    this.#notices.add(listener);
+  onWrite(listener: WriteListener): Promise<void> {
+    return this.#notices.add(listener);
   }
 
   override async close(): Promise<void> {

@@ -92,12 +92,14 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     );
     // writes of other processes: at once where the store hears of them, the timer as the fallback
     if (hasWriteNotices(inner)) {
-      inner.onWrite((tenantId, snap) => {
+      await inner.onWrite((tenantId, snap) => {
         if (replica.closed) return;
         replica.copies.notice(tenantId, snap).catch((e: unknown) => {
           replica.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write notice failed");
         });
       });
+      // writes between the load and the first notice heard
+      await replica.refresh();
     }
     if (replica.refreshMs > 0) {
       const timer = setInterval(() => void replica.refresh(), replica.refreshMs);
