@@ -278,6 +278,24 @@ describe("PostgresStore, concurrent writers", () => {
     await store.close();
   });
 
+  it("a waiting watch stream wakes on the write's notice, not its poll", async () => {
+    const { store } = await freshStore();
+    const hub = new WatchHub(store);
+    const abort = new AbortController();
+    // a poll a minute: only the notice can deliver the write within the test's time
+    const stream = hub.open("t1", await store.headSnap("t1"), { signal: abort.signal, pollMs: 60_000 });
+    await store.onWrite(() => {}); // the hub's listening connection is up
+    const first = stream.next();
+    await new Promise((r) => setTimeout(r, 200)); // the stream read once, found nothing, and waits
+    const snap = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    const batch = await first;
+    expect(batch.done).toBe(false);
+    expect(decodeSnapToken((batch.value as { snapToken: string }).snapToken)).toBe(snap);
+    expect(hub.polls).toBe(0);
+    abort.abort();
+    await store.close();
+  });
+
   it("GC waits for a write between its id and its commit, so the horizon never passes a write in flight", async () => {
     const { store, url } = await freshStore();
     await store.createTenant("b", "b");
