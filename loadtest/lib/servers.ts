@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { LOADTEST_DIR } from "./k6.ts";
 
-const REPO_DIR = resolve(LOADTEST_DIR, "..");
+export const REPO_DIR = resolve(LOADTEST_DIR, "..");
 const NODE_FLAGS = ["--experimental-strip-types", "--no-warnings"];
 
 export interface ServerProcess {
@@ -55,24 +55,28 @@ function wrap(child: ChildProcess, url: string): ServerProcess {
 }
 
 /** Builds the bundled CLI (packages/node-server/dist/pemba.mjs, what `pnpm pemba` runs) when it is stale. */
-export function buildPemba(): string {
+export function buildPemba(repo = REPO_DIR): string {
   execFileSync(process.execPath, ["packages/node-server/scripts/build.mjs", "--quiet"], {
-    cwd: REPO_DIR,
+    cwd: repo,
     stdio: "inherit",
   });
   return "packages/node-server/dist/pemba.mjs";
 }
 
-/** `pemba serve` (the bundled CLI, as `pnpm pemba serve` runs it) on 127.0.0.1 with `database`; stdout discarded. */
+/**
+ * `pemba serve` (the bundled CLI, as `pnpm pemba serve` runs it) on 127.0.0.1 with `database`; stdout discarded.
+ * `repo`: the checkout whose CLI runs (another worktree for before/after runs).
+ */
 export async function startPemba(
   database: string,
   extraArgs: string[] = [],
   nodeFlags: string[] = [],
+  repo = REPO_DIR,
 ): Promise<ServerProcess> {
   const port = await freePort();
   const args = [
     ...nodeFlags,
-    buildPemba(),
+    buildPemba(repo),
     "serve",
     "--database",
     database,
@@ -82,7 +86,7 @@ export async function startPemba(
     String(port),
     ...extraArgs,
   ];
-  const child = spawn(process.execPath, args, { cwd: REPO_DIR, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd: repo, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();

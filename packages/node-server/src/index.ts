@@ -72,7 +72,8 @@ export async function startServer({
     { ...config, replica: replicaSettings(config) },
     {
       name: "node",
-      openStore: (database) => openStore(database, { onQuery: metrics.observeQuery }),
+      openStore: (database) =>
+        openStore(database, { onQuery: metrics.observeQuery, pgPoolSize: config.pgPoolSize }),
       replica: "startup",
       logger,
       observe: (info) => {

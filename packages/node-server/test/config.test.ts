@@ -27,10 +27,19 @@ describe("serve configuration", () => {
       replicaRefreshMs: 1000,
       replicaMaxRows: 5_000_000,
       compactAfterWritesMb: 32,
+      pgPoolSize: 10,
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 256,
       schemaWrites: "permify",
     });
+  });
+
+  it("PostgreSQL pool size from flag or environment; at least 1", () => {
+    expect(resolveServeConfig({}, { PEMBA_PG_POOL_SIZE: "4" }).pgPoolSize).toBe(4);
+    expect(resolveServeConfig({ "pg-pool-size": "32" }, { PEMBA_PG_POOL_SIZE: "4" }).pgPoolSize).toBe(32);
+    expect(() => resolveServeConfig({ "pg-pool-size": "0" }, {})).toThrow(
+      new ConfigError('invalid --pg-pool-size "0"; expected a whole number of at least 1'),
+    );
   });
 
   it("watch stream cap and compiled schema budget from flags or environment", () => {

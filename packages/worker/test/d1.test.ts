@@ -41,7 +41,12 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       state,
     ]);
     expect(applied).toContain("0000_init.sql");
-    expect(await appliedMigrations(state)).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await appliedMigrations(state)).toEqual([
+      "0000_init.sql",
+      "0001_seed.sql",
+      "0002_per_tenant_tx_ids.sql",
+      "0003_subject_page_index.sql",
+    ]);
     w = await startWranglerDev({}, 90_000, state);
   });
   afterAll(async () => {
@@ -100,6 +105,11 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       status: 404,
       body: { code: 5, message: "ERROR_CODE_TENANT_NOT_FOUND", details: [] },
     });
-    expect(await appliedMigrations(state)).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await appliedMigrations(state)).toEqual([
+      "0000_init.sql",
+      "0001_seed.sql",
+      "0002_per_tenant_tx_ids.sql",
+      "0003_subject_page_index.sql",
+    ]);
   });
 });

@@ -10,6 +10,7 @@
  * reconnects with the last batch's snap token and misses nothing.
  */
 import { PembaError } from "../errors.ts";
+import { hasWriteNotices } from "../store/capabilities.ts";
 import type { DataChange, Snap, Store } from "../store/store.ts";
 import { encodeSnapToken } from "./snap-token.ts";
 
@@ -59,6 +60,17 @@ export class WatchHub {
   constructor(store: Store, opts: { maxStreams?: number } = {}) {
     this.#store = store;
     this.#maxStreams = opts.maxStreams ?? DEFAULT_MAX_WATCH_STREAMS;
+    // a store that hears of every committed write (PostgreSQL's notices) wakes the tenant's waiting streams at once;
+    // the pollers stay as the fallback for a lost notice
+    if (hasWriteNotices(store)) void store.onWrite((tenantId, snap) => this.#notice(tenantId, snap));
+  }
+
+  /** A committed write of `tenantId` at `snap`: the tenant's streams waiting before it read now. */
+  #notice(tenantId: string, snap: Snap): void {
+    for (const p of this.#pollers.values()) {
+      if (p.tenantId !== tenantId) continue;
+      for (const w of [...p.waiters]) if (w.after < snap) w.wake();
+    }
   }
 
   /** Streams open now. */

@@ -10,7 +10,19 @@ import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
 import { parsePresharedKeys } from "../http/auth/preshared.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
 import { DEFAULT_REPLICA_MAX_ROWS } from "../store/proxies/replica/index.ts";
-import { count, duration, fromParser, list, oneOf, onOff, port, someOf, text, url } from "./parsers.ts";
+import {
+  count,
+  duration,
+  fromParser,
+  list,
+  oneOf,
+  onOff,
+  port,
+  positiveCount,
+  someOf,
+  text,
+  url,
+} from "./parsers.ts";
 
 export type Runtime = "node" | "worker";
 
@@ -225,6 +237,15 @@ export const SETTINGS = {
         "a tenant that would take the isolate's replica above this many rows (tuples + attributes) is served by SQL",
     },
     schema: count,
+  },
+  pgPoolSize: {
+    env: "PEMBA_PG_POOL_SIZE",
+    flag: "pg-pool-size",
+    arg: "<n>",
+    runtimes: NODE,
+    default: "10",
+    help: "PostgreSQL: connections this process's pool opens at most (plus 1 that listens for other instances' writes); see Running several instances",
+    schema: positiveCount,
   },
   compactAfterWrites: {
     env: "PEMBA_COMPACT_AFTER_WRITES",

@@ -58,6 +58,14 @@ export const count = z.string().transform((s, ctx) => {
   return /^\d+$/.test(clean) ? Number(clean) : fail(ctx, `${INVALID}; expected a whole number`);
 });
 
+/** A whole number of at least 1. */
+export const positiveCount = z.string().transform((s, ctx) => {
+  const clean = s.replace(/_/g, "");
+  return /^\d+$/.test(clean) && Number(clean) >= 1
+    ? Number(clean)
+    : fail(ctx, `${INVALID}; expected a whole number of at least 1`);
+});
+
 export const port = z
   .string()
   .transform((s, ctx) =>

@@ -71,6 +71,8 @@ export interface NodeSettings extends CommonSettings {
   insecureBindAny: boolean;
   /** MB of write-request bodies after which the heap is compacted once the writes pause; 0 = never. */
   compactAfterWritesMb: number;
+  /** PostgreSQL: the pool's most connections. */
+  pgPoolSize: number;
 }
 
 export interface WorkerSettings extends CommonSettings {
@@ -136,6 +138,7 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     logLevel: v.logLevel,
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
+    pgPoolSize: v.pgPoolSize,
   };
 }
 

@@ -70,6 +70,26 @@ export interface FreshnessSource {
   freshness(tenantId: string): MaybePromise<Freshness>;
 }
 
+/**
+ * Every tenant's head snap in one call (SqlStore): the replica's timer round catches each tenant up to its own head
+ * (on PostgreSQL heads are per tenant: a store-wide head would not be exact for a tenant with a write in flight).
+ */
+export interface TenantHeads {
+  tenantHeads(): Promise<Map<string, Snap>>;
+}
+
+/** (tenant id, snap) of a committed write, possibly of another process. */
+export type WriteListener = (tenantId: string, snap: Snap) => void;
+
+/**
+ * Stores that hear of every committed write, this process's or another's (PostgreSQL: LISTEN/NOTIFY), so a copy
+ * catches up at once instead of at its next poll. Notices may be lost (a dropped connection): polling stays.
+ */
+export interface WriteNotices {
+  /** Resolves once notices are heard. */
+  onWrite(listener: WriteListener): Promise<void>;
+}
+
 /** A copy that takes change sets (MemoryStore): what the replica loads and catches up through. */
 export interface ChangeSetSink {
   /** Applies one transaction's changes at its snap (snaps only grow per tenant). */
@@ -87,3 +107,9 @@ export const hasQueryBudget = <S extends Partial<QueryBudget>>(s: S): s is S & Q
 
 export const hasFreshness = <S extends Partial<FreshnessSource>>(s: S): s is S & FreshnessSource =>
   s.gcHorizon !== undefined && s.freshness !== undefined;
+
+export const hasTenantHeads = <S extends Partial<TenantHeads>>(s: S): s is S & TenantHeads =>
+  s.tenantHeads !== undefined;
+
+export const hasWriteNotices = <S extends Partial<WriteNotices>>(s: S): s is S & WriteNotices =>
+  s.onWrite !== undefined;

@@ -34,9 +34,19 @@ describe("openStore", () => {
 
   it("migrate applies the migrations once and reports their names", async () => {
     const url = join(dir, "migrate.db");
-    expect(await migrate(url)).toEqual(["0000_init", "0001_seed"]);
+    expect(await migrate(url)).toEqual([
+      "0000_init",
+      "0001_seed",
+      "0002_per_tenant_tx_ids",
+      "0003_subject_page_index",
+    ]);
     expect(await migrate(url)).toEqual([]);
-    expect(await migrate(`file:${join(dir, "migrate-libsql.db")}`)).toEqual(["0000_init", "0001_seed"]);
+    expect(await migrate(`file:${join(dir, "migrate-libsql.db")}`)).toEqual([
+      "0000_init",
+      "0001_seed",
+      "0002_per_tenant_tx_ids",
+      "0003_subject_page_index",
+    ]);
     expect(await migrate("memory:")).toEqual([]);
   });
 });

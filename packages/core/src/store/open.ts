@@ -25,6 +25,8 @@ export interface OpenStoreOptions {
   onQuery?: QueryObserver;
   /** libSQL auth token (remote URLs). */
   authToken?: string;
+  /** PostgreSQL: the pool's most connections (default 10). */
+  pgPoolSize?: number;
   /** Put an in-memory replica in front of a SQL store (see proxies/replica/); ignored for `memory:`. */
   replica?: ReplicaOptions;
 }
@@ -58,7 +60,7 @@ async function openDriver(url: string, opts: OpenStoreOptions): Promise<Store> {
     case "memory":
       return new MemoryStore();
     case "postgres":
-      return PostgresStore.open(url, { onQuery: opts.onQuery });
+      return PostgresStore.open(url, { onQuery: opts.onQuery, max: opts.pgPoolSize });
     case "libsql":
       return LibsqlStore.open(url, { onQuery: opts.onQuery, authToken: opts.authToken });
     default:

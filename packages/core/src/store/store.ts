@@ -11,7 +11,13 @@
  * per-request batcher can turn every read of one level of the walk into ONE call (one SQL statement).
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
-import type { CombinedReads, HeadSchemaSource, QueryBudget, SnapBookmarks } from "./capabilities.ts";
+import type {
+  CombinedReads,
+  HeadSchemaSource,
+  QueryBudget,
+  SnapBookmarks,
+  WriteNotices,
+} from "./capabilities.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -34,7 +40,8 @@ export interface Store
   extends Partial<CombinedReads>,
     Partial<HeadSchemaSource>,
     Partial<SnapBookmarks>,
-    Partial<QueryBudget> {
+    Partial<QueryBudget>,
+    Partial<WriteNotices> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)

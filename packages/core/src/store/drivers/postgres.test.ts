@@ -1,5 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeSnapToken } from "../../service/snap-token.ts";
+import { WatchHub } from "../../service/watch.ts";
 import { describeStoreContract } from "../contract/index.ts";
 import { migrate, openStore } from "../open.ts";
 import { attr, tuple } from "../testing/fixtures.ts";
@@ -53,7 +55,12 @@ describe("PostgresStore", () => {
 
   it("migrate applies the migrations once; openStore picks PostgresStore", async () => {
     const url = await freshUrl();
-    expect(await migrate(url)).toEqual(["0000_init", "0001_seed"]);
+    expect(await migrate(url)).toEqual([
+      "0000_init",
+      "0001_seed",
+      "0002_per_tenant_tx_ids",
+      "0003_subject_page_index",
+    ]);
     expect(await migrate(url)).toEqual([]);
     const store = await openStore(url.replace(/^postgres:/, "postgresql:"));
     expect(store.kind).toBe("postgres");
@@ -88,6 +95,247 @@ describe("PostgresStore", () => {
     ).rejects.toMatchObject({ code: "ERROR_CODE_SQL_EXECUTION" });
     expect(await store.headSnap("t1")).toBe(head);
     expect((await store.readTuples("t1", head + 1, {}, 10)).items).toEqual([]);
+    await store.close();
+  });
+});
+
+// ---- concurrent writers (issue 18): writes of different tenants do not wait for each other, writes of one tenant
+// commit in snap order, so snap tokens stay exact and the change feed loses and reorders nothing while many writers
+// race; GC waits for a write between its id and its commit; notices reach other connections.
+
+async function freshStore(): Promise<{ store: PostgresStore; url: string }> {
+  const url = await freshUrl();
+  return { store: await PostgresStore.open(url, { max: 20 }), url };
+}
+
+/**
+ * A transaction of `tenant` stopped between taking its id and committing, as a write would be: it holds the tenant's
+ * row lock until `commit` or `rollback`.
+ */
+async function heldWrite(url: string, tenant: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query("BEGIN");
+  const { rows } = await client.query(
+    "UPDATE tenants SET head_tx = nextval('pemba_tx_ids') WHERE id = $1 RETURNING head_tx",
+    [tenant],
+  );
+  const id = Number(rows[0].head_tx);
+  await client.query("INSERT INTO transactions (id, tenant_id, created_at) VALUES ($1, $2, $3)", [
+    id,
+    tenant,
+    0,
+  ]);
+  await client.query(
+    "INSERT INTO tuples (tenant_id, entity_type, entity_id, relation, subject_type, subject_id, subject_relation, created_tx) VALUES ($1, 'doc', 'held', 'viewer', 'user', '1', '', $2)",
+    [tenant, id],
+  );
+  await client.query("SELECT pg_notify('pemba_writes', json_build_array($1::text, $2::bigint)::text)", [
+    tenant,
+    id,
+  ]);
+  const end = async (how: "COMMIT" | "ROLLBACK") => {
+    await client.query(how);
+    await client.end();
+  };
+  return { id, commit: () => end("COMMIT"), rollback: () => end("ROLLBACK") };
+}
+
+/** Whether `p` is still pending after the event loop and the database had `ms` to settle it. */
+async function pending(p: Promise<unknown>, ms = 300): Promise<boolean> {
+  let settled = false;
+  p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((r) => setTimeout(r, ms));
+  return !settled;
+}
+
+const viewers = (store: PostgresStore, tenant: string, snap: number) =>
+  store.querySubjectTuples(tenant, snap, [
+    { entityType: "doc", relations: ["viewer"], subjectType: "user", subjectIds: ["1"], subjectRelation: "" },
+  ]);
+
+describe("PostgresStore, concurrent writers", () => {
+  it("a write of another tenant does not wait for a write in flight; one of the same tenant does, and gets a later snap", async () => {
+    const { store, url } = await freshStore();
+    await store.createTenant("a", "a");
+    await store.createTenant("b", "b");
+    const held = await heldWrite(url, "a");
+    // tenant b's write commits while a's is between its id and its commit
+    const b = await store.write("b", { tuples: [tuple("doc:1#viewer@user:1")] });
+    expect(b).toBeGreaterThan(held.id);
+    // a's head is still before the write in flight, although b committed a later id
+    expect(await store.headSnap("a")).toBeLessThan(held.id);
+    expect(await store.headSnap("b")).toBe(b);
+    const a = store.write("a", { tuples: [tuple("doc:2#viewer@user:1")] });
+    expect(await pending(a)).toBe(true);
+    await held.commit();
+    const snap = await a;
+    expect(snap).toBeGreaterThan(b);
+    expect((await viewers(store, "a", held.id)).map((t) => t.entity.id)).toEqual(["held"]);
+    expect((await viewers(store, "a", snap)).map((t) => t.entity.id).sort()).toEqual(["2", "held"]);
+    await store.close();
+  });
+
+  it("a write to a missing tenant fails with ERROR_CODE_TENANT_NOT_FOUND and writes nothing", async () => {
+    const { store, url } = await freshStore();
+    await expect(store.write("nope", { tuples: [tuple("doc:1#viewer@user:1")] })).rejects.toMatchObject({
+      code: "ERROR_CODE_TENANT_NOT_FOUND",
+    });
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    const { rows } = await check.query(
+      "SELECT (SELECT count(*) FROM transactions) AS tx, (SELECT count(*) FROM tuples) AS tuples",
+    );
+    await check.end();
+    expect(rows[0]).toEqual({ tx: "0", tuples: "0" });
+    await store.close();
+  });
+
+  it("snap tokens stay exact while 16 writers of two tenants race a reader holding tokens", async () => {
+    const { store } = await freshStore();
+    await store.createTenant("t2", "two");
+    const acked = new Map<string, Map<string, number>>([
+      ["t1", new Map()],
+      ["t2", new Map()],
+    ]);
+    const reads: { tenant: string; snap: number; seen: string[] }[] = [];
+    let writing = true;
+    const writer = async (w: number) => {
+      const tenant = w % 2 === 0 ? "t1" : "t2";
+      for (let i = 0; i < 15; i++) {
+        const id = `${w}-${i}`;
+        const snap = await store.write(tenant, { tuples: [tuple(`doc:${id}#viewer@user:1`)] });
+        acked.get(tenant)!.set(id, snap);
+      }
+    };
+    const reader = async () => {
+      while (writing) {
+        for (const tenant of ["t1", "t2"]) {
+          // a token as a client holds it: the snap of an acknowledged write, or the head
+          const tokens = [...acked.get(tenant)!.values()];
+          const snap = tokens.length > 0 ? tokens[tokens.length - 1]! : await store.headSnap(tenant);
+          const first = (await viewers(store, tenant, snap)).map((t) => t.entity.id).sort();
+          reads.push({ tenant, snap, seen: first });
+          const head = await store.headSnap(tenant);
+          reads.push({
+            tenant,
+            snap: head,
+            seen: (await viewers(store, tenant, head)).map((t) => t.entity.id).sort(),
+          });
+        }
+      }
+    };
+    const done = Promise.all(Array.from({ length: 16 }, (_, w) => writer(w))).finally(() => {
+      writing = false;
+    });
+    await Promise.all([done, reader()]);
+    expect(reads.length).toBeGreaterThan(10);
+    // every read at a snap saw exactly the writes acknowledged with a snap at or before it, no more, no less
+    for (const { tenant, snap, seen } of reads) {
+      const expected = [...acked.get(tenant)!].filter(([, s]) => s <= snap).map(([id]) => id);
+      expect(seen).toEqual(expected.sort());
+    }
+    // and reading again at those snaps now, with every write committed, gives the same answers
+    for (const { tenant, snap, seen } of reads.slice(-20)) {
+      expect((await viewers(store, tenant, snap)).map((t) => t.entity.id).sort()).toEqual(seen);
+    }
+    await store.close();
+  });
+
+  it("the watch sees every acknowledged write of 16 concurrent writers once, in snap order", async () => {
+    const { store } = await freshStore();
+    const hub = new WatchHub(store);
+    const abort = new AbortController();
+    const stream = hub.open("t1", 0, { signal: abort.signal, pollMs: 5 });
+    const arrived: { snap: number; id: string }[] = [];
+    const acked = new Map<string, number>();
+    const total = 16 * 12;
+    const watcher = (async () => {
+      for await (const batch of stream) {
+        const snap = decodeSnapToken(batch.snapToken);
+        for (const c of batch.changes) arrived.push({ snap, id: c.tuple!.entity.id });
+        if (arrived.length >= total) break;
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, w) => {
+        for (let i = 0; i < 12; i++) {
+          const id = `${w}-${i}`;
+          acked.set(id, await store.write("t1", { tuples: [tuple(`doc:${id}#viewer@user:1`)] }));
+        }
+      }),
+    );
+    await watcher;
+    abort.abort();
+    expect(arrived).toHaveLength(total);
+    expect(new Set(arrived.map((a) => a.id)).size).toBe(total);
+    for (const a of arrived) expect(a.snap).toBe(acked.get(a.id));
+    const snaps = arrived.map((a) => a.snap);
+    expect(snaps).toEqual([...snaps].sort((x, y) => x - y));
+    await store.close();
+  });
+
+  it("a waiting watch stream wakes on the write's notice, not its poll", async () => {
+    const { store } = await freshStore();
+    const hub = new WatchHub(store);
+    const abort = new AbortController();
+    // a poll a minute: only the notice can deliver the write within the test's time
+    const stream = hub.open("t1", await store.headSnap("t1"), { signal: abort.signal, pollMs: 60_000 });
+    await store.onWrite(() => {}); // the hub's listening connection is up
+    const first = stream.next();
+    await new Promise((r) => setTimeout(r, 200)); // the stream read once, found nothing, and waits
+    const snap = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    const batch = await first;
+    expect(batch.done).toBe(false);
+    expect(decodeSnapToken((batch.value as { snapToken: string }).snapToken)).toBe(snap);
+    expect(hub.polls).toBe(0);
+    abort.abort();
+    await store.close();
+  });
+
+  it("GC waits for a write between its id and its commit, so the horizon never passes a write in flight", async () => {
+    const { store, url } = await freshStore();
+    await store.createTenant("b", "b");
+    await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    await store.write("t1", { deleteTuples: [tuple("doc:1#viewer@user:1")] });
+    const held = await heldWrite(url, "b");
+    const later = await store.write("t1", { tuples: [tuple("doc:2#viewer@user:1")] });
+    const gc = store.gc(new Date(Date.now() + 60_000));
+    expect(await pending(gc)).toBe(true);
+    await held.commit();
+    expect(await gc).toBe(1); // doc:1, deleted before the horizon
+    const horizon = await store.gcHorizon();
+    expect(horizon).toBe(later);
+    expect(horizon).toBeGreaterThan(held.id);
+    // the write in flight committed before the horizon moved: its tenant's head is at least the horizon, and its row
+    // is readable there
+    expect(await store.headSnap("b")).toBe(horizon);
+    expect((await viewers(store, "b", horizon)).map((t) => t.entity.id)).toEqual(["held"]);
+    await store.close();
+  });
+
+  it("every connection hears each committed write once, in commit order; a rolled-back write is not heard", async () => {
+    const { store, url } = await freshStore();
+    const other = await PostgresStore.open(url);
+    const heard: [string, number][] = [];
+    await other.onWrite((tenant, snap) => heard.push([tenant, snap]));
+    await store.createTenant("b", "b");
+    const first = await store.write("t1", { tuples: [tuple("doc:0#viewer@user:1")] });
+    for (let i = 0; i < 500 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heard).toEqual([["t1", first]]);
+    const held = await heldWrite(url, "b");
+    await held.rollback();
+    const snaps: [string, number][] = [];
+    for (let i = 1; i <= 6; i++) {
+      const tenant = i % 2 === 0 ? "t1" : "b";
+      snaps.push([tenant, await store.write(tenant, { tuples: [tuple(`doc:${i}#viewer@user:1`)] })]);
+    }
+    for (let i = 0; i < 500 && heard.length < 7; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heard).toEqual([["t1", first], ...snaps]);
+    await other.close();
     await store.close();
   });
 });

@@ -1,12 +1,14 @@
 /**
- * PostgreSQL store on node-postgres (Pool). Snapshots come from our own counter row in pemba_meta (not xids):
- * every write transaction bumps it first, which also serializes writers so transaction ids commit in order.
+ * PostgreSQL store on node-postgres (Pool). Snapshots are our own transaction ids (not xids), from a sequence: a
+ * write takes its id while holding its tenant's row lock (nextTxStatement), so writes of different tenants run
+ * concurrently and the ids of one tenant commit in order; a tenant's head snap is its last committed id.
  */
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { PembaError } from "../../errors.ts";
+import type { WriteListener, WriteNotices } from "../capabilities.ts";
 import type { Statement } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
@@ -15,6 +17,7 @@ import { PG_MIGRATIONS_URL } from "../sql/migrations-location.ts";
 import { pgDialect } from "../sql/pg-dialect.ts";
 import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
+import { WRITES_CHANNEL } from "../sql/write-plan.ts";
 
 export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
 
@@ -53,6 +56,7 @@ class PostgresExecutor implements SqlExecutor {
         const results: StatementResult[] = [];
         for (const s of statements) {
           const r = await client.query(s.sql, s.params);
+          if (s.requireRow !== undefined && r.rowCount === 0) throw new PembaError(s.requireRow);
           results.push({ rows: r.rows as Row[], changes: r.rowCount ?? 0 });
         }
         await client.query("COMMIT");
@@ -71,8 +75,88 @@ class PostgresExecutor implements SqlExecutor {
   }
 }
 
-export class PostgresStore extends SqlStore {
+/**
+ * One connection LISTENing on the writes channel, opened by the first `onWrite`: every write's transaction queues a
+ * notification (nextTxStatement) that PostgreSQL delivers to every listening session when it commits, in commit
+ * order. A dropped connection reconnects after a second; notices sent meanwhile are lost (the replica's timer
+ * catches up).
+ */
+class WriteNoticeConnection {
+  readonly #url: string;
+  readonly #listeners: WriteListener[] = [];
+  #client: pg.Client | undefined;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  constructor(url: string) {
+    this.#url = url;
+  }
+
+  #listening: Promise<void> | undefined;
+
+  /** Resolves once the connection listens (or failed to, and retries). */
+  add(listener: WriteListener): Promise<void> {
+    this.#listeners.push(listener);
+    this.#listening ??= this.#connect();
+    return this.#listening;
+  }
+
+  async #connect(): Promise<void> {
+    this.#retry = undefined;
+    if (this.#closed) return;
+    const client = new pg.Client({ connectionString: this.#url });
+    this.#client = client;
+    client.on("notification", (n) => {
+      if (n.channel !== WRITES_CHANNEL || !n.payload) return;
+      const [tenantId, snap] = JSON.parse(n.payload) as [string, number];
+      for (const listener of this.#listeners) listener(tenantId, Number(snap));
+    });
+    client.on("error", () => this.#reconnect(client));
+    client.on("end", () => this.#reconnect(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${WRITES_CHANNEL}`);
+    } catch {
+      this.#reconnect(client);
+    }
+  }
+
+  #reconnect(client: pg.Client): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    client.end().catch(() => {});
+    if (this.#closed) return;
+    this.#retry = setTimeout(() => void this.#connect(), 1000);
+    this.#retry.unref();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#retry !== undefined) clearTimeout(this.#retry);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+}
+
+export class PostgresStore extends SqlStore implements WriteNotices {
   readonly kind = "postgres" as const;
+  readonly #notices: WriteNoticeConnection;
+
+  private constructor(exec: PostgresExecutor, url: string) {
+    super(exec);
+    this.#notices = new WriteNoticeConnection(url);
+  }
+
+  /** Hears every committed write of the database, this process's and other processes' (LISTEN/NOTIFY). */
+  onWrite(listener: WriteListener): Promise<void> {
+    return this.#notices.add(listener);
+  }
+
+  override async close(): Promise<void> {
+    await this.#notices.close();
+    await super.close();
+  }
 
   /** Connects to `url` (postgres:// or postgresql://) and applies the migrations. */
   static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -99,7 +183,7 @@ export class PostgresStore extends SqlStore {
       await pool.end();
       throw e;
     }
-    return new PostgresStore(new PostgresExecutor(pool, opts.onQuery));
+    return new PostgresStore(new PostgresExecutor(pool, opts.onQuery), url);
   }
 }
 

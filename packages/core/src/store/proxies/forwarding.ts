@@ -7,8 +7,10 @@ import {
   type CombinedReads,
   hasCombinedReads,
   hasQueryBudget,
+  hasWriteNotices,
   type QueryBudget,
   type SnapBookmarks,
+  type WriteListener,
 } from "../capabilities.ts";
 import type {
   AttributeQuery,
@@ -30,9 +32,13 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
   readonly kind: Store["kind"];
   readonly inner: Store;
 
+  /** The inner store's write notices, where it has them (WriteNotices). */
+  readonly onWrite?: (listener: WriteListener) => Promise<void>;
+
   constructor(inner: Store) {
     this.inner = inner;
     this.kind = inner.kind;
+    if (hasWriteNotices(inner)) this.onWrite = (listener) => inner.onWrite(listener);
   }
 
   createTenant(id: string, name: string): Promise<Tenant> {

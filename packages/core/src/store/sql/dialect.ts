@@ -9,6 +9,7 @@
  */
 import { type Column, Placeholder, type SQL, type SQLChunk, sql, type Table } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import type { ErrorCode } from "../../errors.ts";
 import type * as pgTables from "./pg-tables.ts";
 import type { Row } from "./rows.ts";
 import * as sqliteTables from "./sqlite-tables.ts";
@@ -25,6 +26,8 @@ declare const rowType: unique symbol;
 export interface Statement<R = Row> {
   readonly sql: string;
   readonly params: unknown[];
+  /** Inside a transaction: when the statement returns no row, the transaction fails with this error. */
+  readonly requireRow?: ErrorCode;
   /** Type only: the rows it returns. */
   readonly [rowType]?: R;
 }

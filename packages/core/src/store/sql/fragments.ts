@@ -30,8 +30,29 @@ export function counter(d: Dialect, key: "tx" | "gc_horizon"): SQL {
   return sql`SELECT ${meta.value} FROM ${meta} WHERE ${meta.key} = ${sql.raw(`'${key}'`)}`;
 }
 
-/** The current transaction id inside a write transaction (bumped by its first statement). */
-export const currentTx = (d: Dialect): SQL => sql`(${counter(d, "tx")})`;
+/** PostgreSQL's sequence of transaction ids (pg-tables.ts `txIds`). */
+export const TX_IDS_SEQUENCE = "pemba_tx_ids";
+
+/**
+ * The current transaction id inside a write transaction, taken by its first statement: SQLite bumps the store-wide
+ * "tx" counter (one writer at a time); PostgreSQL takes the next id of its sequence (nextTxStatement).
+ */
+export const currentTx = (d: Dialect): SQL =>
+  d.name === "pg" ? sql.raw(`currval('${TX_IDS_SEQUENCE}')`) : sql`(${counter(d, "tx")})`;
+
+/**
+ * The newest snap a tenant's reads can use. SQLite: the store-wide "tx" counter (writes commit one at a time, in id
+ * order). PostgreSQL: the tenant's last committed write (`tenants.head_tx`; writes of one tenant take their ids
+ * under its row lock, so they commit in id order), or the GC horizon when that is newer. Binds `headParams`.
+ */
+export function tenantHead(d: Dialect): SQL {
+  if (d.name !== "pg") return currentTx(d);
+  const { tenants } = d.tables;
+  return sql`GREATEST((SELECT ${tenants.headTx} FROM ${tenants} WHERE ${tenants.id} = ${P}), ${gcHorizon(d)})`;
+}
+
+/** The parameters `tenantHead` binds. */
+export const headParams = (d: Dialect, tenantId: string): unknown[] => (d.name === "pg" ? [tenantId] : []);
 
 /** The GC horizon: snaps below it are expired and history at or before it is gone. */
 export const gcHorizon = (d: Dialect): SQL => sql`(${counter(d, "gc_horizon")})`;

@@ -1,7 +1,7 @@
 /** The statements for all but the data: tenants, schemas, bundles, the snap counters, GC. */
 import { getTableName, sql } from "drizzle-orm";
 import { type Dialect, list, name, P, type Statement } from "./dialect.ts";
-import { counter, currentTx, gcHorizon } from "./fragments.ts";
+import { counter, gcHorizon, headParams, tenantHead } from "./fragments.ts";
 import type { DbRow, SchemaRow, TenantRow } from "./rows.ts";
 import type { bundles } from "./sqlite-tables.ts";
 
@@ -109,9 +109,9 @@ export function headSchemaStatement(
 ): Statement<SchemaRow & { read_at: number }> {
   const { schemas: s } = d.tables;
   const build = () =>
-    sql`SELECT ${list([s.version, s.schema, s.createdAt])}, ${currentTx(d)} AS read_at
+    sql`SELECT ${list([s.version, s.schema, s.createdAt])}, ${tenantHead(d)} AS read_at
       FROM ${s} WHERE ${s.tenantId} = ${P} ORDER BY ${s.seq} DESC LIMIT 1`;
-  return d.statement("head_schema", build, [tenantId]);
+  return d.statement("head_schema", build, [...headParams(d, tenantId), tenantId]);
 }
 
 export function listSchemasStatement(
@@ -129,9 +129,23 @@ export function listSchemasStatement(
 
 // snaps
 
-/** The head snap: the last transaction id. */
-export const headSnapStatement = (d: Dialect): Statement<{ value: number }> =>
-  d.statement("head_snap", () => counter(d, "tx"), []);
+/** The tenant's head snap (tenantHead). */
+export const headSnapStatement = (d: Dialect, tenantId: string): Statement<{ value: number }> =>
+  d.statement(
+    "head_snap",
+    () => sql`SELECT ${tenantHead(d)} AS ${sql.identifier("value")}`,
+    headParams(d, tenantId),
+  );
+
+/** Every tenant's head snap (tenantHead) in one statement: the replica's timer round. */
+export function tenantHeadsStatement(d: Dialect): Statement<{ id: string; head: number }> {
+  const { tenants } = d.tables;
+  const build = () =>
+    d.name === "pg"
+      ? sql`SELECT ${tenants.id}, GREATEST(${tenants.headTx}, ${gcHorizon(d)}) AS head FROM ${tenants}`
+      : sql`SELECT ${tenants.id}, ${tenantHead(d)} AS head FROM ${tenants}`;
+  return d.statement("tenant_heads", build, []);
+}
 
 /** The GC horizon: reads at snaps below it are expired. */
 export const gcHorizonStatement = (d: Dialect): Statement<{ value: number }> =>
@@ -144,10 +158,10 @@ export function freshnessStatement(
 ): Statement<{ head: number; horizon: number; created_at: number | null; schema_version: string | null }> {
   const { tenants, schemas: s } = d.tables;
   const build = () =>
-    sql`SELECT ${currentTx(d)} AS head, ${gcHorizon(d)} AS horizon,
+    sql`SELECT ${tenantHead(d)} AS head, ${gcHorizon(d)} AS horizon,
       (SELECT ${tenants.createdAt} FROM ${tenants} WHERE ${tenants.id} = ${P}) AS created_at,
       (SELECT ${s.version} FROM ${s} WHERE ${s.tenantId} = ${P} ORDER BY ${s.seq} DESC LIMIT 1) AS schema_version`;
-  return d.statement("freshness", build, [tenantId, tenantId]);
+  return d.statement("freshness", build, [...headParams(d, tenantId), tenantId, tenantId]);
 }
 
 // bundles
@@ -184,29 +198,42 @@ export function deleteBundleStatement(d: Dialect, tenantId: string, bundleName: 
 // gc
 
 /**
- * Moves the GC horizon to the newest transaction created before `olderThan` (ms), then removes the rows deleted
- * at or before it and the transactions below it; the 2nd and 3rd statements count the rows removed.
+ * GC in two steps. `horizon`: moves the GC horizon to the newest transaction created before `olderThan` (ms); on
+ * PostgreSQL it first locks every tenant's row, so no write is between taking its id and committing (an id below the
+ * new horizon is then committed or gone for good). `collect`: removes the rows deleted at or before the horizon and
+ * the transactions below it, each statement counting the rows it removed. SQLite runs both in one transaction;
+ * PostgreSQL commits the horizon before collecting, so writes wait only for the horizon's move.
  */
-export function gcStatements(d: Dialect, olderThan: number): Statement[] {
-  const { meta, tuples, attributes, transactions: tx } = d.tables;
+export function gcStatements(d: Dialect, olderThan: number): { horizon: Statement[]; collect: Statement[] } {
+  const { meta, tuples, attributes, transactions: tx, tenants } = d.tables;
   const cutoff = () => sql`(SELECT COALESCE(MAX(${tx.id}), 0) FROM ${tx} WHERE ${tx.createdAt} < ${P})`;
-  return [
+  const lock = () =>
     d.statement(
-      "gc_move_horizon",
+      "gc_lock_tenants",
       () =>
-        sql`UPDATE ${meta} SET ${name(meta.value)} = ${cutoff()} WHERE ${meta.key} = 'gc_horizon' AND ${meta.value} < ${cutoff()}`,
-      [olderThan, olderThan],
-    ),
-    d.statement(
-      "gc_tuples",
-      () => sql`DELETE FROM ${tuples} WHERE ${tuples.deletedTx} <= ${gcHorizon(d)}`,
+        sql`SELECT count(*) AS locked FROM (SELECT 1 FROM ${tenants} ORDER BY ${tenants.id} FOR NO KEY UPDATE) l`,
       [],
-    ),
-    d.statement(
-      "gc_attributes",
-      () => sql`DELETE FROM ${attributes} WHERE ${attributes.deletedTx} <= ${gcHorizon(d)}`,
-      [],
-    ),
-    d.statement("gc_transactions", () => sql`DELETE FROM ${tx} WHERE ${tx.id} < ${gcHorizon(d)}`, []),
-  ];
+    );
+  const move = d.statement(
+    "gc_move_horizon",
+    () =>
+      sql`UPDATE ${meta} SET ${name(meta.value)} = ${cutoff()} WHERE ${meta.key} = 'gc_horizon' AND ${meta.value} < ${cutoff()}`,
+    [olderThan, olderThan],
+  );
+  return {
+    horizon: d.name === "pg" ? [lock(), move] : [move],
+    collect: [
+      d.statement(
+        "gc_tuples",
+        () => sql`DELETE FROM ${tuples} WHERE ${tuples.deletedTx} <= ${gcHorizon(d)}`,
+        [],
+      ),
+      d.statement(
+        "gc_attributes",
+        () => sql`DELETE FROM ${attributes} WHERE ${attributes.deletedTx} <= ${gcHorizon(d)}`,
+        [],
+      ),
+      d.statement("gc_transactions", () => sql`DELETE FROM ${tx} WHERE ${tx.id} < ${gcHorizon(d)}`, []),
+    ],
+  };
 }

@@ -1,19 +1,39 @@
 /** PostgreSQL tables (drizzle pg-core); drizzle-kit generates packages/core/drizzle/pg from this file. */
 import { isNull } from "drizzle-orm";
-import { bigint, bigserial, index, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  bigserial,
+  index,
+  pgSequence,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 
-/** Store-wide counters: "tx" (the last transaction id) and "gc_horizon" (snaps below it are expired). */
+/**
+ * Store-wide counters: "gc_horizon" (snaps below it are expired); "tx" is SQLite's transaction counter, unused here
+ * (PostgreSQL takes transaction ids from `txIds`).
+ */
 export const meta = pgTable("pemba_meta", {
   key: text().primaryKey(),
   value: bigint({ mode: "number" }).notNull(),
 });
 
+/**
+ * PostgreSQL's transaction ids: a write takes the next one while it holds its tenant's row lock (`tenants.head_tx`),
+ * so the ids of one tenant commit in order while writes of different tenants run concurrently.
+ */
+export const txIds = pgSequence("pemba_tx_ids");
+
 export const tenants = pgTable("tenants", {
   id: text().primaryKey(),
   name: text().notNull(),
   createdAt: ms("created_at").notNull(),
+  /** PostgreSQL: the id of the tenant's last committed write (its head snap, with the GC horizon); SQLite: 0. */
+  headTx: bigint("head_tx", { mode: "number" }).notNull().default(0),
 });
 
 export const transactions = pgTable(
@@ -53,6 +73,8 @@ export const tuples = pgTable(
       t.entityType,
       t.relation,
     ),
+    /** Relationships reads filtered by subject, paged in id order. */
+    index("tuples_subject_page_idx").on(t.tenantId, t.subjectType, t.subjectId, t.id),
     uniqueIndex("tuples_live_unique")
       .on(t.tenantId, t.entityType, t.entityId, t.relation, t.subjectType, t.subjectId, t.subjectRelation)
       .where(isNull(t.deletedTx)),

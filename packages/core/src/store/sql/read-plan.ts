@@ -211,6 +211,19 @@ export function listObjectIdsStatement(
 }
 
 /**
+ * The index a filtered page reads by, pinned for SQLite (whose planner, without statistics, walks the tenant's
+ * (tenant_id, deleted_tx) index and filters every live row): entity ids -> the entity index, else subject ids -> the
+ * subject page index (tenant, subject type, subject id, id); no ids -> none (the id-ordered walk below).
+ */
+function pageIndex(tuples: boolean, filter: Filter<string>): string | undefined {
+  const has = (column: string) => filter.conditions.some((c) => c.column === column);
+  if (!tuples) return has("entityType") && has("entityId") ? INDEXES.attributesEntity : undefined;
+  if (has("entityType") && has("entityId")) return INDEXES.tuplesEntity;
+  if (has("subjectType") && has("subjectId")) return INDEXES.tuplesSubjectPage;
+  return undefined;
+}
+
+/**
  * A page of rows visible at `snap` with id > `afterId`, in id order. Written as two ordered, limited halves (rows
  * still live, rows deleted after `snap`) so that each half walks the (tenant_id, deleted_tx) index in id order
  * and only 2 x `limit` rows are ever sorted: `deleted_tx IS NULL OR deleted_tx > ?` in one WHERE makes SQLite
@@ -229,13 +242,15 @@ function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias
 ): Statement<Paged<R>> {
   const build = () => {
     const t = aliasedTable(table, "t");
+    const from = index === undefined ? sql`${table} ${t}` : d.from(table, t, index);
     const half = (deleted: SQL) =>
-      sql`SELECT * FROM (SELECT ${t.id}, ${list(columns(t))} FROM ${table} ${t}
+      sql`SELECT * FROM (SELECT ${t.id}, ${list(columns(t))} FROM ${from}
         WHERE ${t.tenantId} = ${P} AND ${deleted} AND ${t.id} > ${P} AND +${t.createdTx} <= ${P}${filterSql(d, t, filter)}
         ORDER BY ${t.id} LIMIT ${P}) h`;
     return sql`SELECT * FROM (${half(sql`${t.deletedTx} IS NULL`)} UNION ALL ${half(sql`${t.deletedTx} > ${P}`)}) u
       ORDER BY ${name(table.id)} LIMIT ${P}`;
   };
+  const index = pageIndex(table === d.tables.tuples, filter);
   const live = [tenantId, afterId, snap, ...filter.params, limit];
   const gone = [tenantId, snap, afterId, snap, ...filter.params, limit];
   return d.statement(`${kind} ${filter.shape}`, build, [...live, ...gone, limit]);

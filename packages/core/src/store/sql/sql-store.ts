@@ -4,7 +4,7 @@
  */
 import { PembaError } from "../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
-import type { CombinedReads, Freshness, FreshnessSource } from "../capabilities.ts";
+import type { CombinedReads, Freshness, FreshnessSource, TenantHeads } from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
 import type {
   AttributeQuery,
@@ -23,7 +23,7 @@ import type {
 } from "../store.ts";
 import { validateWriteRequest } from "../validate.ts";
 import type { Statement } from "./dialect.ts";
-import type { SqlExecutor } from "./executor.ts";
+import type { SqlExecutor, StatementResult } from "./executor.ts";
 import {
   createTenantStatement,
   deleteBundleStatement,
@@ -38,6 +38,7 @@ import {
   listTenantsStatement,
   readBundleStatement,
   readSchemaStatement,
+  tenantHeadsStatement,
   writeBundleStatement,
   writeSchemaStatements,
 } from "./meta-plan.ts";
@@ -79,7 +80,7 @@ function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (r: R) => s
   return { items, cursor: more ? encodeCursor(key(rows[limit - 1]!)) : "" };
 }
 
-export abstract class SqlStore implements Store, CombinedReads, FreshnessSource {
+export abstract class SqlStore implements Store, CombinedReads, FreshnessSource, TenantHeads {
   abstract readonly kind: "sqlite" | "libsql" | "postgres" | "d1";
   protected readonly exec: SqlExecutor;
 
@@ -156,16 +157,22 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource 
 
   async write(tenantId: string, req: WriteRequest): Promise<Snap> {
     validateWriteRequest(req);
+    // PostgreSQL's first statement checks the tenant itself while taking its row lock (nextTxStatement)
     const results = await this.exec.transaction(
       "write",
       planWrite(this.d, tenantId, req, Date.now()),
-      tenantId,
+      this.d.name === "pg" ? undefined : tenantId,
     );
     return Number(results[0]!.rows[0]!.value);
   }
 
-  headSnap(_tenantId: string): MaybePromise<Snap> {
-    return then(this.exec.all("head_snap", headSnapStatement(this.d)), ([r]) => Number(r!.value));
+  headSnap(tenantId: string): MaybePromise<Snap> {
+    return then(this.exec.all("head_snap", headSnapStatement(this.d, tenantId)), ([r]) => Number(r!.value));
+  }
+
+  async tenantHeads(): Promise<Map<string, Snap>> {
+    const rows = await this.rows("tenant_heads", tenantHeadsStatement(this.d));
+    return new Map(rows.map((r) => [r.id, Number(r.head)]));
   }
 
   /**
@@ -296,8 +303,13 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource 
   }
 
   async gc(olderThan: Date): Promise<number> {
-    const results = await this.exec.transaction("gc", gcStatements(this.d, olderThan.getTime()));
-    return results[1]!.changes + results[2]!.changes;
+    const { horizon, collect } = gcStatements(this.d, olderThan.getTime());
+    const removed = (results: StatementResult[]) => results[0]!.changes + results[1]!.changes;
+    if (this.d.name !== "pg") {
+      return removed((await this.exec.transaction("gc", [...horizon, ...collect])).slice(horizon.length));
+    }
+    await this.exec.transaction("gc", horizon);
+    return removed(await this.exec.transaction("gc", collect));
   }
 
   async close(): Promise<void> {

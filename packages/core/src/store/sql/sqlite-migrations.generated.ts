@@ -42,4 +42,18 @@ export const SQLITE_MIGRATIONS: EmbeddedMigration[] = [
       "\nINSERT INTO `tenants` (`id`, `name`, `created_at`) VALUES ('t1', 'example tenant', CAST(unixepoch('subsec') * 1000 AS INTEGER));\n",
     ],
   },
+  {
+    tag: "0002_per_tenant_tx_ids",
+    folderMillis: 1795621866932,
+    hash: "1182d49612af1df714959861d0b1dd29cdb773c2f63d327456cb133a5828dffb",
+    sql: ["ALTER TABLE `tenants` ADD `head_tx` integer DEFAULT 0 NOT NULL;"],
+  },
+  {
+    tag: "0003_subject_page_index",
+    folderMillis: 1795621872349,
+    hash: "962a1748a840c2c5418d040c431d6da2fd96085038b95902f67031b55f4f5d22",
+    sql: [
+      "CREATE INDEX `tuples_subject_page_idx` ON `tuples` (`tenant_id`,`subject_type`,`subject_id`,`id`);",
+    ],
+  },
 ];

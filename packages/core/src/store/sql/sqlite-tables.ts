@@ -6,6 +6,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 export const INDEXES = {
   tuplesEntity: "tuples_entity_idx",
   tuplesSubject: "tuples_subject_idx",
+  tuplesSubjectPage: "tuples_subject_page_idx",
   attributesEntity: "attributes_entity_idx",
 } as const;
 
@@ -19,6 +20,8 @@ export const tenants = sqliteTable("tenants", {
   id: text().primaryKey(),
   name: text().notNull(),
   createdAt: integer("created_at").notNull(),
+  /** PostgreSQL's per-tenant head (pg-tables.ts); SQLite has one writer and the store-wide "tx" counter: 0. */
+  headTx: integer("head_tx").notNull().default(0),
 });
 
 export const transactions = sqliteTable(
@@ -58,6 +61,8 @@ export const tuples = sqliteTable(
       t.entityType,
       t.relation,
     ),
+    /** Relationships reads filtered by subject, paged in id order. */
+    index(INDEXES.tuplesSubjectPage).on(t.tenantId, t.subjectType, t.subjectId, t.id),
     uniqueIndex("tuples_live_unique")
       .on(t.tenantId, t.entityType, t.entityId, t.relation, t.subjectType, t.subjectId, t.subjectRelation)
       .where(isNull(t.deletedTx)),

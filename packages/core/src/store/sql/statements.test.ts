@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import * as arb from "../testing/arbitraries.ts";
 import { type Dialect, P, type Statement, sqliteDialect, sqliteDialectWith } from "./dialect.ts";
+import { TX_IDS_SEQUENCE } from "./fragments.ts";
 import * as meta from "./meta-plan.ts";
 import { createPgDialect, pgDialect } from "./pg-dialect.ts";
 import * as pgTables from "./pg-tables.ts";
@@ -78,13 +79,15 @@ describe.each(DIALECTS)("%s statements", (_name, shared, fresh) => {
       meta.readSchemaStatement(d, "t1", "v1"),
       meta.headSchemaStatement(d, "t1"),
       meta.listSchemasStatement(d, "t1", 9, 11),
-      meta.headSnapStatement(d),
+      meta.headSnapStatement(d, "t1"),
+      meta.tenantHeadsStatement(d),
       meta.gcHorizonStatement(d),
       meta.freshnessStatement(d, "t1"),
       meta.writeBundleStatement(d, "t1", "b", "{}"),
       meta.readBundleStatement(d, "t1", "b"),
       meta.deleteBundleStatement(d, "t1", "b"),
-      ...meta.gcStatements(d, 1),
+      ...meta.gcStatements(d, 1).horizon,
+      ...meta.gcStatements(d, 1).collect,
     ]);
   });
 
@@ -121,8 +124,11 @@ describe("table definitions", () => {
       "schemas",
       "bundles",
     ]);
-    expect(Object.keys(pgTables)).toEqual(Object.keys(sqlite));
-    expect(Object.values(pgTables).map((t) => names(pgTableConfig(t)))).toEqual(sqliteNames);
+    // PostgreSQL's one object more: the sequence of transaction ids, named as the statements name it
+    const { txIds, ...pg } = pgTables;
+    expect(txIds.seqName).toBe(TX_IDS_SEQUENCE);
+    expect(Object.keys(pg)).toEqual(Object.keys(sqlite));
+    expect(Object.values(pg).map((t) => names(pgTableConfig(t)))).toEqual(sqliteNames);
   });
 
   it("the indexes the read plans pin exist", () => {

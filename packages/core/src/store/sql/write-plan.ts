@@ -1,7 +1,7 @@
 /**
  * A write request as the list of statements of its one transaction. The first statement takes the next
- * transaction id; every later statement refers to it through currentTx, so the plan needs no round trip between
- * statements. Order: exact deletes, filter deletes, tuple inserts (idempotent), attribute upserts.
+ * transaction id (nextTxStatement); every later statement refers to it through currentTx, so the plan needs no
+ * round trip between statements. Order: exact deletes, filter deletes, tuple inserts (idempotent), attribute upserts.
  */
 import { type Column, type SQL, sql } from "drizzle-orm";
 import { type Attribute, attributeKey, tupleKey } from "../../model.ts";
@@ -14,20 +14,52 @@ import {
   currentTx,
   type Filter,
   filterSql,
+  TX_IDS_SEQUENCE,
   tupleColumns,
   tupleFilter,
 } from "./fragments.ts";
 import { tupleCells } from "./rows.ts";
 
-/** Takes the next transaction id; the write's first statement, whose row is the write's snap. */
-export function nextTxStatement(d: Dialect): Statement<{ value: number }> {
-  const { meta } = d.tables;
-  return d.statement(
-    "next_tx",
-    () =>
-      sql`UPDATE ${meta} SET ${name(meta.value)} = ${meta.value} + 1 WHERE ${meta.key} = 'tx' RETURNING ${name(meta.value)}`,
-    [],
-  );
+/** The channel PostgreSQL writes notify on commit, with the payload `["<tenant id>", <snap>]`. */
+export const WRITES_CHANNEL = "pemba_writes";
+
+/**
+ * Takes the next transaction id; the write's first statement, whose row is the write's snap.
+ *
+ * SQLite (one writer at a time): bumps the store-wide "tx" counter. PostgreSQL: takes the tenant's row lock while
+ * setting its `head_tx` to the next id of the sequence, records the transaction, and queues the commit's
+ * notification, all in ONE statement; no row means no such tenant (the write fails with ERROR_CODE_TENANT_NOT_FOUND
+ * and writes nothing). Writes of other tenants take other rows, so they run concurrently; writes of one tenant wait
+ * for each other here, so their ids commit in id order and a snap is exact (every id of the tenant up to it is
+ * committed). On a wait, READ COMMITTED re-evaluates the SET on the row's new version, taking a newer id.
+ */
+export function nextTxStatement(d: Dialect, tenantId: string, now: number): Statement<{ value: number }>[] {
+  const { meta, tenants, transactions: tx } = d.tables;
+  if (d.name === "pg") {
+    const build = () =>
+      sql`WITH t AS (UPDATE ${tenants} SET ${name(tenants.headTx)} = nextval('${sql.raw(TX_IDS_SEQUENCE)}')
+          WHERE ${tenants.id} = ${P} RETURNING ${name(tenants.headTx)}),
+        i AS (INSERT INTO ${tx} (${list([name(tx.id), name(tx.tenantId), name(tx.createdAt)])})
+          SELECT ${sql.identifier("head_tx")}, ${P}, ${P} FROM t)
+        SELECT ${sql.identifier("head_tx")} AS ${sql.identifier("value")},
+          pg_notify('${sql.raw(WRITES_CHANNEL)}', json_build_array(${P}::text, ${sql.identifier("head_tx")})::text) FROM t`;
+    const s = d.statement<{ value: number }>("next_tx", build, [tenantId, tenantId, now, tenantId]);
+    return [{ ...s, requireRow: "ERROR_CODE_TENANT_NOT_FOUND" }];
+  }
+  return [
+    d.statement(
+      "next_tx",
+      () =>
+        sql`UPDATE ${meta} SET ${name(meta.value)} = ${meta.value} + 1 WHERE ${meta.key} = 'tx' RETURNING ${name(meta.value)}`,
+      [],
+    ),
+    d.statement(
+      "insert_transaction",
+      () =>
+        sql`INSERT INTO ${tx} (${list([name(tx.id), name(tx.tenantId), name(tx.createdAt)])}) VALUES (${currentTx(d)}, ${P}, ${P})`,
+      [tenantId, now],
+    ),
+  ];
 }
 
 /** `UPDATE table SET deleted_tx = <current> WHERE tenant_id = ? AND deleted_tx IS NULL` (live rows of the tenant). */
@@ -66,16 +98,8 @@ function deleteByFilter<T extends Tables["tuples"] | Tables["attributes"], K ext
 }
 
 export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: number): Statement[] {
-  const { tuples, attributes, transactions: tx } = d.tables;
-  const out: Statement[] = [
-    nextTxStatement(d),
-    d.statement(
-      "insert_transaction",
-      () =>
-        sql`INSERT INTO ${tx} (${list([name(tx.id), name(tx.tenantId), name(tx.createdAt)])}) VALUES (${currentTx(d)}, ${P}, ${P})`,
-      [tenantId, now],
-    ),
-  ];
+  const { tuples, attributes } = d.tables;
+  const out: Statement[] = nextTxStatement(d, tenantId, now);
 
   if (req.deleteTuples?.length) {
     const rows = req.deleteTuples.map(tupleCells);

@@ -18,7 +18,7 @@
  *   leaves a tenant that does not fit to the source instead.
  */
 import type { ChangeSetSink, Freshness, FreshnessSource } from "../../capabilities.ts";
-import { hasFreshness } from "../../capabilities.ts";
+import { hasFreshness, hasTenantHeads, type TenantHeads } from "../../capabilities.ts";
 import { MemoryStore } from "../../memory/memory-store.ts";
 import type { ChangeSet, DataChange, HeadSchemaListener, Snap, Store, Tenant } from "../../store.ts";
 import type { MaybePromise } from "../../types.ts";
@@ -57,7 +57,8 @@ export type ReplicaSource = Pick<
   Store,
   "listTenants" | "getTenant" | "headSnap" | "readTuples" | "readAttributes" | "changes"
 > &
-  Partial<FreshnessSource>;
+  Partial<FreshnessSource> &
+  Partial<TenantHeads>;
 
 export interface TenantState {
   id: string;
@@ -339,6 +340,15 @@ export class TenantCopies {
     return h;
   }
 
+  /**
+   * A committed write heard of (WriteNotices): catches the tenant up to its snap, which is exact (every write of the
+   * tenant up to it has committed); a tenant not held yet is loaded.
+   */
+  async notice(tenantId: string, snap: Snap): Promise<void> {
+    const st = this.states.get(tenantId) ?? (await this.ensure(tenantId));
+    if (st !== undefined && st.caughtUp < snap) await this.catchUp(st, snap, true);
+  }
+
   /** One refresh round: tenants created/deleted elsewhere, the source head, the GC horizon. */
   async refreshAll(): Promise<void> {
     const seen = new Map<string, Tenant>();
@@ -352,11 +362,14 @@ export class TenantCopies {
       const t = seen.get(id);
       if (t === undefined || t.createdAt.getTime() !== st.createdAt) this.drop(id);
     }
-    const head = await this.source.headSnap("");
+    // per-tenant heads where the source has them (PostgreSQL's heads are per tenant), else the store-wide head
+    const heads = hasTenantHeads(this.source) ? await this.source.tenantHeads() : undefined;
+    const head = heads === undefined ? await this.source.headSnap("") : 0;
     await this.readHorizon();
     for (const t of seen.values()) {
       const st = await this.ensure(t.id, t);
-      if (st !== undefined && st.caughtUp < head) await this.catchUp(st, head, true);
+      const h = heads === undefined ? head : heads.get(t.id);
+      if (st !== undefined && h !== undefined && st.caughtUp < h) await this.catchUp(st, h, true);
     }
   }
 

@@ -21,7 +21,7 @@
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
-import type { HeadSchemaSource } from "../../capabilities.ts";
+import { type HeadSchemaSource, hasWriteNotices } from "../../capabilities.ts";
 import type { MemoryStore } from "../../memory/memory-store.ts";
 import type {
   AttributeQuery,
@@ -90,6 +90,17 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       { store: inner.kind, tenants: copies.tenants, rows: copies.rows, ms: Math.round(replica.loadMs) },
       `replica loaded ${copies.rows} rows of ${copies.tenants} tenant(s) in ${Math.round(replica.loadMs)} ms`,
     );
+    // writes of other processes: at once where the store hears of them, the timer as the fallback
+    if (hasWriteNotices(inner)) {
+      await inner.onWrite((tenantId, snap) => {
+        if (replica.closed) return;
+        replica.copies.notice(tenantId, snap).catch((e: unknown) => {
+          replica.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write notice failed");
+        });
+      });
+      // writes between the load and the first notice heard
+      await replica.refresh();
+    }
     if (replica.refreshMs > 0) {
       const timer = setInterval(() => void replica.refresh(), replica.refreshMs);
       // Node: the timer alone keeps no process alive

@@ -1,0 +1,114 @@
+/**
+ * Write throughput through `pemba serve` (issue 18): N concurrent writers, each sending its next data write as soon
+ * as the last one answered, for a fixed time per case. Prints writes/s, rows/s and the latency p50/p99 per case.
+ *
+ *   node loadtest/bench-writes.ts [--repo DIR] [--databases pg,sqlite] [--writers 1,8,32,64]
+ *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4]
+ *
+ * Cases: writers x tenancy (`shared`: every writer writes tenant w0; `per-writer`: writer i writes its own tenant
+ * wi) x rows per write, on a throwaway PostgreSQL server (fsync=off) and a temp SQLite file. `--repo` runs the CLI
+ * of another checkout (e.g. a worktree of the base commit, for before/after in one session); its bundle is built
+ * there first.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { startDatabase } from "./lib/database.ts";
+import { REPO_DIR, startPemba } from "./lib/servers.ts";
+
+const { values } = parseArgs({
+  options: {
+    repo: { type: "string" },
+    databases: { type: "string", default: "pg,sqlite" },
+    writers: { type: "string", default: "1,8,32,64" },
+    tenancy: { type: "string", default: "shared,per-writer" },
+    rows: { type: "string", default: "1,1000" },
+    seconds: { type: "string", default: "4" },
+  },
+});
+const repo = resolve(values.repo ?? REPO_DIR);
+const numbers = (s: string) => s.split(",").map(Number);
+const WRITERS = numbers(values.writers);
+const ROWS = numbers(values.rows);
+const TENANCY = values.tenancy.split(",") as ("shared" | "per-writer")[];
+const SECONDS = Number(values.seconds);
+const SCHEMA = "entity user {}\nentity doc {\n  relation viewer @user\n  permission view = viewer\n}";
+
+async function post(url: string, body: unknown): Promise<void> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${text.slice(0, 200)}`);
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+let batch = 0;
+/** One case: `writers` loops for SECONDS; each write is `rows` new tuples of the writer's tenant. */
+async function runCase(url: string, writers: number, tenancy: "shared" | "per-writer", rows: number) {
+  const latencies: number[] = [];
+  const deadline = performance.now() + SECONDS * 1000;
+  const run = batch++;
+  const writer = async (w: number) => {
+    const tenant = tenancy === "shared" ? "w0" : `w${w}`;
+    for (let i = 0; performance.now() < deadline; i++) {
+      const tuples = Array.from({ length: rows }, (_, r) => ({
+        entity: { type: "doc", id: `${run}-${w}-${i}` },
+        relation: "viewer",
+        subject: { type: "user", id: String(r) },
+      }));
+      const started = performance.now();
+      await post(`${url}/v1/tenants/${tenant}/data/write`, { metadata: { schema_version: "" }, tuples });
+      latencies.push(performance.now() - started);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: writers }, (_, w) => writer(w)));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    writesPerSecond: latencies.length / seconds,
+    rowsPerSecond: (latencies.length * rows) / seconds,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+  };
+}
+
+console.log(`repo ${repo} (${SECONDS} s per case)`);
+console.log(
+  "database  writers  tenancy     rows/write  writes/s    rows/s   p50 ms   p99 ms".replace(/ +/g, (m) => m),
+);
+const dir = mkdtempSync(join(tmpdir(), "pemba-bench-writes-"));
+try {
+  for (const name of values.databases.split(",")) {
+    const db = await startDatabase(name === "pg", dir);
+    const server = await startPemba(db.url, ["--log-level", "warn"], [], repo);
+    try {
+      const tenants = Math.max(...WRITERS);
+      for (let w = 0; w < tenants; w++) {
+        await post(`${server.url}/v1/tenants/create`, { id: `w${w}`, name: `writer ${w}` });
+        await post(`${server.url}/v1/tenants/w${w}/schemas/write`, { schema: SCHEMA });
+      }
+      for (const rows of ROWS) {
+        for (const tenancy of TENANCY) {
+          for (const writers of WRITERS) {
+            const r = await runCase(server.url, writers, tenancy, rows);
+            console.log(
+              `${name.padEnd(8)}  ${String(writers).padStart(7)}  ${tenancy.padEnd(10)}  ${String(rows).padStart(10)}  ${r.writesPerSecond.toFixed(0).padStart(8)}  ${r.rowsPerSecond.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}`,
+            );
+          }
+        }
+      }
+    } finally {
+      await server.stop();
+      await db.stop();
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,1 @@
+ALTER TABLE `tenants` ADD `head_tx` integer DEFAULT 0 NOT NULL;

@@ -1,0 +1,1 @@
+CREATE INDEX `tuples_subject_page_idx` ON `tuples` (`tenant_id`,`subject_type`,`subject_id`,`id`);
