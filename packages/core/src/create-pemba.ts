@@ -22,6 +22,11 @@ export interface PembaRuntime {
    * request and refreshed by requests (Workers: no I/O outside a request).
    */
   replica: "startup" | "lazy";
+  /**
+   * Lazy replicas: keeps a tenant's load alive past the request that started it (Workers: `ctx.waitUntil`); with
+   * it, no request waits for a load (reads go to the database meanwhile). See LazyReplicaOptions.background.
+   */
+  background?: (load: Promise<unknown>) => void;
   /** The replica's log lines (a load, a tenant too large). */
   logger?: ReplicaLogger;
   observe?: Observe;
@@ -96,7 +101,12 @@ async function withReplica(database: Store, settings: PembaSettings, runtime: Pe
   if (replica === undefined || database.kind === "memory") return database;
   const { maxRows, freshnessMs } = replica;
   if (runtime.replica === "lazy") {
-    return ReplicaStore.lazy(database, { maxRows, freshnessMs, logger: runtime.logger });
+    return ReplicaStore.lazy(database, {
+      maxRows,
+      freshnessMs,
+      logger: runtime.logger,
+      background: runtime.background,
+    });
   }
   return ReplicaStore.open(database, { maxRows, refreshMs: freshnessMs, logger: runtime.logger });
 }

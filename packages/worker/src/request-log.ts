@@ -17,6 +17,8 @@ interface RequestFigures {
   statements: number;
   byKind: Record<string, number>;
   rowsRead: number;
+  /** The request's waitUntil (keeps work it started alive after the response). */
+  waitUntil: ((work: Promise<unknown>) => void) | undefined;
 }
 
 const current = new AsyncLocalStorage<RequestFigures>();
@@ -38,6 +40,14 @@ export function observeRequest(info: RequestInfo): void {
   figures.decision = info.decision;
 }
 
+/**
+ * Keeps `work` (a replica load the current request started) alive past the response: the request's waitUntil. The
+ * request's scope is this file's, so the Worker needs no second AsyncLocalStorage.
+ */
+export function keepAlive(work: Promise<unknown>): void {
+  current.getStore()?.waitUntil?.(work);
+}
+
 /** A request the app did not answer (the Worker could not start): its route table label, else its path. */
 function routeOf(request: Request): string {
   const path = new URL(request.url).pathname;
@@ -45,13 +55,18 @@ function routeOf(request: Request): string {
 }
 
 /** Runs one request in its own scope and writes its line once the response is ready. */
-export async function loggedRequest(request: Request, handle: () => Promise<Response>): Promise<Response> {
+export async function loggedRequest(
+  request: Request,
+  handle: () => Promise<Response>,
+  ctx?: { waitUntil(work: Promise<unknown>): void },
+): Promise<Response> {
   const figures: RequestFigures = {
     route: undefined,
     decision: undefined,
     statements: 0,
     byKind: {},
     rowsRead: 0,
+    waitUntil: ctx === undefined ? undefined : (work) => ctx.waitUntil(work),
   };
   const started = Date.now();
   return current.run(figures, async () => {

@@ -29,7 +29,7 @@ const view = (type: string, id: number, user: number) => ({
   subject: { type: "user", id: String(user), relation: "" },
 });
 
-async function setUp(opts: LazyReplicaOptions, ids = 8) {
+async function setUp(opts: LazyReplicaOptions, ids = 8, wrap = (inner: LibsqlStore) => inner) {
   const file = join(dir, `lazy-${n++}.db`);
   const writer = new PembaService(await LibsqlStore.open(`file:${file}`));
   await writer.writeSchema("t1", LOAD_TEST_SCHEMA);
@@ -38,7 +38,7 @@ async function setUp(opts: LazyReplicaOptions, ids = 8) {
   const kinds: string[] = [];
   const inner = await LibsqlStore.open(`file:${file}`, { onQuery: (kind) => kinds.push(kind) });
   kinds.length = 0; // migrations check at open
-  const replica = ReplicaStore.lazy(inner, opts);
+  const replica = ReplicaStore.lazy(wrap(inner), opts);
   const service = new PembaService(replica);
   return { writer, replica, service, kinds };
 }
@@ -134,6 +134,101 @@ describe("ReplicaStore.lazy and the head schema", () => {
     kinds.length = 0;
     expect((await service.check("t1", meta, view("content", 1, 2))).can).toBe("CHECK_RESULT_DENIED");
     expect(kinds).toContain("read_schema");
+    await replica.close();
+    await writer.store.close();
+  });
+});
+
+describe("ReplicaStore.lazy with background loads (the Worker's cold isolates)", () => {
+  /** The inner store, whose paged tuple reads (the load's) wait until `open()`. */
+  function gated() {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const wrap = (inner: LibsqlStore) =>
+      new Proxy(inner, {
+        get(target, key) {
+          if (key === "readTuples") {
+            return async (...args: Parameters<LibsqlStore["readTuples"]>) => {
+              await gate;
+              return target.readTuples(...args);
+            };
+          }
+          const value = Reflect.get(target, key, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    return { open, wrap };
+  }
+
+  it("no check waits for the load: checks read SQL (one statement per walk level) until the copy is loaded, then none", async () => {
+    const { open, wrap } = gated();
+    const loads: Promise<unknown>[] = [];
+    const { writer, replica, service, kinds } = await setUp(
+      { freshnessMs: 60_000, background: (load) => loads.push(load) },
+      8,
+      wrap,
+    );
+    // content 0 is owned by user 0: allowed by owner.self, read from SQL while the load waits at its gate
+    expect((await service.check("t1", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect((await service.check("t1", meta, view("content", 1, 5))).can).toBe("CHECK_RESULT_DENIED");
+    expect(replica.holds("t1")).toBe(false);
+    expect(loads).toHaveLength(1); // one load, started by the first read
+    expect(kinds.filter((k) => k === "query_tuples" || k === "query_reads").length).toBeGreaterThan(0);
+    // a write while the load waits: visible to the next check, before and after the copy is loaded
+    await service.writeData("t1", "", [tuple("user:1#follower@user:5")], []);
+    expect((await service.check("t1", meta, view("content", 1, 5))).can).toBe("CHECK_RESULT_ALLOWED");
+    open();
+    await Promise.all(loads);
+    expect(replica.holds("t1")).toBe(true);
+    // the load read the tenant at the head before the write; a read at the write's snap catches the copy up
+    expect(replica.stats()).toMatchObject({ tenants: 1, rows: 64 });
+    expect((await service.check("t1", meta, view("content", 1, 5))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(replica.stats()).toMatchObject({ tenants: 1, rows: 65 });
+    kinds.length = 0;
+    for (let i = 0; i < 20; i++) {
+      const outcome = service.check("t1", meta, view(i % 2 ? "content" : "interaction", i % 8, (i + 1) % 8));
+      expect(outcome instanceof Promise).toBe(false);
+    }
+    expect(kinds).toEqual([]);
+    await replica.close();
+    await writer.store.close();
+  });
+
+  it("a failed load is logged and the next read starts another", async () => {
+    let failing = true;
+    const wrap = (inner: LibsqlStore) =>
+      new Proxy(inner, {
+        get(target, key) {
+          if (key === "readTuples" && failing) {
+            return async () => {
+              throw new Error("d1 went away");
+            };
+          }
+          const value = Reflect.get(target, key, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    const lines: string[] = [];
+    const logger = { info: () => {}, warn: (_o: object, m: string) => lines.push(m) };
+    const loads: Promise<unknown>[] = [];
+    const { writer, replica, service } = await setUp(
+      { freshnessMs: 60_000, logger, background: (load) => loads.push(load) },
+      8,
+      wrap,
+    );
+    expect((await service.check("t1", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    await Promise.all(loads);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(new Set(lines)).toEqual(new Set(["replica: loading the tenant failed"]));
+    expect(replica.holds("t1")).toBe(false);
+    failing = false;
+    const failed = loads.length;
+    expect((await service.check("t1", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(loads).toHaveLength(failed + 1);
+    await Promise.all(loads);
+    expect(replica.holds("t1")).toBe(true);
     await replica.close();
     await writer.store.close();
   });

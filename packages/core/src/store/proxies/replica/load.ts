@@ -44,6 +44,12 @@ export interface ReplicaOptions {
 export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
   /** A read of the head snap looks for writes of other instances when the last look is older than this (ms). */
   freshnessMs?: number;
+  /**
+   * Load tenants in the background: a tenant's reads go to the inner store (one statement per walk level) until its
+   * copy is loaded, so no request waits for a whole tenant. The function keeps a started load alive past the
+   * request that started it (Workers: the request's `ctx.waitUntil`). Without it, the first request waits.
+   */
+  background?: (load: Promise<unknown>) => void;
 }
 
 export const DEFAULT_REPLICA_REFRESH_MS = 1000;
@@ -84,6 +90,8 @@ export class TenantCopies {
   private readonly sink: ChangeSetSink = this.memory;
   private readonly states = new Map<string, TenantState>();
   private readonly loading = new Map<string, Promise<TenantState | undefined>>();
+  /** Tenants written by this instance while their load ran: their copy looks at the head at its first read. */
+  private readonly writtenWhileLoading = new Set<string>();
   private readonly source: ReplicaSource;
   /** Request-driven freshness window (lazy replicas); undefined = a refresh timer keeps the copy fresh. */
   readonly freshnessMs?: number;
@@ -128,6 +136,31 @@ export class TenantCopies {
 
   isOversized(id: string): boolean {
     return this.oversized.has(id);
+  }
+
+  /**
+   * Background loading (lazy replicas with `background`): the tenant's state when loaded, else undefined after
+   * starting its load (unless one runs, or the tenant is too large); never waits. A failed load is logged and
+   * retried by a later read.
+   */
+  loadLater(id: string, background: (load: Promise<unknown>) => void): TenantState | undefined {
+    const st = this.states.get(id);
+    if (st !== undefined || this.oversized.has(id) || this.loading.has(id)) return st;
+    const started = this.ensure(id);
+    if (started instanceof Promise) {
+      background(
+        started.catch((e) => this.logger?.warn({ err: e, tenant: id }, "replica: loading the tenant failed")),
+      );
+    }
+    return undefined;
+  }
+
+  /**
+   * A write of this instance to a tenant whose (background) load runs: the load read an older head, so the copy's
+   * first read looks at the database (and catches up to the write) instead of trusting its freshness window.
+   */
+  notWaitedWrite(id: string): void {
+    if (this.loading.has(id)) this.writtenWhileLoading.add(id);
   }
 
   /** Loads every tenant of the source; false when they hold more than `maxRows` rows (nothing is kept then). */
@@ -208,6 +241,8 @@ export class TenantCopies {
     for (let attempt = 0; ; attempt++) {
       const tenant = known ?? (await this.source.getTenant(id));
       if (tenant === undefined) return undefined;
+      // the copy's look at the database is its head's read: writes elsewhere during the load are seen at the next
+      const lookedAt = Date.now();
       const head = await this.source.headSnap(id);
       await this.sink.deleteTenant(id);
       let pending: DataChange[] = [];
@@ -254,7 +289,7 @@ export class TenantCopies {
         caughtUp: head,
         applied: head,
         rows: count,
-        checkedAt: Date.now(),
+        checkedAt: this.writtenWhileLoading.delete(id) ? 0 : lookedAt,
       };
       this.states.set(id, st);
       return st;
