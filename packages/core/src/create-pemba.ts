@@ -9,7 +9,7 @@ import { PembaService } from "./service/index.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
-import { type ReplicaLogger, ReplicaStore } from "./store/proxies/replica/index.ts";
+import { type BackgroundLoads, type ReplicaLogger, ReplicaStore } from "./store/proxies/replica/index.ts";
 import type { Store } from "./store/store.ts";
 
 export interface PembaRuntime {
@@ -23,10 +23,11 @@ export interface PembaRuntime {
    */
   replica: "startup" | "lazy";
   /**
-   * Lazy replicas: keeps a tenant's load alive past the request that started it (Workers: `ctx.waitUntil`); with
-   * it, no request waits for a load (reads go to the database meanwhile). See LazyReplicaOptions.background.
+   * Lazy replicas: runs a tenant's load after the request that asked for it and keeps it alive (Workers:
+   * `ctx.waitUntil`); with it, no request waits for a load (reads go to the database meanwhile). See
+   * LazyReplicaOptions.background.
    */
-  background?: (load: Promise<unknown>) => void;
+  background?: BackgroundLoads;
   /** The replica's log lines (a load, a tenant too large). */
   logger?: ReplicaLogger;
   observe?: Observe;

@@ -20,7 +20,7 @@ import {
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerEnv } from "./config.ts";
 import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";
-import { countQuery, keepAlive, loggedRequest, observeRequest } from "./request-log.ts";
+import { countQuery, afterResponse, loggedRequest, observeRequest } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 
@@ -42,7 +42,7 @@ async function openInstance(env: WorkerEnv): Promise<Pemba> {
           : LibsqlStore.open(database, { authToken: config.databaseToken, onQuery: countQuery }),
     replica: "lazy",
     // a cold isolate answers from the database while a tenant loads; the load outlives the request that started it
-    background: keepAlive,
+    background: afterResponse,
     logger: replicaLogger,
     observe: observeRequest,
     version: workerPackage.version,

@@ -17,8 +17,8 @@ interface RequestFigures {
   statements: number;
   byKind: Record<string, number>;
   rowsRead: number;
-  /** The request's waitUntil (keeps work it started alive after the response). */
-  waitUntil: ((work: Promise<unknown>) => void) | undefined;
+  /** Work to start once the response is ready (replica loads), each bound to the request's async context. */
+  later: (() => Promise<unknown>)[] | undefined;
 }
 
 const current = new AsyncLocalStorage<RequestFigures>();
@@ -41,11 +41,14 @@ export function observeRequest(info: RequestInfo): void {
 }
 
 /**
- * Keeps `work` (a replica load the current request started) alive past the response: the request's waitUntil. The
- * request's scope is this file's, so the Worker needs no second AsyncLocalStorage.
+ * The replica's background loads (BackgroundLoads): `start` runs once the current request's response is ready, under
+ * its ctx.waitUntil and in its async context (its D1 sessions), so the load's CPU never delays that response. The
+ * request's scope is this file's, so the Worker needs no second AsyncLocalStorage. Outside a request it runs now.
  */
-export function keepAlive(work: Promise<unknown>): void {
-  current.getStore()?.waitUntil?.(work);
+export function afterResponse(start: () => Promise<unknown>): void {
+  const figures = current.getStore();
+  if (figures === undefined) void start();
+  else (figures.later ??= []).push(AsyncLocalStorage.bind(start));
 }
 
 /** A request the app did not answer (the Worker could not start): its route table label, else its path. */
@@ -66,7 +69,7 @@ export async function loggedRequest(
     statements: 0,
     byKind: {},
     rowsRead: 0,
-    waitUntil: ctx === undefined ? undefined : (work) => ctx.waitUntil(work),
+    later: undefined,
   };
   const started = Date.now();
   return current.run(figures, async () => {
@@ -88,6 +91,14 @@ export async function loggedRequest(
           ms: Date.now() - started,
         }),
       );
+      // the response is ready: now the background work it asked for (its CPU no longer delays the answer)
+      if (figures.later !== undefined) {
+        for (const start of figures.later) {
+          const work = start();
+          if (ctx === undefined) void work;
+          else ctx.waitUntil(work);
+        }
+      }
     }
   });
 }

@@ -166,7 +166,7 @@ describe("ReplicaStore.lazy with background loads (the Worker's cold isolates)",
     const { open, wrap } = gated();
     const loads: Promise<unknown>[] = [];
     const { writer, replica, service, kinds } = await setUp(
-      { freshnessMs: 60_000, background: (load) => loads.push(load) },
+      { freshnessMs: 60_000, background: (start) => loads.push(start()) },
       8,
       wrap,
     );
@@ -196,6 +196,28 @@ describe("ReplicaStore.lazy with background loads (the Worker's cold isolates)",
     await writer.store.close();
   });
 
+  it("the runtime decides when a load starts: none runs before it calls start, and a tenant's load is handed over once", async () => {
+    const starts: (() => Promise<unknown>)[] = [];
+    const { writer, replica, service, kinds } = await setUp({
+      freshnessMs: 60_000,
+      background: (s) => starts.push(s),
+    });
+    for (let i = 0; i < 3; i++) {
+      expect((await service.check("t1", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    }
+    expect(starts).toHaveLength(1);
+    // only the checks' own statements: no paged read of the load
+    expect(kinds.filter((k) => k === "read_tuples" || k === "read_attributes")).toEqual([]);
+    expect(replica.holds("t1")).toBe(false);
+    await starts[0]!();
+    expect(replica.holds("t1")).toBe(true);
+    kinds.length = 0;
+    expect(service.check("t1", meta, view("content", 0, 0)) instanceof Promise).toBe(false);
+    expect(kinds).toEqual([]);
+    await replica.close();
+    await writer.store.close();
+  });
+
   it("a failed load is logged and the next read starts another", async () => {
     let failing = true;
     const wrap = (inner: LibsqlStore) =>
@@ -214,7 +236,7 @@ describe("ReplicaStore.lazy with background loads (the Worker's cold isolates)",
     const logger = { info: () => {}, warn: (_o: object, m: string) => lines.push(m) };
     const loads: Promise<unknown>[] = [];
     const { writer, replica, service } = await setUp(
-      { freshnessMs: 60_000, logger, background: (load) => loads.push(load) },
+      { freshnessMs: 60_000, logger, background: (start) => loads.push(start()) },
       8,
       wrap,
     );

@@ -37,6 +37,8 @@ import type {
 } from "../../store.ts";
 import { ForwardingStore } from "../forwarding.ts";
 import {
+  BACKGROUND_LOAD_PAGE_SIZE,
+  type BackgroundLoads,
   DEFAULT_REPLICA_REFRESH_MS,
   type LazyReplicaOptions,
   type ReplicaOptions,
@@ -60,7 +62,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private readonly refreshMs: number;
   private readonly logger?: ReplicaOptions["logger"];
   /** Lazy replicas loading in the background: keeps a load alive past its request. */
-  private readonly background?: (load: Promise<unknown>) => void;
+  private readonly background?: BackgroundLoads;
   private loadMs = 0;
   private timer?: ReturnType<typeof setInterval>;
   private refreshing?: Promise<void>;
@@ -70,7 +72,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     inner: Store & ReplicaSource,
     opts: ReplicaOptions,
     freshnessMs?: number,
-    background?: (load: Promise<unknown>) => void,
+    background?: BackgroundLoads,
   ) {
     super(inner);
     this.background = background;
@@ -117,7 +119,11 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     const { background, freshnessMs, ...rest } = opts;
     return new ReplicaStore(
       inner,
-      { ...rest, refreshMs: 0 },
+      {
+        ...rest,
+        refreshMs: 0,
+        loadPageSize: rest.loadPageSize ?? (background ? BACKGROUND_LOAD_PAGE_SIZE : undefined),
+      },
       freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS,
       background,
     );
