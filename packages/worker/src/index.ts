@@ -20,7 +20,7 @@ import {
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerEnv } from "./config.ts";
 import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";
-import { countQuery, afterResponse, loggedRequest, observeRequest } from "./request-log.ts";
+import { afterResponse, countQuery, loggedRequest, observeRequest } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 

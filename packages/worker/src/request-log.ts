@@ -47,8 +47,12 @@ export function observeRequest(info: RequestInfo): void {
  */
 export function afterResponse(start: () => Promise<unknown>): void {
   const figures = current.getStore();
-  if (figures === undefined) void start();
-  else (figures.later ??= []).push(AsyncLocalStorage.bind(start));
+  if (figures === undefined) {
+    void start();
+    return;
+  }
+  figures.later ??= [];
+  figures.later.push(AsyncLocalStorage.bind(start));
 }
 
 /** A request the app did not answer (the Worker could not start): its route table label, else its path. */
