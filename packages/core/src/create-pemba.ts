@@ -104,6 +104,7 @@ async function withReplica(database: Store, settings: PembaSettings, runtime: Pe
   if (runtime.replica === "lazy") {
     return ReplicaStore.lazy(database, {
       maxRows,
+      maxBytes: replica.maxBytes,
       freshnessMs,
       logger: runtime.logger,
       background: runtime.background,

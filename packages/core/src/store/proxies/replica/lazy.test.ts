@@ -255,3 +255,97 @@ describe("ReplicaStore.lazy with background loads (the Worker's cold isolates)",
     await writer.store.close();
   });
 });
+
+describe("ReplicaStore.lazy under a byte cap: least recently used tenants are evicted", () => {
+  /** Tenants s0..s{n-1} with `ids` ids each and a large one, `big`, with `bigIds` (8 rows per id). */
+  async function tenants(n: number, ids: number, bigIds: number) {
+    const file = join(dir, `lru-${Date.now()}-${Math.random()}.db`);
+    const writer = new PembaService(await LibsqlStore.open(`file:${file}`));
+    const names = [...Array.from({ length: n }, (_, i) => `s${i}`), "big"];
+    for (const name of names) {
+      if (name !== "t1") await writer.createTenant(name, name);
+      await writer.writeSchema(name, LOAD_TEST_SCHEMA);
+      const data = loadTestData(name === "big" ? bigIds : ids);
+      await writer.writeData(name, "", data.tuples, data.attributes);
+    }
+    return { writer, file, names };
+  }
+
+  it("many small tenants and a large one stay under maxBytes; eviction order is least recently used; answers stay right", async () => {
+    const { writer, file } = await tenants(6, 8, 64);
+    const lines: string[] = [];
+    const logger = {
+      info: (_o: object, m: string) => lines.push(m),
+      warn: (_o: object, m: string) => lines.push(m),
+    };
+    // measure one small tenant's and the large one's estimated bytes on their own
+    const probe = ReplicaStore.lazy(await LibsqlStore.open(`file:${file}`), { freshnessMs: 60_000 });
+    const probeService = new PembaService(probe);
+    await probeService.check("s0", meta, view("content", 0, 0));
+    const small = probe.stats().bytes;
+    await probeService.check("big", meta, view("content", 0, 0));
+    const big = probe.stats().bytes - small;
+    await probe.close();
+    expect(small).toBeGreaterThan(64 * 32); // 64 rows, 32 bytes each at least
+    expect(big).toBeGreaterThan(7 * small);
+
+    // room for the large tenant and two small ones, not three
+    const maxBytes = big + 2 * small + small / 2;
+    const replica = ReplicaStore.lazy(await LibsqlStore.open(`file:${file}`), {
+      freshnessMs: 60_000,
+      maxBytes,
+      logger,
+    });
+    const service = new PembaService(replica);
+    const allowed = async (tenant: string) =>
+      (await service.check(tenant, meta, view("content", 0, 0))).can === "CHECK_RESULT_ALLOWED";
+    expect(await allowed("big")).toBe(true);
+    expect(await allowed("s0")).toBe(true);
+    expect(await allowed("s1")).toBe(true);
+    expect(replica.stats()).toMatchObject({ tenants: 3 });
+    // s0 is used again, so "big" is now the least recently used
+    expect(await allowed("s0")).toBe(true);
+    expect(await allowed("s2")).toBe(true);
+    expect(lines).toEqual(["replica: evicted tenant big (least recently used) to make room for s2"]);
+    expect(replica.holds("big")).toBe(false);
+    expect(["s0", "s1", "s2"].every((t) => replica.holds(t))).toBe(true);
+    expect(replica.stats().bytes).toBeLessThanOrEqual(maxBytes);
+    // round robin over every tenant: always right, never above the cap
+    for (let round = 0; round < 3; round++) {
+      for (const t of ["s0", "s1", "s2", "s3", "s4", "s5", "big"]) {
+        expect(await allowed(t)).toBe(true);
+        expect((await service.check(t, meta, view("content", 1, 5))).can).toBe("CHECK_RESULT_DENIED");
+        expect(replica.stats().bytes).toBeLessThanOrEqual(maxBytes);
+      }
+    }
+    expect(replica.holds("big")).toBe(true);
+    await replica.close();
+    await writer.store.close();
+  });
+
+  it("a tenant whose first page alone is larger than maxBytes is served by SQL and evicts nobody", async () => {
+    const { writer, file } = await tenants(2, 8, 64);
+    const lines: string[] = [];
+    const logger = {
+      info: (_o: object, m: string) => lines.push(m),
+      warn: (_o: object, m: string) => lines.push(m),
+    };
+    const replica = ReplicaStore.lazy(await LibsqlStore.open(`file:${file}`), {
+      freshnessMs: 60_000,
+      maxBytes: 1048576 / 128,
+      logger,
+    });
+    const service = new PembaService(replica);
+    expect((await service.check("s0", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect((await service.check("s1", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect((await service.check("big", meta, view("content", 0, 0))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(replica.holds("big")).toBe(false);
+    expect(replica.holds("s0") && replica.holds("s1")).toBe(true);
+    expect(lines).toEqual([
+      "replica: tenant big does not fit in 0.01 MB (PEMBA_REPLICA_MAX_MB); its reads go to SQL",
+    ]);
+    expect(replica.stats().bytes).toBeLessThanOrEqual(1048576 / 128);
+    await replica.close();
+    await writer.store.close();
+  });
+});

@@ -53,6 +53,8 @@ export interface ReplicaStats {
   tenants: number;
   /** Rows loaded at open plus rows created since, minus rows deleted since (approximate live count). */
   rows: number;
+  /** The copy's estimated bytes (see rowBytes). */
+  bytes: number;
   loadMs: number;
 }
 
@@ -143,7 +145,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   }
 
   stats(): ReplicaStats {
-    return { tenants: this.copies.tenants, rows: this.copies.rows, loadMs: this.loadMs };
+    return {
+      tenants: this.copies.tenants,
+      rows: this.copies.rows,
+      bytes: this.copies.bytes,
+      loadMs: this.loadMs,
+    };
   }
 
   /** One refresh round: tenants created/deleted elsewhere, the inner head, the GC horizon. */
@@ -192,6 +199,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   override headSnap(tenantId: string): MaybePromise<Snap> {
     const st = this.copies.state(tenantId);
     if (st !== undefined) {
+      this.copies.touch(st);
       const window = this.copies.freshnessMs;
       if (window === undefined || Date.now() - st.checkedAt < window) return st.caughtUp;
       return this.copies.freshen(st).then((head) => head ?? this.headSnap(tenantId));
