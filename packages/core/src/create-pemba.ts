@@ -9,7 +9,7 @@ import { PembaService } from "./service/index.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
-import { type ReplicaLogger, ReplicaStore } from "./store/proxies/replica/index.ts";
+import { type BackgroundLoads, type ReplicaLogger, ReplicaStore } from "./store/proxies/replica/index.ts";
 import type { Store } from "./store/store.ts";
 
 export interface PembaRuntime {
@@ -22,6 +22,12 @@ export interface PembaRuntime {
    * request and refreshed by requests (Workers: no I/O outside a request).
    */
   replica: "startup" | "lazy";
+  /**
+   * Lazy replicas: runs a tenant's load after the request that asked for it and keeps it alive (Workers:
+   * `ctx.waitUntil`); with it, no request waits for a load (reads go to the database meanwhile). See
+   * LazyReplicaOptions.background.
+   */
+  background?: BackgroundLoads;
   /** The replica's log lines (a load, a tenant too large). */
   logger?: ReplicaLogger;
   observe?: Observe;
@@ -100,7 +106,13 @@ async function withReplica(database: Store, settings: PembaSettings, runtime: Pe
   if (replica === undefined || database.kind === "memory") return database;
   const { maxRows, freshnessMs } = replica;
   if (runtime.replica === "lazy") {
-    return ReplicaStore.lazy(database, { maxRows, freshnessMs, logger: runtime.logger });
+    return ReplicaStore.lazy(database, {
+      maxRows,
+      maxBytes: replica.maxBytes,
+      freshnessMs,
+      logger: runtime.logger,
+      background: runtime.background,
+    });
   }
   return ReplicaStore.open(database, { maxRows, refreshMs: freshnessMs, logger: runtime.logger });
 }

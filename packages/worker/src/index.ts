@@ -21,7 +21,7 @@ import {
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerEnv } from "./config.ts";
 import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";
-import { countQuery, loggedRequest, observeRequest } from "./request-log.ts";
+import { afterResponse, countQuery, loggedRequest, observeRequest } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 
@@ -42,6 +42,8 @@ async function openInstance(env: WorkerEnv): Promise<Pemba> {
           ? openD1Store(d1, countQuery)
           : LibsqlStore.open(database, { authToken: config.databaseToken, onQuery: countQuery }),
     replica: "lazy",
+    // a cold isolate answers from the database while a tenant loads; the load outlives the request that started it
+    background: afterResponse,
     logger: replicaLogger,
     observe: observeRequest,
     version: workerPackage.version,
@@ -88,15 +90,19 @@ function startupFailure(error: unknown, env: WorkerEnv): Response {
 
 export default {
   fetch(request: Request, env: WorkerEnv, ctx: WorkerExecutionContext): Promise<Response> {
-    return loggedRequest(request, async () => {
-      let pemba: Pemba;
-      try {
-        pemba = await getInstance(env);
-      } catch (error) {
-        return startupFailure(error, env);
-      }
-      return pemba.fetch(request, env, ctx);
-    });
+    return loggedRequest(
+      request,
+      async () => {
+        let pemba: Pemba;
+        try {
+          pemba = await getInstance(env);
+        } catch (error) {
+          return startupFailure(error, env);
+        }
+        return pemba.fetch(request, env, ctx);
+      },
+      ctx,
+    );
   },
 
   /** Cron trigger (see wrangler.toml `[triggers]`): garbage-collects data deleted longer than PEMBA_GC_WINDOW ago. */

@@ -17,6 +17,8 @@ interface RequestFigures {
   statements: number;
   byKind: Record<string, number>;
   rowsRead: number;
+  /** Work to start once the response is ready (replica loads), each bound to the request's async context. */
+  later: (() => Promise<unknown>)[] | undefined;
 }
 
 const current = new AsyncLocalStorage<RequestFigures>();
@@ -38,6 +40,21 @@ export function observeRequest(info: RequestInfo): void {
   figures.decision = info.decision;
 }
 
+/**
+ * The replica's background loads (BackgroundLoads): `start` runs once the current request's response is ready, under
+ * its ctx.waitUntil and in its async context (its D1 sessions), so the load's CPU never delays that response. The
+ * request's scope is this file's, so the Worker needs no second AsyncLocalStorage. Outside a request it runs now.
+ */
+export function afterResponse(start: () => Promise<unknown>): void {
+  const figures = current.getStore();
+  if (figures === undefined) {
+    void start();
+    return;
+  }
+  figures.later ??= [];
+  figures.later.push(AsyncLocalStorage.bind(start));
+}
+
 /** A request the app did not answer (the Worker could not start): its route table label, else its path. */
 function routeOf(request: Request): string {
   const path = new URL(request.url).pathname;
@@ -45,13 +62,18 @@ function routeOf(request: Request): string {
 }
 
 /** Runs one request in its own scope and writes its line once the response is ready. */
-export async function loggedRequest(request: Request, handle: () => Promise<Response>): Promise<Response> {
+export async function loggedRequest(
+  request: Request,
+  handle: () => Promise<Response>,
+  ctx?: { waitUntil(work: Promise<unknown>): void },
+): Promise<Response> {
   const figures: RequestFigures = {
     route: undefined,
     decision: undefined,
     statements: 0,
     byKind: {},
     rowsRead: 0,
+    later: undefined,
   };
   const started = Date.now();
   return current.run(figures, async () => {
@@ -73,6 +95,14 @@ export async function loggedRequest(request: Request, handle: () => Promise<Resp
           ms: Date.now() - started,
         }),
       );
+      // the response is ready: now the background work it asked for (its CPU no longer delays the answer)
+      if (figures.later !== undefined) {
+        for (const start of figures.later) {
+          const work = start();
+          if (ctx === undefined) void work;
+          else ctx.waitUntil(work);
+        }
+      }
     }
   });
 }

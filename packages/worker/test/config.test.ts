@@ -45,7 +45,7 @@ describe("resolveWorkerConfig", () => {
       auth: { mode: "preshared", keys: [{ key: "admin" }, { key: "k2", tenants: ["t1", "t2"] }] },
       corsOrigins: ["https://a.example", "https://b.example"],
       gcWindowMs: 5_400_000,
-      replica: { maxRows: 1_000_000, freshnessMs: 1000 },
+      replica: { maxRows: 1_000_000, freshnessMs: 1000, maxBytes: 64 * 1048576 },
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
@@ -57,14 +57,16 @@ describe("resolveWorkerConfig", () => {
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB" }).replica).toEqual({
       maxRows: 1_000_000,
       freshnessMs: 1000,
+      maxBytes: 64 * 1048576,
     });
     expect(
       resolveWorkerConfig({
         PEMBA_DATABASE: "d1:DB",
         PEMBA_REPLICA_MAX_ROWS: "250000",
         PEMBA_REPLICA_REFRESH: "250ms",
+        PEMBA_REPLICA_MAX_MB: "24",
       }).replica,
-    ).toEqual({ maxRows: 250_000, freshnessMs: 250 });
+    ).toEqual({ maxRows: 250_000, freshnessMs: 250, maxBytes: 24 * 1048576 });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "off" }).replica).toBeUndefined();
     expect(resolveWorkerConfig({ PEMBA_REPLICA: "on" }).replica).toBeUndefined(); // memory: nothing to copy
     expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "yes" })).toThrow(

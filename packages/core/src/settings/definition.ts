@@ -42,6 +42,13 @@ export const COMPACT_IDLE_MS = 250;
  */
 const WORKER_REPLICA_MAX_ROWS = 1_000_000;
 
+/**
+ * Estimated MB an isolate's replica holds at most (the estimate: loadtest/replica-memory.ts's bytes per row plus the
+ * row's own text), so several tenants (many small ones and a large one) stay within the isolate's 128 MB beside the
+ * compiled schemas and a request's garbage.
+ */
+const WORKER_REPLICA_MAX_MB = 64;
+
 /** An eighth of an isolate's 128 MB, beside the replica's ~55 MB at most (Node's 256 is more than an isolate has). */
 const WORKER_MAX_COMPILED_SCHEMA_MB = 16;
 
@@ -246,6 +253,13 @@ export const SETTINGS = {
     default: "10",
     help: "PostgreSQL: connections this process's pool opens at most (plus 1 that listens for other instances' writes); see Running several instances",
     schema: positiveCount,
+  },
+  replicaMaxMb: {
+    env: "PEMBA_REPLICA_MAX_MB",
+    runtimes: WORKER,
+    default: String(WORKER_REPLICA_MAX_MB),
+    help: "MB (estimated from the rows' sizes) the isolate's replica holds at most: loading a tenant past it evicts the least recently used tenants; a tenant larger than this alone is served by SQL",
+    schema: count,
   },
   compactAfterWrites: {
     env: "PEMBA_COMPACT_AFTER_WRITES",

@@ -26,6 +26,8 @@ export type Env = Readonly<Record<string, unknown>>;
 /** The in-memory replica's settings; see ReplicaStore.open (Node) and ReplicaStore.lazy (Workers). */
 export interface ReplicaSettings {
   maxRows: number;
+  /** Lazy replicas (Workers): estimated bytes held at most, least recently used tenants evicted past it. */
+  maxBytes?: number;
   /** How old the copy may get before it looks for writes of other processes or instances (ms). */
   freshnessMs: number;
 }
@@ -77,6 +79,7 @@ export interface NodeSettings extends CommonSettings {
 
 export interface WorkerSettings extends CommonSettings {
   databaseToken?: string;
+  replicaMaxMb: number;
 }
 
 /** The text given for a setting: its flag (Node), else its variable; blank counts as unset. */
@@ -145,7 +148,7 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
 /** The Worker's settings from its vars and secrets. */
 export function resolveWorkerSettings(env: Env): WorkerSettings {
   const v = parseAll("worker", {}, env);
-  return { ...common(v, "worker"), databaseToken: v.databaseToken };
+  return { ...common(v, "worker"), databaseToken: v.databaseToken, replicaMaxMb: v.replicaMaxMb };
 }
 
 /** The replica's settings of flat settings; undefined when it is off. */
@@ -153,8 +156,11 @@ export function replicaSettings(s: {
   replica: boolean;
   replicaMaxRows: number;
   replicaRefreshMs: number;
+  replicaMaxMb?: number;
 }): ReplicaSettings | undefined {
-  return s.replica ? { maxRows: s.replicaMaxRows, freshnessMs: s.replicaRefreshMs } : undefined;
+  if (!s.replica) return undefined;
+  const maxBytes = s.replicaMaxMb === undefined ? undefined : s.replicaMaxMb * 1048576;
+  return { maxRows: s.replicaMaxRows, freshnessMs: s.replicaRefreshMs, maxBytes };
 }
 
 /** One auth mode: preshared keys, or OIDC with its JWKS, issuer and audience, or none. */

@@ -55,6 +55,24 @@ describe("D1Store", () => {
     expect(await again.headSnap("t1")).toBe(snap);
   });
 
+  it("an isolate's start asks a replica first: one read there and nothing at the primary once it has every migration", async () => {
+    await emptyDatabase(env.REPLICA);
+    const db = new LaggingReplicaD1(env.DB, env.REPLICA);
+    // a fresh database: the replica has no d1_migrations table, so the primary checks and migrates
+    await D1Store.open(db);
+    expect(db.log.filter((s) => s.target === "primary").length).toBeGreaterThan(0);
+    // the replica has not seen the migrations yet: the primary is asked again, and applies nothing
+    db.log.length = 0;
+    await D1Store.open(db);
+    expect(db.log.map((s) => s.target)).toEqual(["replica", "primary", "primary"]);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    await db.catchUp();
+    db.log.length = 0;
+    await D1Store.open(db);
+    expect(db.log.map((s) => [s.target, s.sql])).toEqual([["replica", `SELECT name FROM "d1_migrations"`]]);
+    await emptyDatabase(env.REPLICA);
+  });
+
   it("opens a database that `wrangler d1 migrations apply` migrated (drizzle's files as wrangler splits them)", async () => {
     await wranglerApply(env.DB, env.TEST_MIGRATIONS);
     expect(env.TEST_MIGRATIONS.map((m) => m.name)).toEqual([

@@ -6,7 +6,7 @@
  */
 
 import { SQLITE_MIGRATIONS } from "../sql/sqlite-migrations.generated.ts";
-import type { D1Database } from "./d1-binding.ts";
+import type { D1Database, D1Result } from "./d1-binding.ts";
 
 /** Wrangler's own statement (getCreateMigrationsTableQuery), so both create the same table. */
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "d1_migrations"(
@@ -28,10 +28,28 @@ async function pendingMigrations(db: D1Database) {
 }
 
 /**
+ * Whether a replica (the nearest, one read) already has every migration: then an isolate's start sends nothing to
+ * the primary (the primary's check creates the table, a write, and may be far). A replica that lags behind a
+ * migration, or has no table yet, answers no and the primary decides; applied migrations are never undone, so a yes
+ * is never wrong.
+ */
+async function appliedAtReplica(db: D1Database): Promise<boolean> {
+  let applied: D1Result;
+  try {
+    applied = await db.withSession("first-unconstrained").prepare(`SELECT name FROM "d1_migrations"`).all();
+  } catch {
+    return false; // no d1_migrations table yet
+  }
+  const names = new Set(applied.results.map((r) => r.name as string));
+  return SQLITE_MIGRATIONS.every((m) => names.has(d1MigrationName(m.tag)));
+}
+
+/**
  * Applies the pending migrations in ONE batch (all or nothing); returns their names. When another isolate applied
  * them at the same time, our batch fails on its first CREATE TABLE and rolls back, and nothing is left pending.
  */
 export async function applyD1Migrations(db: D1Database): Promise<string[]> {
+  if (await appliedAtReplica(db)) return [];
   const pending = await pendingMigrations(db);
   if (pending.length === 0) return [];
   const statements = [];

@@ -1,5 +1,6 @@
 /** The in-memory replica in front of a SQL store: load.ts keeps the copy, routing.ts answers from it. */
 export {
+  type BackgroundLoads,
   DEFAULT_REPLICA_MAX_ROWS,
   DEFAULT_REPLICA_REFRESH_MS,
   type LazyReplicaOptions,

@@ -42,11 +42,51 @@ export interface ReplicaOptions {
 }
 
 export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
+  /**
+   * Estimated bytes (rowBytes) the copy holds at most: loading or growing a tenant past it first evicts the least
+   * recently used other tenants (their reads load them again); a tenant that does not fit alone is left to the inner
+   * store. Default: no byte cap.
+   */
+  maxBytes?: number;
   /** A read of the head snap looks for writes of other instances when the last look is older than this (ms). */
   freshnessMs?: number;
+  /**
+   * Load tenants in the background: a tenant's reads go to the inner store (one statement per walk level) until its
+   * copy is loaded, so no request waits for a whole tenant. The replica hands each load's `start` to this function,
+   * which runs it when it suits the runtime and keeps it alive (the Worker: once the response that asked for it is
+   * ready, under its `ctx.waitUntil`, so the load's CPU never delays that response). Without it, the first request
+   * waits for the load.
+   */
+  background?: BackgroundLoads;
 }
 
+/** Bytes per row of the copy besides its ids' text (columns, indexes, map entries). */
+const ROW_BYTES = 32;
+
+/**
+ * A row's estimated bytes in the copy: ROW_BYTES plus its ids as UTF-16 text (type, relation and attribute names are
+ * interned once per tenant). Calibrated on loadtest/replica-memory.ts (40-54 bytes per row held for Permify's data,
+ * ids of 1-5 digits): the estimate there is 34-52, i.e. it errs high for large tenants, where bytes matter.
+ */
+export function rowBytes(change: DataChange): number {
+  const t = change.tuple;
+  if (t !== undefined) return ROW_BYTES + 2 * (t.entity.id.length + t.subject.id.length);
+  const a = change.attribute;
+  if (a === undefined) return ROW_BYTES;
+  const data = (a.value as { data?: unknown }).data;
+  return ROW_BYTES + 2 * (a.entity.id.length + (typeof data === "string" ? data.length : 4));
+}
+
+/** Runs a tenant load later (see LazyReplicaOptions.background); `start` never rejects. */
+export type BackgroundLoads = (start: () => Promise<unknown>) => void;
+
 export const DEFAULT_REPLICA_REFRESH_MS = 1000;
+/**
+ * Rows per page of a background load: the isolate's one thread turns each page into the copy in one go, and the
+ * requests answered meanwhile wait for that slice (10,000 rows took ~0.2 s of workerd CPU; 2,000 keep the slice
+ * short at 400 reads for 800,000 rows, under D1's 1,000 queries per invocation).
+ */
+export const BACKGROUND_LOAD_PAGE_SIZE = 2000;
 export const DEFAULT_REPLICA_MAX_ROWS = 5_000_000;
 
 /**
@@ -76,15 +116,29 @@ export interface TenantState {
   rows: number;
   /** Date.now() of the tenant's last look at the database head (request-driven freshness). */
   checkedAt: number;
+  /** Estimated bytes of this tenant in the copy (rowBytes of its rows). */
+  bytes: number;
+  /** When it was last read (TenantCopies' use clock): the least recently used tenant is evicted first. */
+  usedAt: number;
 }
 
-class TooLarge extends Error {}
+class TooLarge extends Error {
+  readonly limit: "rows" | "bytes";
+  constructor(limit: "rows" | "bytes") {
+    super(limit);
+    this.limit = limit;
+  }
+}
 
 export class TenantCopies {
   readonly memory = new MemoryStore();
   private readonly sink: ChangeSetSink = this.memory;
   private readonly states = new Map<string, TenantState>();
   private readonly loading = new Map<string, Promise<TenantState | undefined>>();
+  /** Tenants whose background load is handed to the runtime and not started yet. */
+  private readonly queued = new Set<string>();
+  /** Tenants written by this instance while their load ran: their copy looks at the head at its first read. */
+  private readonly writtenWhileLoading = new Set<string>();
   private readonly source: ReplicaSource;
   /** Request-driven freshness window (lazy replicas); undefined = a refresh timer keeps the copy fresh. */
   readonly freshnessMs?: number;
@@ -101,6 +155,11 @@ export class TenantCopies {
   horizon = 0;
   /** Rows in the copy, all tenants. */
   rows = 0;
+  /** Estimated bytes of the copy, all tenants. */
+  bytes = 0;
+  readonly maxBytes: number;
+  /** The use clock: one tick per read of a tenant's head. */
+  private clock = 0;
   private guarding = true;
   private warnedSize = false;
 
@@ -108,6 +167,7 @@ export class TenantCopies {
     this.source = source;
     this.freshnessMs = freshnessMs;
     this.maxRows = opts.maxRows ?? DEFAULT_REPLICA_MAX_ROWS;
+    this.maxBytes = (opts as LazyReplicaOptions).maxBytes ?? Number.POSITIVE_INFINITY;
     this.pageSize = opts.loadPageSize ?? 10_000;
     this.feedBatch = opts.feedBatch ?? 1000;
     this.logger = opts.logger;
@@ -123,12 +183,45 @@ export class TenantCopies {
     return this.states.get(id);
   }
 
+  /** Marks the tenant as just used (least recently used tenants are evicted first). */
+  touch(st: TenantState): void {
+    st.usedAt = ++this.clock;
+  }
+
   get tenants(): number {
     return this.states.size;
   }
 
   isOversized(id: string): boolean {
     return this.oversized.has(id);
+  }
+
+  /**
+   * Background loading (lazy replicas with `background`): the tenant's state when loaded, else undefined after
+   * handing its load to `background` (unless one is queued or runs, or the tenant is too large); never waits. A
+   * failed load is logged and retried by a later read.
+   */
+  loadLater(id: string, background: BackgroundLoads): TenantState | undefined {
+    const st = this.states.get(id);
+    if (st !== undefined || this.oversized.has(id) || this.loading.has(id) || this.queued.has(id)) return st;
+    this.queued.add(id);
+    background(async () => {
+      this.queued.delete(id);
+      try {
+        await this.ensure(id);
+      } catch (e) {
+        this.logger?.warn({ err: e, tenant: id }, "replica: loading the tenant failed");
+      }
+    });
+    return undefined;
+  }
+
+  /**
+   * A write of this instance to a tenant whose (background) load runs: the load read an older head, so the copy's
+   * first read looks at the database (and catches up to the write) instead of trusting its freshness window.
+   */
+  notWaitedWrite(id: string): void {
+    if (this.loading.has(id) || this.queued.has(id)) this.writtenWhileLoading.add(id);
   }
 
   /** Loads every tenant of the source; false when they hold more than `maxRows` rows (nothing is kept then). */
@@ -170,7 +263,7 @@ export class TenantCopies {
   private countRows(n: number): void {
     this.rows += n;
     if (this.rows <= this.maxRows) return;
-    if (this.guarding) throw new TooLarge();
+    if (this.guarding) throw new TooLarge("rows");
     if (!this.warnedSize) {
       this.warnedSize = true;
       this.logger?.warn(
@@ -180,22 +273,52 @@ export class TenantCopies {
     }
   }
 
+  /**
+   * Makes room for tenant `id`, whose `own` bytes so far are counted in `this.bytes`: TooLarge when it alone is above
+   * `maxBytes` (no other tenant is evicted for it); else evicts the least recently used other tenants while the copy
+   * is above `maxBytes`.
+   */
+  private reserveBytes(id: string, own: number): void {
+    if (own > this.maxBytes) throw new TooLarge("bytes");
+    if (this.bytes <= this.maxBytes) return;
+    this.evictFor(id);
+    if (this.bytes > this.maxBytes) throw new TooLarge("bytes");
+  }
+
+  /** Evicts loaded tenants other than `id`, least recently used first, until the copy fits under `maxBytes`. */
+  private evictFor(id: string): void {
+    while (this.bytes > this.maxBytes) {
+      let victim: TenantState | undefined;
+      for (const st of this.states.values()) {
+        if (st.id !== id && (victim === undefined || st.usedAt < victim.usedAt)) victim = st;
+      }
+      if (victim === undefined) return;
+      this.logger?.info(
+        { tenant: victim.id, bytes: victim.bytes, for: id, maxBytes: this.maxBytes },
+        `replica: evicted tenant ${victim.id} (least recently used) to make room for ${id}`,
+      );
+      this.drop(victim.id);
+    }
+  }
+
   /** A lazy replica's load: a tenant that does not fit under `maxRows` is left to the source. */
   private async loadWithinCap(id: string, known?: Tenant): Promise<TenantState | undefined> {
     try {
       return await this.load(id, known);
     } catch (e) {
       if (!(e instanceof TooLarge)) throw e;
-      this.markOversized(id);
+      this.markOversized(id, e.limit);
       return undefined;
     }
   }
 
-  private markOversized(id: string): void {
+  private markOversized(id: string, limit: "rows" | "bytes"): void {
     this.oversized.add(id);
     this.logger?.warn(
-      { tenant: id, rows: this.rows, maxRows: this.maxRows },
-      `replica: tenant ${id} does not fit under ${this.maxRows} rows (PEMBA_REPLICA_MAX_ROWS); its reads go to SQL`,
+      { tenant: id, rows: this.rows, maxRows: this.maxRows, maxBytes: this.maxBytes },
+      limit === "rows"
+        ? `replica: tenant ${id} does not fit under ${this.maxRows} rows (PEMBA_REPLICA_MAX_ROWS); its reads go to SQL`
+        : `replica: tenant ${id} does not fit in ${+(this.maxBytes / 1048576).toFixed(2)} MB (PEMBA_REPLICA_MAX_MB); its reads go to SQL`,
     );
   }
 
@@ -209,17 +332,26 @@ export class TenantCopies {
     for (let attempt = 0; ; attempt++) {
       const tenant = known ?? (await this.source.getTenant(id));
       if (tenant === undefined) return undefined;
+      // the copy's look at the database is its head's read: writes elsewhere during the load are seen at the next
+      const lookedAt = Date.now();
       const head = await this.source.headSnap(id);
       await this.sink.deleteTenant(id);
       let pending: DataChange[] = [];
       let nextSnap = 1;
       let count = 0;
+      let byteCount = 0;
       const take = (changes: DataChange[]) => {
         count += changes.length;
+        let bytes = 0;
+        for (const c of changes) bytes += rowBytes(c);
+        byteCount += bytes;
+        this.bytes += bytes;
         try {
           this.countRows(changes.length);
+          this.reserveBytes(id, byteCount);
         } catch (e) {
           this.rows -= count;
+          this.bytes -= byteCount;
           void this.sink.deleteTenant(id);
           throw e;
         }
@@ -245,6 +377,7 @@ export class TenantCopies {
       const horizon = await this.readHorizon();
       if (horizon > head && attempt < 5) {
         this.rows -= count;
+        this.bytes -= byteCount;
         known = undefined;
         continue;
       }
@@ -255,7 +388,9 @@ export class TenantCopies {
         caughtUp: head,
         applied: head,
         rows: count,
-        checkedAt: Date.now(),
+        checkedAt: this.writtenWhileLoading.delete(id) ? 0 : lookedAt,
+        bytes: byteCount,
+        usedAt: ++this.clock,
       };
       this.states.set(id, st);
       return st;
@@ -285,6 +420,7 @@ export class TenantCopies {
     const from = Math.max(st.caughtUp, st.applied);
     let after = from;
     let created = 0;
+    let grown = 0;
     for (;;) {
       const sets = await this.source.changes(st.id, after, this.feedBatch);
       if (this.states.get(st.id) !== st) return;
@@ -292,17 +428,28 @@ export class TenantCopies {
         this.apply(st.id, set);
         st.applied = set.snap;
         after = set.snap;
-        for (const c of set.changes) created += c.operation === "OPERATION_CREATE" ? 1 : -1;
+        for (const c of set.changes) {
+          const sign = c.operation === "OPERATION_CREATE" ? 1 : -1;
+          created += sign;
+          grown += sign * rowBytes(c);
+        }
       }
       if (sets.length < this.feedBatch) break;
     }
     st.rows += created;
-    if (this.freshnessMs !== undefined && this.rows + created > this.maxRows) {
-      // a lazy replica gives a tenant that outgrew the cap back to the source (its memory is freed)
-      this.rows += created;
-      this.drop(st.id);
-      this.markOversized(st.id);
-      return;
+    st.bytes += grown;
+    this.bytes += grown;
+    if (this.freshnessMs !== undefined) {
+      if (this.bytes > this.maxBytes) this.evictFor(st.id);
+      const limit =
+        this.rows + created > this.maxRows ? "rows" : this.bytes > this.maxBytes ? "bytes" : undefined;
+      if (limit !== undefined) {
+        // a lazy replica gives a tenant that outgrew a cap back to the source (its memory is freed)
+        this.rows += created;
+        this.drop(st.id);
+        this.markOversized(st.id, limit);
+        return;
+      }
     }
     this.countRows(created);
     // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
@@ -326,6 +473,7 @@ export class TenantCopies {
     if (st === undefined) return;
     this.states.delete(id);
     this.rows -= st.rows;
+    this.bytes -= st.bytes;
     void this.sink.deleteTenant(id);
   }
 

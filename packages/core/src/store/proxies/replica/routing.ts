@@ -17,7 +17,8 @@
  * (its reads then go to the inner store), and freshness is request-driven: reading a loaded tenant's head snap
  * (once per check) costs no statement while the tenant's last look at the database is younger than `freshnessMs`,
  * else ONE statement (head snap, GC horizon and the tenant's created_at together), plus a catch-up from the
- * change feed only when the head moved.
+ * change feed only when the head moved. With `background` (the Worker), no request waits for a tenant's load: the
+ * first read starts it and, until it ends, the tenant's reads go to the inner store (one statement per walk level).
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
@@ -36,11 +37,14 @@ import type {
 } from "../../store.ts";
 import { ForwardingStore } from "../forwarding.ts";
 import {
+  BACKGROUND_LOAD_PAGE_SIZE,
+  type BackgroundLoads,
   DEFAULT_REPLICA_REFRESH_MS,
   type LazyReplicaOptions,
   type ReplicaOptions,
   type ReplicaSource,
   TenantCopies,
+  type TenantState,
 } from "./load.ts";
 
 const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
@@ -49,6 +53,8 @@ export interface ReplicaStats {
   tenants: number;
   /** Rows loaded at open plus rows created since, minus rows deleted since (approximate live count). */
   rows: number;
+  /** The copy's estimated bytes (see rowBytes). */
+  bytes: number;
   loadMs: number;
 }
 
@@ -57,13 +63,21 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private readonly memory: MemoryStore;
   private readonly refreshMs: number;
   private readonly logger?: ReplicaOptions["logger"];
+  /** Lazy replicas loading in the background: keeps a load alive past its request. */
+  private readonly background?: BackgroundLoads;
   private loadMs = 0;
   private timer?: ReturnType<typeof setInterval>;
   private refreshing?: Promise<void>;
   private closed = false;
 
-  private constructor(inner: Store & ReplicaSource, opts: ReplicaOptions, freshnessMs?: number) {
+  private constructor(
+    inner: Store & ReplicaSource,
+    opts: ReplicaOptions,
+    freshnessMs?: number,
+    background?: BackgroundLoads,
+  ) {
     super(inner);
+    this.background = background;
     this.copies = new TenantCopies(inner, opts, freshnessMs);
     this.memory = this.copies.memory;
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
@@ -115,7 +129,17 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
    * is read before the first request.
    */
   static lazy(inner: Store & ReplicaSource, opts: LazyReplicaOptions = {}): ReplicaStore {
-    return new ReplicaStore(inner, { ...opts, refreshMs: 0 }, opts.freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS);
+    const { background, freshnessMs, ...rest } = opts;
+    return new ReplicaStore(
+      inner,
+      {
+        ...rest,
+        refreshMs: 0,
+        loadPageSize: rest.loadPageSize ?? (background ? BACKGROUND_LOAD_PAGE_SIZE : undefined),
+      },
+      freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS,
+      background,
+    );
   }
 
   /**
@@ -132,7 +156,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   }
 
   stats(): ReplicaStats {
-    return { tenants: this.copies.tenants, rows: this.copies.rows, loadMs: this.loadMs };
+    return {
+      tenants: this.copies.tenants,
+      rows: this.copies.rows,
+      bytes: this.copies.bytes,
+      loadMs: this.loadMs,
+    };
   }
 
   /** One refresh round: tenants created/deleted elsewhere, the inner head, the GC horizon. */
@@ -168,7 +197,10 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     fromInner: () => MaybePromise<T>,
   ): Promise<T> {
     for (;;) {
-      const st = await this.copies.ensure(tenantId);
+      const st =
+        this.background === undefined
+          ? await this.copies.ensure(tenantId)
+          : this.copies.loadLater(tenantId, this.background);
       if (st === undefined || snap < st.floor) return await fromInner();
       if (snap > st.caughtUp) await this.copies.catchUp(st, snap, false);
       if (this.copies.state(tenantId) === st) return fromMemory();
@@ -178,11 +210,16 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   override headSnap(tenantId: string): MaybePromise<Snap> {
     const st = this.copies.state(tenantId);
     if (st !== undefined) {
+      this.copies.touch(st);
       const window = this.copies.freshnessMs;
       if (window === undefined || Date.now() - st.checkedAt < window) return st.caughtUp;
       return this.copies.freshen(st).then((head) => head ?? this.headSnap(tenantId));
     }
     if (this.copies.isOversized(tenantId)) return this.inner.headSnap(tenantId);
+    if (this.background !== undefined) {
+      this.copies.loadLater(tenantId, this.background);
+      return this.inner.headSnap(tenantId);
+    }
     return (async () => {
       const loaded = await this.copies.ensure(tenantId);
       return loaded !== undefined ? loaded.caughtUp : await this.inner.headSnap(tenantId);
@@ -265,7 +302,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   override async write(tenantId: string, req: WriteRequest): Promise<Snap> {
     const snap = await this.inner.write(tenantId, req);
     try {
-      const st = await this.copies.ensure(tenantId);
+      // a write never waits for a whole tenant's load: a background load covers it, or reads catch up to it
+      let st: TenantState | undefined;
+      if (this.background === undefined) st = await this.copies.ensure(tenantId);
+      else {
+        st = this.copies.state(tenantId);
+        if (st === undefined) this.copies.notWaitedWrite(tenantId);
+      }
       if (st !== undefined) await this.copies.catchUp(st, snap, true);
     } catch (e) {
       // the write is committed; reads at its snap catch up on their own

@@ -1,0 +1,252 @@
+/**
+ * The Worker at the edge (issue 19 §3): Pemba's Worker in workerd (`wrangler dev`) behind a D1 binding that adds
+ * D1's latencies (loadtest/worker-edge: a replica in the region, the primary, replica lag), with isolates churned.
+ *
+ *   node --experimental-strip-types loadtest/bench-edge.ts [--ids 100000] [--isolates 5] [--requests 200]
+ *     [--seconds 0] [--replica-ms 3] [--primary-ms 100] [--lag-ms 0-2000] [--fresh-every 10] [--state DIR]
+ *
+ * 1. Seed (once per --state folder, latencies off): Permify's schema and seed writer (--ids ids: 6 tuples + 2
+ *    attributes each; 100,000 = the 800,000-row dataset) into a persisted local D1, spot checks.
+ * 2. --isolates times: a new `wrangler dev` on that state (a new workerd process, so a new isolate), then checks one
+ *    after another (the seeded spot checks, round robin) until --requests requests or --seconds seconds:
+ *    - cold: the isolate's first request (it also opens the store);
+ *    - loading: checks while the isolate's background work (ctx.waitUntil: a tenant load) is still pending;
+ *    - warm: checks after it;
+ *    - fresh: every --fresh-every-th request writes a tuple (content X's owner gains a new follower) and checks
+ *      with the write's snap token: it must be ALLOWED (never stale); its primary round trips are counted.
+ *    Latency is measured by the client (it includes wrangler's local proxy hop: `ping`, the same hop answered by
+ *    the bench Worker without Pemba, is reported for reference).
+ * 3. p50 / p99 per kind, D1 round trips, primary round trips and rows read per request (from the Worker's
+ *    response headers), rows read by background loads, and the seconds until an isolate finished loading.
+ *
+ * --worker-root runs another checkout's Worker (e.g. a base commit's worktree) with this bench's Worker wrapper.
+ */
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
+import { LOADTEST_DIR } from "./lib/k6.ts";
+import {
+  postJson,
+  SEED_SCHEMA,
+  seed,
+  spotCheck,
+  spotChecks,
+  TENANT_ID,
+  writeSeedSchema,
+} from "./lib/seed.ts";
+
+const { values } = parseArgs({
+  options: {
+    ids: { type: "string", default: "100000" },
+    isolates: { type: "string", default: "5" },
+    requests: { type: "string", default: "200" },
+    seconds: { type: "string", default: "0" },
+    "replica-ms": { type: "string", default: "3" },
+    "primary-ms": { type: "string", default: "100" },
+    "lag-ms": { type: "string", default: "0-2000" },
+    "fresh-every": { type: "string", default: "10" },
+    state: { type: "string" },
+    "worker-root": { type: "string" },
+  },
+});
+const IDS = Number(values.ids);
+const ISOLATES = Number(values.isolates);
+const REQUESTS = Number(values.requests);
+const SECONDS = Number(values.seconds);
+const FRESH_EVERY = Number(values["fresh-every"]);
+const [LAG_MIN, LAG_MAX = LAG_MIN] = values["lag-ms"].split("-");
+const STATE = resolve(values.state ?? `/tmp/pemba-edge-state-${IDS}`);
+const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
+
+/** The bench Worker's folder: this checkout's, or a copy inside --worker-root (which resolves its own packages). */
+function workerConfig(): string {
+  const own = join(LOADTEST_DIR, "worker-edge");
+  const root = values["worker-root"];
+  if (root === undefined) return join(own, "wrangler.toml");
+  const there = join(resolve(root), "loadtest", "worker-edge");
+  mkdirSync(there, { recursive: true });
+  for (const file of ["index.ts", "wrangler.toml"]) copyFileSync(join(own, file), join(there, file));
+  return join(there, "wrangler.toml");
+}
+const CONFIG = workerConfig();
+
+function start(latency: boolean): Promise<WranglerDev> {
+  const vars: Record<string, string> = latency
+    ? {
+        EDGE_REPLICA_MS: values["replica-ms"],
+        EDGE_PRIMARY_MS: values["primary-ms"],
+        EDGE_LAG_MIN_MS: LAG_MIN!,
+        EDGE_LAG_MAX_MS: LAG_MAX,
+      }
+    : {};
+  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG);
+}
+
+// 1. seed once per state folder
+const marker = join(STATE, `seeded-${IDS}`);
+if (!existsSync(marker)) {
+  mkdirSync(STATE, { recursive: true });
+  const dev = await start(false);
+  try {
+    const version = await writeSeedSchema(dev.url);
+    const seeded = await seed(dev.url, version, log, { totalIds: IDS });
+    log(`seeded ${seeded.tuples + seeded.attributes} rows in ${seeded.seconds.toFixed(1)} s`);
+    await spotCheck(dev.url, version, undefined, IDS);
+  } finally {
+    await dev.close();
+  }
+  writeFileSync(marker, `${SEED_SCHEMA.length}\n`);
+}
+
+interface Sample {
+  ms: number;
+  d1: number;
+  primary: number;
+  rows: number;
+}
+const samples: Record<"cold" | "loading" | "warm" | "fresh" | "ping", Sample[]> = {
+  cold: [],
+  loading: [],
+  warm: [],
+  fresh: [],
+  ping: [],
+};
+const loadSeconds: number[] = [];
+const backgroundRows: number[] = [];
+let stale = 0;
+
+async function timed(url: string, init?: RequestInit): Promise<{ sample: Sample; body: string }> {
+  const started = performance.now();
+  const response = await fetch(url, init);
+  const body = await response.text();
+  const ms = performance.now() - started;
+  if (!response.ok && !url.endsWith("/healthz"))
+    throw new Error(`${url}: ${response.status} ${body.slice(0, 300)}`);
+  const header = (name: string) => Number(response.headers.get(name) ?? 0);
+  return {
+    sample: { ms, d1: header("x-edge-d1"), primary: header("x-edge-primary"), rows: header("x-edge-rows") },
+    body,
+  };
+}
+
+const checks = spotChecks(IDS);
+const checkBody = (entity: string, subject: string, snapToken = "") => {
+  const [entityType, entityId] = entity.split(":");
+  const [, subjectId] = subject.split(":");
+  return JSON.stringify({
+    metadata: { snap_token: snapToken, schema_version: "", depth: 20 },
+    entity: { type: entityType, id: entityId },
+    permission: "view",
+    subject: { type: "user", id: subjectId },
+  });
+};
+const post = (body: string): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body,
+});
+const nonce = Date.now().toString(36);
+
+// 2. isolates
+for (let isolate = 0; isolate < ISOLATES; isolate++) {
+  const dev = await start(true);
+  const checkUrl = `${dev.url}/v1/tenants/${TENANT_ID}/permissions/check`;
+  try {
+    const began = performance.now();
+    let loaded: number | undefined;
+    for (let i = 0; i < REQUESTS; i++) {
+      if (SECONDS > 0 && performance.now() - began > SECONDS * 1000) break;
+      if (i > 0 && FRESH_EVERY > 0 && i % FRESH_EVERY === 0) {
+        // content X (private: X % 4 != 0) gains a new follower of its owner; the check with the token must allow
+        const x = 4 * ((isolate * REQUESTS + i) % Math.floor(IDS / 4)) + 1;
+        const follower = `edge-${nonce}-${isolate}-${i}`;
+        const written = await postJson<{ snap_token: string }>(
+          `${dev.url}/v1/tenants/${TENANT_ID}/data/write`,
+          {
+            metadata: { schema_version: "" },
+            tuples: [
+              {
+                entity: { type: "user", id: String(x) },
+                relation: "follower",
+                subject: { type: "user", id: follower },
+              },
+            ],
+            attributes: [],
+          },
+        );
+        const { sample, body } = await timed(
+          checkUrl,
+          post(checkBody(`content:${x}`, `user:${follower}`, written.snap_token)),
+        );
+        if (JSON.parse(body).can !== "CHECK_RESULT_ALLOWED") stale++;
+        samples.fresh.push(sample);
+        continue;
+      }
+      const c = checks[i % checks.length]!;
+      const { sample, body } = await timed(checkUrl, post(checkBody(c.entity, c.subject)));
+      if (JSON.parse(body).can !== c.expected) throw new Error(`${c.entity} view ${c.subject}: ${body}`);
+      if (i === 0) {
+        samples.cold.push(sample);
+        continue;
+      }
+      if (loaded === undefined) {
+        const stats = (await (await fetch(`${dev.url}/__edge/stats`)).json()) as {
+          pending: number;
+          started: number;
+        };
+        if (stats.pending === 0) loaded = (performance.now() - began) / 1000;
+        (loaded === undefined ? samples.loading : samples.warm).push(sample);
+      } else samples.warm.push(sample);
+      if (i % 4 === 0) samples.ping.push((await timed(`${dev.url}/healthz`)).sample);
+    }
+    const stats = (await (await fetch(`${dev.url}/__edge/stats`)).json()) as { rows: number };
+    const requestRows = Object.values(samples)
+      .flat()
+      .reduce((n, s) => n + s.rows, 0);
+    backgroundRows.push(stats.rows);
+    loadSeconds.push(loaded ?? Number.NaN);
+    log(
+      `isolate ${isolate + 1}: cold ${samples.cold.at(-1)!.ms.toFixed(1)} ms (${samples.cold.at(-1)!.rows} rows), ` +
+        `loaded after ${loaded?.toFixed(2) ?? "-"} s, isolate rows read ${stats.rows} (requests so far ${requestRows})`,
+    );
+  } finally {
+    await dev.close();
+  }
+}
+
+// 3. report
+const pct = (xs: number[], p: number) => {
+  if (xs.length === 0) return Number.NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const fmt = (n: number, digits = 1) => (Number.isNaN(n) ? "-" : n.toFixed(digits));
+console.log(
+  `\nbench-edge: ids ${IDS} (${IDS * 8} rows), replica ${values["replica-ms"]} ms, primary ${values["primary-ms"]} ms, lag ${LAG_MIN}-${LAG_MAX} ms, ${ISOLATES} isolates x ${REQUESTS} requests${SECONDS > 0 ? ` or ${SECONDS} s` : ""}`,
+);
+console.log(
+  "| request | n | p50 ms | p99 ms | max ms | D1 trips p50/max | primary trips max | rows read p50/max |",
+);
+console.log("| --- | --: | --: | --: | --: | --: | --: | --: |");
+for (const [kind, xs] of Object.entries(samples)) {
+  const ms = xs.map((s) => s.ms);
+  const d1 = xs.map((s) => s.d1);
+  const rows = xs.map((s) => s.rows);
+  console.log(
+    `| ${kind} | ${xs.length} | ${fmt(pct(ms, 50))} | ${fmt(pct(ms, 99))} | ${fmt(pct(ms, 100))} | ` +
+      `${fmt(pct(d1, 50), 0)}/${fmt(pct(d1, 100), 0)} | ${fmt(
+        pct(
+          xs.map((s) => s.primary),
+          100,
+        ),
+        0,
+      )} | ` +
+      `${fmt(pct(rows, 50), 0)}/${fmt(pct(rows, 100), 0)} |`,
+  );
+}
+console.log(`fresh-token reads that did not see their write: ${stale} of ${samples.fresh.length}`);
+console.log(
+  `seconds until an isolate's background work ended: ${loadSeconds.map((s) => fmt(s, 2)).join(", ")}`,
+);
+console.log(`rows read per isolate (all D1 reads, background loads included): ${backgroundRows.join(", ")}`);

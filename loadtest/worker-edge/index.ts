@@ -1,0 +1,183 @@
+/**
+ * The Worker of loadtest/bench-edge.ts: Pemba's Worker with its D1 binding wrapped so that every D1 round trip takes
+ * what it takes on Cloudflare (wrangler.toml's EDGE_* vars), and with per-request D1 figures in response headers.
+ *
+ * - A round trip (one `all()` or one `batch()`) waits EDGE_REPLICA_MS when a replica answers it, EDGE_PRIMARY_MS when
+ *   the primary does. D1's routing rules decide which: a session started `first-unconstrained` reads at a replica,
+ *   `first-primary` (and a binding used without a session) at the primary, a write always at the primary and the
+ *   session stays there; a session started from a bookmark reads at a replica once that replica has the bookmark's
+ *   write, i.e. after the write's lag (uniform in [EDGE_LAG_MIN_MS, EDGE_LAG_MAX_MS]), else at the primary.
+ * - One local database holds the data, so a replica's answer is never actually older: staleness is what the
+ *   bench checks end to end (a read with a fresh write's token must see the write), the routing is D1's.
+ * - Response headers: x-edge-d1 (round trips), x-edge-primary (of them at the primary), x-edge-rows (rows read, as
+ *   D1 reports them); GET /__edge/stats: totals of the isolate, including work kept alive by ctx.waitUntil
+ *   (background loads) and how many such promises are pending. GET /healthz answers without opening Pemba, so the
+ *   first check of an isolate opens the store too, as on Cloudflare.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { D1Database, D1DatabaseSession, D1PreparedStatement, D1Result } from "@pemba/core";
+import pemba, { type WorkerEnv, type WorkerExecutionContext } from "@pemba/worker";
+
+interface EdgeEnv extends WorkerEnv {
+  DB: D1Database;
+  EDGE_REPLICA_MS: string;
+  EDGE_PRIMARY_MS: string;
+  EDGE_LAG_MIN_MS: string;
+  EDGE_LAG_MAX_MS: string;
+}
+
+interface Figures {
+  d1: number;
+  primary: number;
+  rows: number;
+}
+
+interface Latency {
+  replicaMs: number;
+  primaryMs: number;
+  lagMinMs: number;
+  lagMaxMs: number;
+}
+
+const figures = new AsyncLocalStorage<Figures>();
+const totals: Figures & { pending: number; started: number; settled: number } = {
+  d1: 0,
+  primary: 0,
+  rows: 0,
+  pending: 0,
+  started: 0,
+  settled: 0,
+};
+/** When each write's bookmark reaches the replicas (Date.now() ms). */
+const visibleAt = new Map<string, number>();
+const isRead = (sql: string) => /^\s*(SELECT|WITH)\b/i.test(sql);
+const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : undefined);
+
+class Session implements D1DatabaseSession {
+  #atPrimary: boolean;
+  readonly #inner: D1DatabaseSession | D1Database;
+  readonly #latency: Latency;
+
+  constructor(inner: D1DatabaseSession | D1Database, atPrimary: boolean, latency: Latency) {
+    this.#inner = inner;
+    this.#atPrimary = atPrimary;
+    this.#latency = latency;
+  }
+
+  prepare(sql: string): D1PreparedStatement {
+    return new Statement(this, this.#inner.prepare(sql), sql);
+  }
+
+  batch(statements: D1PreparedStatement[]): Promise<D1Result[]> {
+    const list = statements as Statement[];
+    return this.run(
+      list.map((s) => s.sql),
+      () => this.#inner.batch(list.map((s) => s.inner)),
+    );
+  }
+
+  getBookmark(): string | null {
+    return "getBookmark" in this.#inner ? this.#inner.getBookmark() : null;
+  }
+
+  async run(sqls: string[], send: () => Promise<D1Result[]>): Promise<D1Result[]> {
+    const writes = sqls.some((sql) => !isRead(sql));
+    if (writes) this.#atPrimary = true;
+    const latency = this.#latency;
+    await sleep(this.#atPrimary ? latency.primaryMs : latency.replicaMs);
+    const results = await send();
+    const f = figures.getStore();
+    const rows = results.reduce((n, r) => n + (r.meta?.rows_read ?? 0), 0);
+    for (const target of f === undefined ? [totals] : [totals, f]) {
+      target.d1++;
+      if (this.#atPrimary) target.primary++;
+      target.rows += rows;
+    }
+    if (writes) {
+      const bookmark = this.getBookmark();
+      const lag = latency.lagMinMs + Math.random() * (latency.lagMaxMs - latency.lagMinMs);
+      if (bookmark !== null) visibleAt.set(bookmark, Date.now() + lag);
+    }
+    return results;
+  }
+}
+
+class Statement implements D1PreparedStatement {
+  readonly session: Session;
+  readonly inner: D1PreparedStatement;
+  readonly sql: string;
+
+  constructor(session: Session, inner: D1PreparedStatement, sql: string) {
+    this.session = session;
+    this.inner = inner;
+    this.sql = sql;
+  }
+
+  bind(...values: unknown[]): D1PreparedStatement {
+    return new Statement(this.session, this.inner.bind(...values), this.sql);
+  }
+
+  async all(): Promise<D1Result> {
+    const [result] = await this.session.run([this.sql], async () => [await this.inner.all()]);
+    return result!;
+  }
+}
+
+function latencyD1(db: D1Database, latency: Latency): D1Database {
+  const direct = new Session(db, true, latency);
+  return {
+    prepare: (sql) => direct.prepare(sql),
+    batch: (statements) => direct.batch(statements),
+    withSession(start = "first-unconstrained") {
+      const inner = db.withSession(start);
+      if (start === "first-primary") return new Session(inner, true, latency);
+      if (start === "first-unconstrained") return new Session(inner, false, latency);
+      // a bookmark: a replica has it once its write's lag has passed (bookmarks of reads are never newer)
+      const at = visibleAt.get(start);
+      return new Session(inner, at !== undefined && Date.now() < at, latency);
+    },
+  };
+}
+
+let wrapped: { source: EdgeEnv; env: EdgeEnv } | undefined;
+
+function edgeEnv(env: EdgeEnv): EdgeEnv {
+  if (wrapped?.source !== env) {
+    const latency: Latency = {
+      replicaMs: Number(env.EDGE_REPLICA_MS),
+      primaryMs: Number(env.EDGE_PRIMARY_MS),
+      lagMinMs: Number(env.EDGE_LAG_MIN_MS),
+      lagMaxMs: Number(env.EDGE_LAG_MAX_MS),
+    };
+    wrapped = { source: env, env: { ...env, DB: latencyD1(env.DB, latency) } };
+  }
+  return wrapped.env;
+}
+
+export default {
+  async fetch(request: Request, env: EdgeEnv, ctx: WorkerExecutionContext): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    if (path === "/healthz") return new Response("ok");
+    if (path === "/__edge/stats") return Response.json(totals);
+    const f: Figures = { d1: 0, primary: 0, rows: 0 };
+    const counted = {
+      waitUntil(work: Promise<unknown>) {
+        totals.pending++;
+        totals.started++;
+        const done = work.finally(() => {
+          totals.pending--;
+          totals.settled++;
+        });
+        ctx.waitUntil(done);
+      },
+      passThroughOnException: () => ctx.passThroughOnException(),
+      props: ctx.props,
+    } as WorkerExecutionContext;
+    const response = await figures.run(f, () => pemba.fetch(request, edgeEnv(env), counted));
+    const out = new Response(response.body, response);
+    out.headers.set("x-edge-d1", String(f.d1));
+    out.headers.set("x-edge-primary", String(f.primary));
+    out.headers.set("x-edge-rows", String(f.rows));
+    return out;
+  },
+};
