@@ -65,7 +65,8 @@ describe("D1Store", () => {
     db.log.length = 0;
     await D1Store.open(db);
     expect(db.log.map((s) => s.target)).toEqual(["replica", "primary", "primary"]);
-    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    // every migration applied once (wrangler's list of drizzle's files), none twice
+    expect(await migrationNames()).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
     await db.catchUp();
     db.log.length = 0;
     await D1Store.open(db);
