@@ -41,7 +41,7 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       state,
     ]);
     expect(applied).toContain("0000_init.sql");
-    expect(await appliedMigrations(state)).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await appliedMigrations(state)).toEqual(["0000_init.sql", "0001_seed.sql", "0002_expiry.sql"]);
     w = await startWranglerDev({}, 90_000, state);
   });
   afterAll(async () => {
@@ -100,6 +100,6 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       status: 404,
       body: { code: 5, message: "ERROR_CODE_TENANT_NOT_FOUND", details: [] },
     });
-    expect(await appliedMigrations(state)).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await appliedMigrations(state)).toEqual(["0000_init.sql", "0001_seed.sql", "0002_expiry.sql"]);
   });
 });

@@ -51,6 +51,11 @@ export interface ServiceOptions {
   maxCompiledSchemaBytes?: number;
   /** Watch streams open at once (default 1000); one more is refused with ERROR_CODE_RATE_LIMITED. */
   maxWatchStreams?: number;
+  /**
+   * The clock of evaluation times (ms since the epoch; default Date.now): read ONCE per request, when it starts,
+   * and applied to every read of that request (expiring rows, see docs/EXPIRY.md). Tests pass a controllable one.
+   */
+  clock?: () => number;
 }
 
 /** Metadata of a permission request after wire parsing; "" = head. */
@@ -96,9 +101,12 @@ export class PembaService {
   readonly #versions = new SchemaVersionGenerator();
   /** The engine's evaluations over this service's store, reused across requests. */
   readonly #evaluations = new engine.EvaluationPool();
+  /** Evaluation times: one reading per request. */
+  readonly clock: () => number;
 
   constructor(store: Store, opts: ServiceOptions = {}) {
     this.store = store;
+    this.clock = opts.clock ?? Date.now;
     this.schemas = new SchemaRegistry(store, {
       headTtlMs: opts.headSchemaTtlMs,
       maxEntries: opts.maxCompiledSchemas,
@@ -154,6 +162,7 @@ export class PembaService {
   }
 
   async #target(tenantId: string, meta: PermissionMetadata, context?: Context) {
+    const now = this.clock();
     const { schema, snap } = await this.#resolve(
       tenantId,
       meta.schemaVersion,
@@ -163,6 +172,7 @@ export class PembaService {
       store: this.store,
       tenantId,
       snap,
+      at: now,
       depth: meta.depth,
       context,
       evaluations: this.#evaluations,
@@ -290,8 +300,9 @@ export class PembaService {
     pageSize: number,
     continuousToken: string,
   ): Promise<Page<Tuple>> {
+    const now = this.clock();
     const snap = await this.resolveSnap(tenantId, snapToken);
-    return this.store.readTuples(tenantId, snap, filter, pageSize, continuousToken || undefined);
+    return this.store.readTuples(tenantId, snap, filter, pageSize, continuousToken || undefined, now);
   }
 
   async readAttributes(
@@ -301,8 +312,9 @@ export class PembaService {
     pageSize: number,
     continuousToken: string,
   ): Promise<Page<Attribute>> {
+    const now = this.clock();
     const snap = await this.resolveSnap(tenantId, snapToken);
-    return this.store.readAttributes(tenantId, snap, filter, pageSize, continuousToken || undefined);
+    return this.store.readAttributes(tenantId, snap, filter, pageSize, continuousToken || undefined, now);
   }
 
   // ---- bundles ----
@@ -360,6 +372,7 @@ export class PembaService {
     query: CheckQuery,
     context?: Context,
   ): MaybePromise<CheckOutcome> {
+    const now = this.clock();
     const at = this.#snapshot(tenantId, meta.snapToken);
     const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
     if (schema !== undefined && typeof at.snap === "number") {
@@ -367,6 +380,7 @@ export class PembaService {
         store: this.store,
         tenantId,
         snap: at.snap,
+        at: now,
         depth: meta.depth,
         context,
         evaluations: this.#evaluations,
@@ -378,6 +392,7 @@ export class PembaService {
         store: this.store,
         tenantId,
         snap,
+        at: now,
         depth: meta.depth,
         context,
         evaluations: this.#evaluations,

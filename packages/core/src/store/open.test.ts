@@ -34,9 +34,13 @@ describe("openStore", () => {
 
   it("migrate applies the migrations once and reports their names", async () => {
     const url = join(dir, "migrate.db");
-    expect(await migrate(url)).toEqual(["0000_init", "0001_seed"]);
+    expect(await migrate(url)).toEqual(["0000_init", "0001_seed", "0002_expiry"]);
     expect(await migrate(url)).toEqual([]);
-    expect(await migrate(`file:${join(dir, "migrate-libsql.db")}`)).toEqual(["0000_init", "0001_seed"]);
+    expect(await migrate(`file:${join(dir, "migrate-libsql.db")}`)).toEqual([
+      "0000_init",
+      "0001_seed",
+      "0002_expiry",
+    ]);
     expect(await migrate("memory:")).toEqual([]);
   });
 });

@@ -37,20 +37,24 @@ describe("D1Store", () => {
 
   it("migrates on first use with wrangler's bookkeeping, once", async () => {
     const store = await D1Store.open(env.DB);
-    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql", "0002_expiry.sql"]);
     expect(await store.headSnap("t1")).toBe(0);
     const snap = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
     const again = await D1Store.open(env.DB);
-    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql", "0002_expiry.sql"]);
     expect(await again.headSnap("t1")).toBe(snap);
   });
 
   it("opens a database that `wrangler d1 migrations apply` migrated (drizzle's files as wrangler splits them)", async () => {
     await wranglerApply(env.DB, env.TEST_MIGRATIONS);
-    expect(env.TEST_MIGRATIONS.map((m) => m.name)).toEqual(["0000_init.sql", "0001_seed.sql"]);
-    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(env.TEST_MIGRATIONS.map((m) => m.name)).toEqual([
+      "0000_init.sql",
+      "0001_seed.sql",
+      "0002_expiry.sql",
+    ]);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql", "0002_expiry.sql"]);
     const store = await D1Store.open(env.DB);
-    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql", "0002_expiry.sql"]);
     expect((await store.getTenant("t1"))?.name).toBe("example tenant");
     expect(await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] })).toBe(1);
   });

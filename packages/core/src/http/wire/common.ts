@@ -26,10 +26,30 @@ export const RelationReferenceSchema = protoMessage("RelationReference", {
   relation: patternString(NAME_PATTERN, 64, true),
 });
 
+/** RFC 3339 date-time (`2030-01-02T03:04:05Z`, fractions and offsets allowed); stored and answered in UTC. */
+export const RFC3339_PATTERN =
+  "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
+
+/** Pemba extension: `expires_at` of a tuple or attribute (absent or null = never expires). */
+const expiresAtField = () =>
+  z.preprocess(
+    (v: unknown) => (v === null || v === "" ? undefined : v),
+    z
+      .string({ error: "value must be an RFC 3339 timestamp string" })
+      .regex(new RegExp(RFC3339_PATTERN), { error: "value must be an RFC 3339 timestamp" })
+      .refine((v) => Number.isFinite(Date.parse(v)), { error: "value must be a valid RFC 3339 timestamp" })
+      .optional()
+      .openapi({
+        format: "date-time",
+        description: "Pemba extension: the row is absent from every read from this instant on (UTC)",
+      }),
+  );
+
 export const TupleSchema = protoMessage("Tuple", {
   entity: EntitySchema,
   relation: patternString(NAME_PATTERN, 64),
   subject: SubjectSchema,
+  expires_at: expiresAtField(),
 });
 
 /**
@@ -59,6 +79,7 @@ export const AttributeSchema = protoMessage("Attribute", {
   entity: EntitySchema,
   attribute: patternString(NAME_PATTERN, 64),
   value: AttributeValueSchema.prefault({}),
+  expires_at: expiresAtField(),
 });
 
 export const ContextSchema = protoMessage("Context", {

@@ -53,7 +53,7 @@ describe("PostgresStore", () => {
 
   it("migrate applies the migrations once; openStore picks PostgresStore", async () => {
     const url = await freshUrl();
-    expect(await migrate(url)).toEqual(["0000_init", "0001_seed"]);
+    expect(await migrate(url)).toEqual(["0000_init", "0001_seed", "0002_expiry"]);
     expect(await migrate(url)).toEqual([]);
     const store = await openStore(url.replace(/^postgres:/, "postgresql:"));
     expect(store.kind).toBe("postgres");

@@ -8,7 +8,7 @@ describe("embedded SQLite migrations", () => {
   it("match packages/core/drizzle/sqlite (regenerate with embed-migrations.ts)", () => {
     const fromDisk = readMigrations(fileURLToPath(SQLITE_MIGRATIONS_URL));
     expect(SQLITE_MIGRATIONS).toEqual(fromDisk);
-    expect(fromDisk.map((m) => m.tag)).toEqual(["0000_init", "0001_seed"]);
+    expect(fromDisk.map((m) => m.tag)).toEqual(["0000_init", "0001_seed", "0002_expiry"]);
     expect(renderMigrationsModule(fromDisk)).toContain("export const SQLITE_MIGRATIONS");
   });
 });

@@ -42,4 +42,15 @@ export const SQLITE_MIGRATIONS: EmbeddedMigration[] = [
       "\nINSERT INTO `tenants` (`id`, `name`, `created_at`) VALUES ('t1', 'example tenant', CAST(unixepoch('subsec') * 1000 AS INTEGER));\n",
     ],
   },
+  {
+    tag: "0002_expiry",
+    folderMillis: 1795621879609,
+    hash: "158e394470f520158e5b4535c0445986e59ef19b75683c13ece020378c171204",
+    sql: [
+      "ALTER TABLE `attributes` ADD `expires_at` integer;",
+      "\nCREATE INDEX `attributes_expires_idx` ON `attributes` (`tenant_id`,`expires_at`);",
+      "\nALTER TABLE `tuples` ADD `expires_at` integer;",
+      "\nCREATE INDEX `tuples_expires_idx` ON `tuples` (`tenant_id`,`expires_at`);",
+    ],
+  },
 ];
