@@ -112,7 +112,10 @@ export class PembaService {
       maxEntries: opts.maxCompiledSchemas,
       maxBytes: opts.maxCompiledSchemaBytes,
     });
-    this.watches = new WatchHub(store, { maxStreams: opts.maxWatchStreams });
+    this.watches = new WatchHub(store, {
+      maxStreams: opts.maxWatchStreams,
+      sweep: (tenantId) => this.sweepExpired(tenantId),
+    });
   }
 
   // ---- metadata ----
@@ -178,6 +181,30 @@ export class PembaService {
       evaluations: this.#evaluations,
     };
     return { schema, target };
+  }
+
+  /**
+   * The expiry sweep of a tenant: when a live row's expiry has passed (one cheap read), deletes every such row in
+   * ONE write, so the change feed and watch report the expiry as a delete and GC removes the rows once that write
+   * is older than the GC window. Reads never wait for it: they hide expired rows by their evaluation time.
+   * Returns the sweep's snap, undefined when nothing was due.
+   */
+  async sweepExpired(tenantId: string, now: number = this.clock()): Promise<Snap | undefined> {
+    const next = await this.store.nextExpiry(tenantId);
+    if (next === undefined || next > now) return undefined;
+    return this.store.write(tenantId, { expireUpTo: now });
+  }
+
+  /** The sweep of every tenant (the GC timer runs it before collecting); returns how many tenants swept rows. */
+  async sweepAllExpired(now: number = this.clock()): Promise<number> {
+    let swept = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.listTenants(100, cursor);
+      for (const t of page.items) if ((await this.sweepExpired(t.id, now)) !== undefined) swept++;
+      cursor = page.cursor || undefined;
+    } while (cursor);
+    return swept;
   }
 
   // ---- tenancy ----

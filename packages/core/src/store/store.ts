@@ -64,6 +64,11 @@ export interface Store
   write(tenantId: string, req: WriteRequest): Promise<Snap>;
   /** The newest snap that this tenant's reads can use (the store-wide head). */
   headSnap(tenantId: string): MaybePromise<Snap>;
+  /**
+   * The earliest expiresAt of the tenant's live rows (a lower bound: the memory store may answer an earlier time
+   * until its next sweep); undefined when none expires. The sweep (write `expireUpTo`) runs only when it is due.
+   */
+  nextExpiry(tenantId: string): MaybePromise<number | undefined>;
   /** Throws PembaError ERROR_CODE_SNAP_TOKEN_EXPIRED when `snap` is older than the GC window keeps. */
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void>;
 

@@ -156,5 +156,41 @@ export function describeExpiryContract(h: StoreHandle): void {
       const snap = await s.write("t1", { attributes: [attr("doc:1$public", bool(false))] });
       expect(await s.queryAttributes("t1", snap, q, T0 + 5000)).toEqual([attr("doc:1$public", bool(false))]);
     });
+
+    it("nextExpiry and the sweep: expired rows become deletes in the change feed, then GC removes them", async () => {
+      const s = h.store;
+      expect(await s.nextExpiry("t1")).toBeUndefined();
+      await s.write("t1", {
+        tuples: [expiring("doc:1#viewer@user:a", T0 + 1000), tuple("doc:1#viewer@user:b")],
+        attributes: [
+          expiringAttr("doc:1$public", true, T0 + 500),
+          expiringAttr("doc:2$public", true, T0 + 3000),
+        ],
+      });
+      expect(await s.nextExpiry("t1")).toBe(T0 + 500);
+      const before = await s.headSnap("t1");
+      const swept = await s.write("t1", { expireUpTo: T0 + 1000 });
+      expect(await s.changes("t1", before, 10)).toEqual([
+        {
+          snap: swept,
+          changes: [
+            { operation: "OPERATION_DELETE", tuple: expiring("doc:1#viewer@user:a", T0 + 1000) },
+            { operation: "OPERATION_DELETE", attribute: expiringAttr("doc:1$public", true, T0 + 500) },
+          ],
+        },
+      ]);
+      expect(await s.nextExpiry("t1")).toBe(T0 + 3000);
+      // gone at the sweep's snap even for a read that sees every row; still there before it
+      expect(keys((await s.readTuples("t1", swept, {}, 100, undefined, 0)).items)).toEqual([
+        "doc:1#viewer@user:b",
+      ]);
+      expect(keys((await s.readTuples("t1", before, {}, 100, undefined, 0)).items)).toHaveLength(2);
+      // GC after the window: the swept rows are removed (and a sweep with nothing due deletes nothing)
+      await new Promise((r) => setTimeout(r, 5));
+      expect(await s.gc(new Date(Date.now() + 60_000))).toBe(2);
+      expect((await s.readAttributes("t1", await s.headSnap("t1"), {}, 100, undefined, 0)).items).toEqual([
+        expiringAttr("doc:2$public", true, T0 + 3000),
+      ]);
+    });
   });
 }

@@ -216,6 +216,24 @@ export class MemoryStore implements Store, ChangeSetSink {
       A.deleted[r] = tx;
       deletedAttributes.push(A.id[r]);
     };
+    if (req.expireUpTo !== undefined) {
+      // the sweep: expired live rows go; the earliest expiry of the rest is exact again
+      const upTo = req.expireUpTo;
+      let earliest = Number.POSITIVE_INFINITY;
+      for (let r = 0; r < T.n; r++) {
+        if (T.deleted[r] !== LIVE) continue;
+        const e = T.expires[r];
+        if (e <= upTo) deleteTuple(r);
+        else if (e < earliest) earliest = e;
+      }
+      for (let r = 0; r < A.n; r++) {
+        if (A.deleted[r] !== LIVE) continue;
+        const e = A.expires[r];
+        if (e <= upTo) deleteAttribute(r);
+        else if (e < earliest) earliest = e;
+      }
+      d.earliestExpiry = earliest;
+    }
     for (const t of req.deleteTuples ?? []) {
       const et = strings.lookup(t.entity.type);
       const eid = strings.lookup(t.entity.id);
@@ -263,6 +281,7 @@ export class MemoryStore implements Store, ChangeSetSink {
         deleteTuple(live);
       }
       T.add(et, eid, rel, st, sid, srel, tx, expires);
+      if (expires < d.earliestExpiry) d.earliestExpiry = expires;
     }
     // the last value written for an attribute wins (and takes the place of its last write)
     let attributes = req.attributes ?? [];
@@ -278,7 +297,9 @@ export class MemoryStore implements Store, ChangeSetSink {
       const name = strings.intern(a.attribute);
       const old = A.live(et, eid, name);
       if (old !== NONE) deleteAttribute(old);
-      A.add(et, eid, name, frozenValue(a.value), tx, expiresOf(a.expiresAt));
+      const expires = expiresOf(a.expiresAt);
+      A.add(et, eid, name, frozenValue(a.value), tx, expires);
+      if (expires < d.earliestExpiry) d.earliestExpiry = expires;
     }
     // row ids ascending: the change feed lists deletes in row order, as the SQL drivers do
     deletedTuples.sort(ascending);
@@ -294,6 +315,11 @@ export class MemoryStore implements Store, ChangeSetSink {
 
   headSnap(_tenantId: string): Snap {
     return this.head;
+  }
+
+  nextExpiry(tenantId: string): number | undefined {
+    const earliest = this.tenants.get(tenantId)?.earliestExpiry;
+    return earliest === undefined || earliest === Number.POSITIVE_INFINITY ? undefined : earliest;
   }
 
   assertSnapReadable(_tenantId: string, snap: Snap): void {

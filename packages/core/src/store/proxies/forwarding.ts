@@ -75,6 +75,10 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     return this.inner.headSnap(tenantId);
   }
 
+  nextExpiry(tenantId: string): MaybePromise<number | undefined> {
+    return this.inner.nextExpiry(tenantId);
+  }
+
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
     return this.inner.assertSnapReadable(tenantId, snap);
   }

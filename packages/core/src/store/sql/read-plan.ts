@@ -289,6 +289,17 @@ export function readAttributesStatement(
   );
 }
 
+/** The earliest expiresAt of the tenant's live tuples and attributes (NULL when none expires). */
+export function nextExpiryStatement(d: Dialect, tenantId: string): Statement<{ next: number | null }> {
+  const build = () => {
+    const { tuples, attributes } = d.tables;
+    const part = (t: TuplesAlias | AttributesAlias) =>
+      sql`SELECT MIN(${t.expiresAt}) AS x FROM ${t} WHERE ${t.tenantId} = ${P} AND ${t.expiresAt} IS NOT NULL AND ${t.deletedTx} IS NULL`;
+    return sql`SELECT MIN(x) AS next FROM (${part(tuples)} UNION ALL ${part(attributes)}) u`;
+  };
+  return d.statement("next_expiry", build, [tenantId, tenantId]);
+}
+
 /**
  * The ids of the first `limit` transactions after `after` that changed data of the tenant; history at or before
  * the gc horizon is gone, so those transactions are never reported.

@@ -46,6 +46,7 @@ import {
   changedRowsStatement,
   changedTxStatement,
   listObjectIdsStatement,
+  nextExpiryStatement,
   queryAttributesStatement,
   queryReadsStatement,
   querySubjectTuplesStatement,
@@ -188,6 +189,12 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource 
   /** The GC horizon: reads at snaps below it are expired (the replica caches it instead of asking per read). */
   gcHorizon(): MaybePromise<Snap> {
     return then(this.exec.all("gc_horizon", gcHorizonStatement(this.d)), ([r]) => Number(r!.value));
+  }
+
+  nextExpiry(tenantId: string): MaybePromise<number | undefined> {
+    return then(this.exec.all("next_expiry", nextExpiryStatement(this.d, tenantId)), ([r]) =>
+      r?.next == null ? undefined : Number(r.next),
+    );
   }
 
   assertSnapReadable(_tenantId: string, snap: Snap): MaybePromise<void> {

@@ -80,6 +80,16 @@ export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: 
     ),
   ];
 
+  if (req.expireUpTo !== undefined) {
+    // the sweep: the (tenant_id, expires_at) index finds the expired live rows
+    for (const [shape, t] of [
+      ["expire_tuples", tuples],
+      ["expire_attributes", attributes],
+    ] as const) {
+      const build = () => sql`${markDeleted(d, t)} AND ${t.expiresAt} <= ${P}`;
+      out.push(d.statement(shape, build, [tenantId, req.expireUpTo]));
+    }
+  }
   if (req.deleteTuples?.length) {
     const rows = req.deleteTuples.map(tupleCells);
     out.push(deleteByKey(d, "delete_tuples", tuples, tupleColumns(tuples), tenantId, rows));
