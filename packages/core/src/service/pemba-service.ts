@@ -187,12 +187,12 @@ export class PembaService {
    * The expiry sweep of a tenant: when a live row's expiry has passed (one cheap read), deletes every such row in
    * ONE write, so the change feed and watch report the expiry as a delete and GC removes the rows once that write
    * is older than the GC window. Reads never wait for it: they hide expired rows by their evaluation time.
-   * Returns the sweep's snap, undefined when nothing was due.
+   * Returns the sweep's snap token, undefined when nothing was due.
    */
-  async sweepExpired(tenantId: string, now: number = this.clock()): Promise<Snap | undefined> {
+  async sweepExpired(tenantId: string, now: number = this.clock()): Promise<string | undefined> {
     const next = await this.store.nextExpiry(tenantId);
     if (next === undefined || next > now) return undefined;
-    return this.store.write(tenantId, { expireUpTo: now });
+    return this.#snapToken(await this.store.write(tenantId, { expireUpTo: now }));
   }
 
   /** The sweep of every tenant (the GC timer runs it before collecting); returns how many tenants swept rows. */
