@@ -1,6 +1,8 @@
 /** Wire (Permify JSON) <-> model conversions. Responses always carry every field (protojson EmitUnpopulated). */
+
 import type { ExpandNode } from "../engine/types.ts";
 import { PembaError } from "../errors.ts";
+import { formatRfc3339, parseRfc3339 } from "../expiry.ts";
 import type {
   Attribute,
   AttributeFilter,
@@ -117,7 +119,7 @@ export function tupleFromWire(t: WireTuple): Tuple {
     relation: t.relation,
     subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation },
   };
-  if (t.expires_at !== undefined) out.expiresAt = Date.parse(t.expires_at);
+  if (t.expires_at !== undefined) out.expiresAt = parseRfc3339(t.expires_at);
   return out;
 }
 
@@ -127,13 +129,11 @@ export function attributeFromWire(a: WireAttribute): Attribute {
     attribute: a.attribute,
     value: attributeValueFromWire(a.value),
   };
-  if (a.expires_at !== undefined) out.expiresAt = Date.parse(a.expires_at);
+  if (a.expires_at !== undefined) out.expiresAt = parseRfc3339(a.expires_at);
   return out;
 }
 
 /** `expires_at` only when the row has one: a Permify client that never sends it sees Permify's shapes. */
-const expiresToWire = (expiresAt: number | undefined) =>
-  expiresAt === undefined ? undefined : new Date(expiresAt).toISOString();
 
 export function tupleToWire(t: Tuple) {
   const out: {
@@ -146,7 +146,7 @@ export function tupleToWire(t: Tuple) {
     relation: t.relation,
     subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation ?? "" },
   };
-  if (t.expiresAt !== undefined) out.expires_at = expiresToWire(t.expiresAt);
+  if (t.expiresAt !== undefined) out.expires_at = formatRfc3339(t.expiresAt);
   return out;
 }
 
@@ -161,7 +161,7 @@ export function attributeToWire(a: Attribute) {
     attribute: a.attribute,
     value: attributeValueToWire(a.value),
   };
-  if (a.expiresAt !== undefined) out.expires_at = expiresToWire(a.expiresAt);
+  if (a.expiresAt !== undefined) out.expires_at = formatRfc3339(a.expiresAt);
   return out;
 }
 

@@ -1,5 +1,6 @@
 /** Wire shapes shared by the endpoints (proto `base.v1` messages), with Permify's PGV rules. */
 import { z } from "@hono/zod-openapi";
+import { parseRfc3339 } from "../../expiry.ts";
 import { optionalMessage, patternString, plainString, protoMessage, repeated } from "./pgv.ts";
 
 export const TENANT_ID_PATTERN = "^([a-zA-Z0-9_\\-@\\.:+]{1,128}|\\*)$";
@@ -26,18 +27,13 @@ export const RelationReferenceSchema = protoMessage("RelationReference", {
   relation: patternString(NAME_PATTERN, 64, true),
 });
 
-/** RFC 3339 date-time (`2030-01-02T03:04:05Z`, fractions and offsets allowed); stored and answered in UTC. */
-export const RFC3339_PATTERN =
-  "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
-
 /** Pemba extension: `expires_at` of a tuple or attribute (absent or null = never expires). */
 const expiresAtField = () =>
   z.preprocess(
     (v: unknown) => (v === null || v === "" ? undefined : v),
     z
       .string({ error: "value must be an RFC 3339 timestamp string" })
-      .regex(new RegExp(RFC3339_PATTERN), { error: "value must be an RFC 3339 timestamp" })
-      .refine((v) => Number.isFinite(Date.parse(v)), { error: "value must be a valid RFC 3339 timestamp" })
+      .refine((v) => parseRfc3339(v) !== undefined, { error: "value must be an RFC 3339 timestamp" })
       .optional()
       .openapi({
         format: "date-time",
