@@ -11,6 +11,7 @@ export interface Attribute {
   entity: Entity;
   attribute: string;
   value?: AttributeValue;
+  expires_at?: string;
 }
 
 export interface AttributeFilter {
@@ -391,6 +392,7 @@ export interface Tuple {
   entity: Entity;
   relation: string;
   subject: Subject;
+  expires_at?: string;
 }
 
 export interface TupleFilter {
