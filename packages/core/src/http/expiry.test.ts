@@ -1,6 +1,6 @@
 /** `expires_at` over real HTTP: writes, bundles, reads, checks, errors, and the watch feed's delete on expiry. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
+import { openWatch, startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
 
 const T = "/v1/tenants/t1";
 const PAST = "2001-01-01T00:00:00Z";
@@ -176,21 +176,8 @@ describe("HTTP expires_at (Pemba extension)", () => {
     });
     const from = (w.body as { snap_token: string }).snap_token;
     expect(await check("40", "w")).toBe("CHECK_RESULT_ALLOWED");
-    const abort = new AbortController();
-    const res = await fetch(`${s.url}${T}/watch`, {
-      method: "POST",
-      body: JSON.stringify({ snap_token: from }),
-      signal: abort.signal,
-    });
-    const reader = res.body!.getReader();
-    let text = "";
-    while (!text.includes("\n")) {
-      const { value } = await reader.read();
-      text += new TextDecoder().decode(value);
-    }
-    abort.abort();
+    const first = await (await openWatch(s, T, from)).firstLine();
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
-    const first = JSON.parse(text.split("\n")[0]!);
     expect(first.changes.data_changes).toEqual([
       {
         operation: "OPERATION_DELETE",
