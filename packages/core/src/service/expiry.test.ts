@@ -158,6 +158,41 @@ describe.each(Object.keys(setups))("expiry with a controllable clock: %s", (name
               );
               expect([...entityIds].sort()).toEqual(expected);
             }
+            // bulk-check, lookup-subject, subject-permission and expand agree with the model too
+            const grants = (doc: string, user: string) =>
+              tuples.has(`${doc}@${user}`) && live(tuples.get(`${doc}@${user}`));
+            const bulk = await reader.bulkCheck(
+              "t1",
+              meta,
+              DOCS.map((doc) => ({
+                entity: { type: "doc", id: doc },
+                permission: "view",
+                subject: { type: "user", id: "b", relation: "" },
+              })),
+            );
+            expect(bulk.map((b) => b.can === "CHECK_RESULT_ALLOWED")).toEqual(
+              DOCS.map((d) => grants(d, "b")),
+            );
+            for (const doc of DOCS) {
+              const { subjectIds } = await reader.lookupSubject("t1", meta, {
+                entity: { type: "doc", id: doc },
+                permission: "view",
+                subjectReference: { type: "user", relation: "" },
+                pageSize: 100,
+              });
+              expect([...subjectIds].sort()).toEqual(USERS.filter((u) => grants(doc, u)));
+              const perms = await reader.subjectPermission(
+                "t1",
+                meta,
+                { type: "doc", id: doc },
+                { type: "user", id: "a", relation: "" },
+                false,
+              );
+              expect(perms.view).toBe(grants(doc, "a") ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED");
+              const tree = JSON.stringify(await reader.expand("t1", meta, { type: "doc", id: doc }, "view"));
+              for (const u of USERS)
+                expect(tree.includes(`"id":"${u}"`), `expand ${doc} ${u}`).toBe(grants(doc, u));
+            }
             const read = await reader.readRelationships("t1", token, {}, 100, "");
             const expectedRead = [...tuples].filter(([, e]) => live(e)).map(([k]) => k);
             expect(read.items.map((t) => `${t.entity.id}@${t.subject.id}`).sort()).toEqual(
