@@ -67,7 +67,13 @@ describe("D1Store", () => {
     db.log.length = 0;
     await D1Store.open(db);
     expect(db.log.map((s) => s.target)).toEqual(["replica", "primary", "primary"]);
-    expect(await migrationNames()).toEqual(["0000_init.sql", "0001_seed.sql"]);
+    expect(await migrationNames()).toEqual([
+      "0000_init.sql",
+      "0001_seed.sql",
+      "0002_per_tenant_tx_ids.sql",
+      "0003_subject_page_index.sql",
+      "0004_expiry.sql",
+    ]);
     await db.catchUp();
     db.log.length = 0;
     await D1Store.open(db);
