@@ -129,22 +129,27 @@ describe.each(Object.keys(setups))("expiry with a controllable clock: %s", (name
               for (const user of USERS) {
                 const k = `${doc}@${user}`;
                 const expected = tuples.has(k) && live(tuples.get(k));
-                const got = await reader.check("t1", meta, {
+                const query = {
                   entity: { type: "doc", id: doc },
                   permission: "view",
                   subject: { type: "user", id: user, relation: "" },
-                });
+                };
+                const got = await reader.check("t1", meta, query);
                 expect(got.can, `${k} at +${clock.now - T0}`).toBe(
                   expected ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED",
                 );
+                // explain evaluates at the request's time too: it agrees with check on expired rows
+                expect((await reader.explain("t1", meta, query)).can, `explain ${k}`).toBe(got.can);
               }
-              const see = await reader.check("t1", meta, {
+              const seeQuery = {
                 entity: { type: "doc", id: doc },
                 permission: "see",
                 subject: { type: "user", id: "a", relation: "" },
-              });
+              };
+              const see = await reader.check("t1", meta, seeQuery);
               const pub = attributes.has(doc) && live(attributes.get(doc));
               expect(see.can, `public ${doc}`).toBe(pub ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED");
+              expect((await reader.explain("t1", meta, seeQuery)).can, `explain public ${doc}`).toBe(see.can);
             }
             for (const user of USERS) {
               const { entityIds } = await reader.lookupEntity("t1", meta, {
