@@ -11,7 +11,6 @@ export interface Attribute {
   entity: Entity;
   attribute: string;
   value?: AttributeValue;
-  expires_at?: string;
 }
 
 export interface AttributeFilter {
@@ -512,7 +511,6 @@ export interface Tuple {
   entity: Entity;
   relation: string;
   subject: Subject;
-  expires_at?: string;
 }
 
 export interface TupleFilter {

@@ -46,7 +46,6 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0001_seed.sql",
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
-      "0004_expiry.sql",
     ]);
     w = await startWranglerDev({}, 90_000, state);
   });
@@ -111,7 +110,6 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0001_seed.sql",
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
-      "0004_expiry.sql",
     ]);
   });
 });

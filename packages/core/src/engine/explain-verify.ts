@@ -42,12 +42,9 @@ export async function verifyProof(
     problems.push(`${n.kind} ${key(n.entity, n.name)}: ${message}`);
 
   const storedTuples = async (e: Entity, relation: string): Promise<Tuple[]> =>
-    target.store.queryTuples(
-      target.tenantId,
-      target.snap,
-      [{ entityType: e.type, entityIds: [e.id], relations: [relation] }],
-      target.at,
-    );
+    target.store.queryTuples(target.tenantId, target.snap, [
+      { entityType: e.type, entityIds: [e.id], relations: [relation] },
+    ]);
   const readTuples = async (e: Entity, relation: string): Promise<Tuple[]> => {
     const stored = await storedTuples(e, relation);
     const seen = new Set(stored.map(tupleKey));
@@ -62,12 +59,9 @@ export async function verifyProof(
     return stored;
   };
   const storedAttribute = async (e: Entity, name: string): Promise<Attribute | undefined> => {
-    const rows = await target.store.queryAttributes(
-      target.tenantId,
-      target.snap,
-      [{ entityType: e.type, entityIds: [e.id], attributes: [name] }],
-      target.at,
-    );
+    const rows = await target.store.queryAttributes(target.tenantId, target.snap, [
+      { entityType: e.type, entityIds: [e.id], attributes: [name] },
+    ]);
     return rows[0];
   };
   const contextAttribute = (e: Entity, name: string): Attribute | undefined =>

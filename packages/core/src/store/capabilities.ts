@@ -23,7 +23,6 @@ export interface CombinedReads {
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
-    at?: number,
   ): MaybePromise<[Tuple[], Attribute[]]>;
 }
 

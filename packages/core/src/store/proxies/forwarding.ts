@@ -81,34 +81,20 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     return this.inner.headSnap(tenantId);
   }
 
-  nextExpiry(tenantId: string): MaybePromise<number | undefined> {
-    return this.inner.nextExpiry(tenantId);
-  }
-
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]> {
-    return this.inner.queryTuples(tenantId, snap, queries, at);
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
+    return this.inner.queryTuples(tenantId, snap, queries);
   }
 
-  querySubjectTuples(
-    tenantId: string,
-    snap: Snap,
-    queries: SubjectTupleQuery[],
-    at?: number,
-  ): MaybePromise<Tuple[]> {
-    return this.inner.querySubjectTuples(tenantId, snap, queries, at);
+  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
+    return this.inner.querySubjectTuples(tenantId, snap, queries);
   }
 
-  queryAttributes(
-    tenantId: string,
-    snap: Snap,
-    queries: AttributeQuery[],
-    at?: number,
-  ): MaybePromise<Attribute[]> {
-    return this.inner.queryAttributes(tenantId, snap, queries, at);
+  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
+    return this.inner.queryAttributes(tenantId, snap, queries);
   }
 
   /** One call when the inner store has the combined read, both reads at once otherwise. */
@@ -117,19 +103,17 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
-    at?: number,
   ): MaybePromise<[Tuple[], Attribute[]]> {
     const inner = this.inner;
-    if (hasCombinedReads(inner))
-      return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
-    const t = inner.queryTuples(tenantId, snap, tuples, at);
-    const a = inner.queryAttributes(tenantId, snap, attributes, at);
+    if (hasCombinedReads(inner)) return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
+    const t = inner.queryTuples(tenantId, snap, tuples);
+    const a = inner.queryAttributes(tenantId, snap, attributes);
     if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
     return [t, a];
   }
 
-  listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]> {
-    return this.inner.listObjectIds(tenantId, snap, type, at);
+  listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
+    return this.inner.listObjectIds(tenantId, snap, type);
   }
 
   readTuples(
@@ -138,9 +122,8 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     filter: TupleFilter,
     pageSize: number,
     cursor?: string,
-    at?: number,
   ): Promise<Page<Tuple>> {
-    return this.inner.readTuples(tenantId, snap, filter, pageSize, cursor, at);
+    return this.inner.readTuples(tenantId, snap, filter, pageSize, cursor);
   }
 
   readAttributes(
@@ -149,9 +132,8 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     filter: AttributeFilter,
     pageSize: number,
     cursor?: string,
-    at?: number,
   ): Promise<Page<Attribute>> {
-    return this.inner.readAttributes(tenantId, snap, filter, pageSize, cursor, at);
+    return this.inner.readAttributes(tenantId, snap, filter, pageSize, cursor);
   }
 
   changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {

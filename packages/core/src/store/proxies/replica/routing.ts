@@ -233,18 +233,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
-  override queryTuples(
-    tenantId: string,
-    snap: Snap,
-    queries: TupleQuery[],
-    at: number = Date.now(),
-  ): MaybePromise<Tuple[]> {
-    if (this.covers(tenantId, snap)) return this.memory.queryTuples(tenantId, snap, queries, at);
+  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
+    if (this.covers(tenantId, snap)) return this.memory.queryTuples(tenantId, snap, queries);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.queryTuples(tenantId, snap, queries, at),
-      () => this.inner.queryTuples(tenantId, snap, queries, at),
+      () => this.memory.queryTuples(tenantId, snap, queries),
+      () => this.inner.queryTuples(tenantId, snap, queries),
     );
   }
 
@@ -252,14 +247,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tenantId: string,
     snap: Snap,
     queries: SubjectTupleQuery[],
-    at: number = Date.now(),
   ): MaybePromise<Tuple[]> {
-    if (this.covers(tenantId, snap)) return this.memory.querySubjectTuples(tenantId, snap, queries, at);
+    if (this.covers(tenantId, snap)) return this.memory.querySubjectTuples(tenantId, snap, queries);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.querySubjectTuples(tenantId, snap, queries, at),
-      () => this.inner.querySubjectTuples(tenantId, snap, queries, at),
+      () => this.memory.querySubjectTuples(tenantId, snap, queries),
+      () => this.inner.querySubjectTuples(tenantId, snap, queries),
     );
   }
 
@@ -267,14 +261,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tenantId: string,
     snap: Snap,
     queries: AttributeQuery[],
-    at: number = Date.now(),
   ): MaybePromise<Attribute[]> {
-    if (this.covers(tenantId, snap)) return this.memory.queryAttributes(tenantId, snap, queries, at);
+    if (this.covers(tenantId, snap)) return this.memory.queryAttributes(tenantId, snap, queries);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.queryAttributes(tenantId, snap, queries, at),
-      () => this.inner.queryAttributes(tenantId, snap, queries, at),
+      () => this.memory.queryAttributes(tenantId, snap, queries),
+      () => this.inner.queryAttributes(tenantId, snap, queries),
     );
   }
 
@@ -283,30 +276,24 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
-    at: number = Date.now(),
   ): MaybePromise<[Tuple[], Attribute[]]> {
     const fromMemory = (): [Tuple[], Attribute[]] => [
-      this.memory.queryTuples(tenantId, snap, tuples, at),
-      this.memory.queryAttributes(tenantId, snap, attributes, at),
+      this.memory.queryTuples(tenantId, snap, tuples),
+      this.memory.queryAttributes(tenantId, snap, attributes),
     ];
     if (this.covers(tenantId, snap)) return fromMemory();
     return this.slow(tenantId, snap, fromMemory, () =>
-      super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at),
+      super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes),
     );
   }
 
-  override listObjectIds(
-    tenantId: string,
-    snap: Snap,
-    type: string,
-    at: number = Date.now(),
-  ): MaybePromise<string[]> {
-    if (this.covers(tenantId, snap)) return this.memory.listObjectIds(tenantId, snap, type, at);
+  override listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
+    if (this.covers(tenantId, snap)) return this.memory.listObjectIds(tenantId, snap, type);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.listObjectIds(tenantId, snap, type, at),
-      () => this.inner.listObjectIds(tenantId, snap, type, at),
+      () => this.memory.listObjectIds(tenantId, snap, type),
+      () => this.inner.listObjectIds(tenantId, snap, type),
     );
   }
 
