@@ -15,7 +15,6 @@ import { LibsqlStore } from "./drivers/libsql.ts";
 import { PostgresStore } from "./drivers/postgres.ts";
 import { SqliteStore, sqlitePath } from "./drivers/sqlite.ts";
 import { MemoryStore } from "./memory/memory-store.ts";
-import { type ReplicaOptions, ReplicaStore } from "./proxies/replica/index.ts";
 import type { QueryObserver } from "./sql/executor.ts";
 import { PG_MIGRATIONS_URL, SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
 import type { Store } from "./store.ts";
@@ -27,8 +26,6 @@ export interface OpenStoreOptions {
   authToken?: string;
   /** PostgreSQL: the pool's most connections (default 10). */
   pgPoolSize?: number;
-  /** Put an in-memory replica in front of a SQL store (see proxies/replica/); ignored for `memory:`. */
-  replica?: ReplicaOptions;
 }
 
 export type StoreDriver = Store["kind"];
@@ -40,22 +37,11 @@ export function driverFor(url: string): StoreDriver {
   return "sqlite";
 }
 
+/** Opens the bare driver; an in-memory replica in front of it is createPemba's wiring (withReplica), not this. */
 export async function openStore(
   url: string = DEFAULT_DATABASE.node,
   opts: OpenStoreOptions = {},
 ): Promise<Store> {
-  const driver = driverFor(url);
-  if (driver === "memory" || opts.replica === undefined) return openDriver(url, opts);
-  const inner = await openDriver(url, opts);
-  try {
-    return await ReplicaStore.open(inner, opts.replica);
-  } catch (e) {
-    await inner.close();
-    throw e;
-  }
-}
-
-async function openDriver(url: string, opts: OpenStoreOptions): Promise<Store> {
   switch (driverFor(url)) {
     case "memory":
       return new MemoryStore();

@@ -9,7 +9,6 @@ import { describeStoreContract } from "../../contract/index.ts";
 import { LibsqlStore } from "../../drivers/libsql.ts";
 import { PostgresStore } from "../../drivers/postgres.ts";
 import { SqliteStore } from "../../drivers/sqlite.ts";
-import { openStore } from "../../open.ts";
 import type { Store } from "../../store.ts";
 import { attr, keys, tuple } from "../../testing/fixtures.ts";
 import { type PostgresServer, startPostgres } from "../../testing/postgres-server.ts";
@@ -203,21 +202,6 @@ describe("ReplicaStore over SQLite", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^replica loaded 30 rows of 1 tenant\(s\) in \d+ ms$/);
     await big.close();
-  });
-
-  it("openStore puts the replica in front of SQL stores only when asked", async () => {
-    const file = join(dir, `open-${n++}.db`);
-    const plain = await openStore(file);
-    expect(plain).toBeInstanceOf(SqliteStore);
-    await plain.close();
-    const replicated = await openStore(file, { replica: NO_REFRESH });
-    expect(replicated).toBeInstanceOf(ReplicaStore);
-    expect(replicated.kind).toBe("sqlite");
-    await replicated.close();
-    const memory = await openStore("memory:", { replica: NO_REFRESH });
-    expect(memory.kind).toBe("memory");
-    expect(memory).not.toBeInstanceOf(ReplicaStore);
-    await memory.close();
   });
 });
 
