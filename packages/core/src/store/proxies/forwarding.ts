@@ -157,12 +157,12 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
   }
 
   // a replicated inner store's (D1) replication position travels in snap tokens unchanged
-  consistencyBookmark(): string | undefined {
-    return this.inner.consistencyBookmark?.();
+  consistencyBookmark(tenantId: string): string | undefined {
+    return this.inner.consistencyBookmark?.(tenantId);
   }
 
-  readAfterBookmark(bookmark: string): void {
-    this.inner.readAfterBookmark?.(bookmark);
+  readAfterBookmark(tenantId: string, bookmark: string): void {
+    this.inner.readAfterBookmark?.(tenantId, bookmark);
   }
 
   queriesLeft(): number {
