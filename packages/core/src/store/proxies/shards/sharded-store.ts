@@ -18,33 +18,19 @@
  * fail with an error naming both databases and the pin that keeps it where its data is.
  */
 import { PembaError } from "../../../errors.ts";
-import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../../model.ts";
-import {
-  type CombinedReads,
-  hasCombinedReads,
-  hasEmptyTenants,
-  hasQueryBudget,
-  type QueryBudget,
-  type SnapBookmarks,
-  type SnapDatabases,
-} from "../../capabilities.ts";
+import { hasEmptyTenants, hasQueryBudget, type SnapDatabases } from "../../capabilities.ts";
 import { encodeCursor } from "../../cursor.ts";
 import type {
-  AttributeQuery,
-  ChangeSet,
-  DataBundle,
   HeadSchemaListener,
   HeadSchemaRecord,
-  MaybePromise,
   Page,
-  SchemaRecord,
   Snap,
   Store,
-  SubjectTupleQuery,
   Tenant,
-  TupleQuery,
   WriteRequest,
 } from "../../store.ts";
+import type { DataBundle } from "../../types.ts";
+import { ForwardingStore } from "../forwarding.ts";
 import type { TenantPlacement } from "./placement.ts";
 
 export interface Shard {
@@ -67,20 +53,29 @@ interface ShardEntry {
   database: Store;
 }
 
-export class ShardedStore implements Store, CombinedReads, SnapBookmarks, SnapDatabases, QueryBudget {
-  readonly kind: Store["kind"];
+/** Tenants whose database is remembered (placement hashes once per tenant); past it the memo starts over. */
+const MEMO_TENANTS = 10_000;
+
+/**
+ * Every call about one tenant goes to its database's store (ForwardingStore's `storeFor`); the calls about tenants,
+ * and those that may find a tenant on another database, are its own.
+ */
+export class ShardedStore extends ForwardingStore implements SnapDatabases {
   readonly placement: TenantPlacement;
   readonly #shards: ReadonlyMap<string, ShardEntry>;
   readonly #first: string;
   readonly #opts: ShardedStoreOptions;
-  /** The last tenant routed and its store: a request's calls are for one tenant. */
-  #lastTenant: string | undefined;
-  #lastStore: Store | undefined;
+  /** tenant id -> its database, as placement said. */
+  readonly #memo = new Map<string, ShardEntry>();
+
+  /** Write notices would come from the first database only: none (D1 has none; the replicas look themselves). */
+  override readonly onWrite: undefined = undefined;
 
   /** Every database's head schema reads (lazy replicas' looks), when each one reports them (HeadSchemaSource). */
   readonly onHeadSchema?: (listener: HeadSchemaListener) => void;
 
   constructor(shards: readonly Shard[], placement: TenantPlacement, opts: ShardedStoreOptions = {}) {
+    super(shards[0]!.store);
     const names = shards.map((s) => s.name);
     if (names.join("\n") !== placement.databases.join("\n")) {
       throw new Error(
@@ -91,7 +86,6 @@ export class ShardedStore implements Store, CombinedReads, SnapBookmarks, SnapDa
     this.#first = names[0]!;
     this.placement = placement;
     this.#opts = opts;
-    this.kind = shards[0]!.store.kind;
     const stores = shards.map((s) => s.store);
     if (stores.every((s) => s.onHeadSchema !== undefined)) {
       this.onHeadSchema = (listener) => {
@@ -115,32 +109,31 @@ export class ShardedStore implements Store, CombinedReads, SnapBookmarks, SnapDa
     return new Map([...this.#shards.values()].map((s) => [s.name, s.store]));
   }
 
+  /** The tenant's database. */
+  #shardOf(tenantId: string): ShardEntry {
+    let shard = this.#memo.get(tenantId);
+    if (shard === undefined) {
+      shard = this.#shards.get(this.placement.databaseOf(tenantId))!;
+      if (this.#memo.size >= MEMO_TENANTS) this.#memo.clear();
+      this.#memo.set(tenantId, shard);
+    }
+    return shard;
+  }
+
   /** The store of the tenant's database. */
-  storeOf(tenantId: string): Store {
-    if (tenantId === this.#lastTenant) return this.#lastStore!;
-    const store = this.#shards.get(this.placement.databaseOf(tenantId))!.store;
-    this.#lastTenant = tenantId;
-    this.#lastStore = store;
-    return store;
+  protected override storeFor(tenantId: string): Store {
+    return this.#shardOf(tenantId).store;
   }
 
   // ---- snap tokens ----
 
   snapDatabase(tenantId: string): string | undefined {
-    const db = this.placement.databaseOf(tenantId);
-    return db === this.#first ? undefined : db;
-  }
-
-  consistencyBookmark(tenantId: string): string | undefined {
-    return this.storeOf(tenantId).consistencyBookmark?.(tenantId);
-  }
-
-  readAfterBookmark(tenantId: string, bookmark: string): void {
-    this.storeOf(tenantId).readAfterBookmark?.(tenantId, bookmark);
+    const { name } = this.#shardOf(tenantId);
+    return name === this.#first ? undefined : name;
   }
 
   /** A request touches one database (tenant calls) or sends one or two statements to each (tenant create/list). */
-  queriesLeft(): number {
+  override queriesLeft(): number {
     let left = Number.POSITIVE_INFINITY;
     for (const { store } of this.#shards.values()) {
       if (hasQueryBudget(store)) left = Math.min(left, store.queriesLeft());
@@ -150,18 +143,18 @@ export class ShardedStore implements Store, CombinedReads, SnapBookmarks, SnapDa
 
   // ---- tenants: every database ----
 
-  async createTenant(id: string, name: string): Promise<Tenant> {
+  override async createTenant(id: string, name: string): Promise<Tenant> {
     const found = await this.#everywhere((s) => s.getTenant(id));
     if (found.some((t) => t !== undefined)) throw new PembaError("ERROR_CODE_ALREADY_EXIST");
-    return this.storeOf(id).createTenant(id, name);
+    return this.storeFor(id).createTenant(id, name);
   }
 
-  async getTenant(id: string): Promise<Tenant | undefined> {
-    return (await this.storeOf(id).getTenant(id)) ?? (await this.#follow(id));
+  override async getTenant(id: string): Promise<Tenant | undefined> {
+    return (await this.storeFor(id).getTenant(id)) ?? (await this.#follow(id));
   }
 
   /** Removes the tenant from every database that has it (one, unless a move was cut short). */
-  async deleteTenant(id: string): Promise<Tenant | undefined> {
+  override async deleteTenant(id: string): Promise<Tenant | undefined> {
     const deleted = await this.#everywhere((s) => s.deleteTenant(id));
     return deleted.find((t) => t !== undefined);
   }
@@ -170,7 +163,7 @@ export class ShardedStore implements Store, CombinedReads, SnapBookmarks, SnapDa
    * Every database's page from the same cursor, merged by id: the page is the first `pageSize` ids of all of them,
    * its cursor the last of those ids (a tenant on two databases, a move cut short, is listed once).
    */
-  async listTenants(pageSize: number, cursor?: string): Promise<Page<Tenant>> {
+  override async listTenants(pageSize: number, cursor?: string): Promise<Page<Tenant>> {
     const pages = await this.#everywhere((s) => s.listTenants(pageSize, cursor));
     const byId = new Map<string, Tenant>();
     for (const page of pages) for (const t of page.items) if (!byId.has(t.id)) byId.set(t.id, t);
@@ -190,12 +183,12 @@ export class ShardedStore implements Store, CombinedReads, SnapBookmarks, SnapDa
    * fails naming both databases. Undefined when no database has it.
    */
   async #follow(id: string): Promise<Tenant | undefined> {
-    const home = this.placement.databaseOf(id);
-    const others = [...this.#shards.values()].filter((s) => s.name !== home);
+    const home = this.#shardOf(id);
+    const others = [...this.#shards.values()].filter((s) => s !== home);
     const found = await Promise.all(others.map((s) => s.database.getTenant(id)));
     const at = found.findIndex((t) => t !== undefined);
     if (at < 0) return undefined;
-    return await this.#move(found[at]!, others[at]!, this.#shards.get(home)!);
+    return await this.#move(found[at]!, others[at]!, home);
   }
 
   async #move(tenant: Tenant, from: ShardEntry, to: ShardEntry): Promise<Tenant> {
@@ -231,126 +224,48 @@ export class ShardedStore implements Store, CombinedReads, SnapBookmarks, SnapDa
   /** Runs a call on the tenant's database; a tenant missing there that followed from another one runs it again. */
   async #withTenant<T>(tenantId: string, call: (store: Store) => Promise<T>): Promise<T> {
     try {
-      return await call(this.storeOf(tenantId));
+      return await call(this.storeFor(tenantId));
     } catch (e) {
       if (!(e instanceof PembaError && e.code === "ERROR_CODE_TENANT_NOT_FOUND")) throw e;
       if ((await this.#follow(tenantId)) === undefined) throw e;
-      return await call(this.storeOf(tenantId));
+      return await call(this.storeFor(tenantId));
     }
   }
 
   // ---- schemas ----
 
-  writeSchema(tenantId: string, version: string, schema: string): Promise<void> {
+  override writeSchema(tenantId: string, version: string, schema: string): Promise<void> {
     return this.#withTenant(tenantId, (s) => s.writeSchema(tenantId, version, schema));
   }
 
-  readSchema(tenantId: string, version: string): Promise<SchemaRecord | undefined> {
-    return this.storeOf(tenantId).readSchema(tenantId, version);
-  }
-
   /** A tenant without a head schema may be one on another database: it follows (or its request fails). */
-  async headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
-    const head = await this.storeOf(tenantId).headSchema(tenantId);
+  override async headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
+    const head = await this.storeFor(tenantId).headSchema(tenantId);
     if (head !== undefined) return head;
     await this.#follow(tenantId);
     return undefined;
   }
 
-  listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
-    return this.storeOf(tenantId).listSchemas(tenantId, pageSize, cursor);
-  }
-
   // ---- data ----
 
-  write(tenantId: string, req: WriteRequest): Promise<Snap> {
+  override write(tenantId: string, req: WriteRequest): Promise<Snap> {
     return this.#withTenant(tenantId, (s) => s.write(tenantId, req));
-  }
-
-  headSnap(tenantId: string): MaybePromise<Snap> {
-    return this.storeOf(tenantId).headSnap(tenantId);
-  }
-
-  assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
-    return this.storeOf(tenantId).assertSnapReadable(tenantId, snap);
-  }
-
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
-    return this.storeOf(tenantId).queryTuples(tenantId, snap, queries);
-  }
-
-  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
-    return this.storeOf(tenantId).querySubjectTuples(tenantId, snap, queries);
-  }
-
-  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
-    return this.storeOf(tenantId).queryAttributes(tenantId, snap, queries);
-  }
-
-  queryTuplesAndAttributes(
-    tenantId: string,
-    snap: Snap,
-    tuples: TupleQuery[],
-    attributes: AttributeQuery[],
-  ): MaybePromise<[Tuple[], Attribute[]]> {
-    const store = this.storeOf(tenantId);
-    if (hasCombinedReads(store)) return store.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
-    const t = store.queryTuples(tenantId, snap, tuples);
-    const a = store.queryAttributes(tenantId, snap, attributes);
-    if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
-    return [t, a];
-  }
-
-  listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
-    return this.storeOf(tenantId).listObjectIds(tenantId, snap, type);
-  }
-
-  readTuples(
-    tenantId: string,
-    snap: Snap,
-    filter: TupleFilter,
-    pageSize: number,
-    cursor?: string,
-  ): Promise<Page<Tuple>> {
-    return this.storeOf(tenantId).readTuples(tenantId, snap, filter, pageSize, cursor);
-  }
-
-  readAttributes(
-    tenantId: string,
-    snap: Snap,
-    filter: AttributeFilter,
-    pageSize: number,
-    cursor?: string,
-  ): Promise<Page<Attribute>> {
-    return this.storeOf(tenantId).readAttributes(tenantId, snap, filter, pageSize, cursor);
-  }
-
-  changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {
-    return this.storeOf(tenantId).changes(tenantId, after, limit);
   }
 
   // ---- bundles ----
 
-  writeBundles(tenantId: string, bundles: DataBundle[]): Promise<void> {
+  override writeBundles(tenantId: string, bundles: DataBundle[]): Promise<void> {
     return this.#withTenant(tenantId, (s) => s.writeBundles(tenantId, bundles));
-  }
-
-  readBundle(tenantId: string, name: string): Promise<DataBundle | undefined> {
-    return this.storeOf(tenantId).readBundle(tenantId, name);
-  }
-
-  deleteBundle(tenantId: string, name: string): Promise<boolean> {
-    return this.storeOf(tenantId).deleteBundle(tenantId, name);
   }
 
   // ---- every database ----
 
-  async gc(olderThan: Date): Promise<number> {
+  override async gc(olderThan: Date): Promise<number> {
     const removed = await this.#everywhere((s) => s.gc(olderThan));
     return removed.reduce((a, b) => a + b, 0);
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     await this.#everywhere((s) => s.close());
   }
 }
