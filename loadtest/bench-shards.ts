@@ -5,12 +5,14 @@
  * figure is the routing's CPU, not D1's latency (a warm check reads no database either way).
  *
  *   node loadtest/bench-shards.ts [--databases 1|3] [--tenants 6] [--ids 1000] [--checks 200000] [--token]
+ *   node loadtest/bench-shards.ts --placement
  *
  * Prints one line: databases, tenants per database, CPU microseconds per check (process.cpuUsage, user + system,
  * over --checks checks after a warm-up), checks/s, and the load average. `--token` sends each tenant's write token
  * with every check (the token's database is checked against the tenant's). Runs on an older checkout too (copy the
  * file there): with --databases 1 it uses only what every checkout exports, so one-database figures compare
- * before and after.
+ * before and after. `--placement` prints instead how rendezvous hashing spreads 10,000 tenant ids (`tenant-0`...)
+ * over 2, 3 and 5 databases, how many move when a fourth is added, and the CPU of one placement.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -27,8 +29,38 @@ const { values } = parseArgs({
     ids: { type: "string", default: "1000" },
     checks: { type: "string", default: "200000" },
     token: { type: "boolean", default: false },
+    placement: { type: "boolean", default: false },
   },
 });
+
+if (values.placement) {
+  const { rendezvous } = core as unknown as { rendezvous(dbs: string[], tenant: string): string };
+  const ids = Array.from({ length: 10_000 }, (_, i) => `tenant-${i}`);
+  for (const dbs of [
+    ["DB", "DB2"],
+    ["DB", "DB2", "DB3"],
+    ["DB", "DB2", "DB3", "DB4", "DB5"],
+  ]) {
+    const counts = dbs.map((db) => ids.filter((id) => rendezvous(dbs, id) === db).length);
+    const even = ids.length / dbs.length;
+    const worst = Math.max(...counts.map((c) => Math.abs(c - even) / even));
+    console.log(
+      `${dbs.length} databases: ${counts.join(" / ")} (worst ${(100 * worst).toFixed(1)}% from even)`,
+    );
+  }
+  const three = ["DB", "DB2", "DB3"];
+  const moved = ids.filter((id) => rendezvous(three, id) !== rendezvous([...three, "DB4"], id));
+  const toNew = moved.filter((id) => rendezvous([...three, "DB4"], id) === "DB4").length;
+  console.log(`adding DB4 to 3: ${moved.length} of ${ids.length} move, ${toNew} of them to DB4`);
+  const cpu0 = process.cpuUsage();
+  let n = 0;
+  for (let round = 0; round < 100; round++) for (const id of ids) if (rendezvous(three, id) === "DB") n++;
+  const cpu = process.cpuUsage(cpu0);
+  console.log(
+    `one placement over 3 databases: ${((1000 * (cpu.user + cpu.system)) / (100 * ids.length)).toFixed(0)} ns CPU (${n} on DB)`,
+  );
+  process.exit(0);
+}
 const DATABASES = Number(values.databases);
 const TENANTS = Number(values.tenants);
 const IDS = Number(values.ids);
