@@ -199,6 +199,22 @@ describe("tenants over three D1 databases", () => {
       filter: { entity: { type: "document", ids: [] } },
     });
     expect(read.status).toBe(400);
+    // a watch from a token: refused for another database's, and its lines name the tenant's database
+    const watchRefused = await w.post(`/v1/tenants/${onDb3}/watch`, { snap_token: tokens[onDb2] });
+    expect(watchRefused.status).toBe(400);
+    expect(JSON.stringify(watchRefused.body)).toContain(
+      `snap token of database DB2, but tenant ${onDb3} lives on`,
+    );
+    const abort = new AbortController();
+    const from = encodeSnapToken(0, undefined, "DB3");
+    const stream = await w.pemba.service.watch(onDb3, from, { signal: abort.signal, pollMs: 5 });
+    const batch = await stream.next();
+    abort.abort();
+    expect(batch.done).toBe(false);
+    expect(decodeSnapTokenWithBookmark(batch.value!.snapToken)).toEqual({
+      snap: decodeSnapTokenWithBookmark(tokens[onDb3]!).snap,
+      database: "DB3",
+    });
     const deleted = await w.post(`/v1/tenants/${onDb3}/relationships/delete`, {
       filter: { entity: { type: "document", ids: ["1"] } },
     });
