@@ -257,6 +257,44 @@ describe("tenants over three D1 databases", () => {
     expect((list.body.tenants as { id: string }[]).filter((t) => t.id === mover)).toHaveLength(1);
   });
 
+  it("adding a database: empty tenants whose hash picks it follow; one with data answers once pinned where it is", async () => {
+    const two = ["DB", "DB2"];
+    // tenants on DB or DB2 today that the hash puts on DB3 once it is listed
+    const moving = (prefix: string) => {
+      for (let i = 0; ; i++) {
+        const id = `${prefix}-${i}`;
+        if (home(id) === "DB3") return { id, now: rendezvous(two, id) as Binding };
+      }
+    };
+    const empty = moving("quiet");
+    const full = moving("loud");
+    const stays = ["a", "b", "c", "d", "e", "f"].find((id) => home(id) !== "DB3")!;
+    const before = await worker("", "d1:DB,DB2");
+    expect((await before.post("/v1/tenants/create", { id: empty.id, name: empty.id })).status).toBe(200);
+    await seed(before.post, full.id);
+    await seed(before.post, stays);
+    const { results } = await databases[empty.now]
+      .prepare("SELECT id FROM tenants WHERE id = ?")
+      .bind(empty.id)
+      .all();
+    expect(results).toEqual([{ id: empty.id }]);
+
+    const after = await worker("", "d1:DB,DB2,DB3");
+    expect((await after.post(`/v1/tenants/${empty.id}/schemas/write`, { schema: SCHEMA })).status).toBe(200);
+    expect((await tenantsIn()).DB3).toEqual(["t1", empty.id].sort());
+    expect((await after.post(`/v1/tenants/${stays}/permissions/check`, check("user:1"))).body.can).toBe(
+      "CHECK_RESULT_ALLOWED",
+    );
+    const refused = await after.post(`/v1/tenants/${full.id}/permissions/check`, check("user:1"));
+    expect(refused.status).toBe(500);
+    expect(refused.body.message).toContain(`(${full.id}=${full.now} in PEMBA_D1_TENANTS)`);
+    // the pin the message names (what scripts/placement.ts prints for it) serves it again
+    const pinned = await worker(`${full.id}=${full.now}`, "d1:DB,DB2,DB3");
+    expect((await pinned.post(`/v1/tenants/${full.id}/permissions/check`, check("user:1"))).body.can).toBe(
+      "CHECK_RESULT_ALLOWED",
+    );
+  });
+
   it("a tenant with data does not move: its requests fail naming both databases and the pin, nothing changes", async () => {
     const busy = nameOn("DB2", "busy");
     const before = await worker();
