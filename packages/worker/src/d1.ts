@@ -13,12 +13,12 @@ import { ConfigError } from "./config.ts";
 /** The current request's sessions, one per database it touched. */
 const requestSessions = new AsyncLocalStorage<Map<D1Database, D1Sessions>>();
 
-/** The D1 database bound as `name`; a ConfigError when wrangler.toml binds none by that name. */
-export function d1Binding(env: object, name: string): D1Database {
+/** The D1 database bound as `name`; a ConfigError naming `database` (the setting) when wrangler.toml binds none. */
+export function d1Binding(env: object, name: string, database = `d1:${name}`): D1Database {
   const db = (env as Record<string, unknown>)[name] as Partial<D1Database> | undefined;
   if (typeof db?.prepare !== "function" || typeof db.withSession !== "function") {
     throw new ConfigError(
-      `PEMBA_DATABASE "d1:${name}": no D1 database is bound as ${name}; add a [[d1_databases]] binding = "${name}" to wrangler.toml`,
+      `PEMBA_DATABASE "${database}": no D1 database is bound as ${name}; add a [[d1_databases]] binding = "${name}" to wrangler.toml`,
     );
   }
   return db as D1Database;

@@ -34,7 +34,7 @@ let instance: Promise<Pemba> | undefined;
 /** The Worker's store, replica, service and app for these vars and bindings (the isolate opens it once). */
 export async function openWorker(env: WorkerEnv): Promise<Pemba> {
   const config = resolveWorkerConfig(env);
-  const d1 = config.d1Bindings?.map((name) => ({ name, db: d1Binding(env, name) }));
+  const d1 = config.d1Bindings?.map((name) => ({ name, db: d1Binding(env, name, config.database) }));
   return createPemba(config, {
     name: "worker",
     openStore: (database) =>

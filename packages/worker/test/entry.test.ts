@@ -32,6 +32,18 @@ describe("Worker entry", () => {
     });
   });
 
+  it("d1:DB,DB2 with DB2 unbound answers 500 naming the list and the missing binding", async () => {
+    const db = { prepare() {}, withSession() {} };
+    const res = await worker.fetch(get("/healthz"), { PEMBA_DATABASE: "d1:DB,DB2", DB: db } as never, ctx);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({
+      code: 13,
+      message:
+        'PEMBA_DATABASE "d1:DB,DB2": no D1 database is bound as DB2; add a [[d1_databases]] binding = "DB2" to wrangler.toml',
+      details: [],
+    });
+  });
+
   it("builds the store and app once per isolate and reuses them", async () => {
     const auth = { authorization: "Bearer k1" };
     const env = { PEMBA_AUTH_KEYS: "k1" };
