@@ -1,6 +1,7 @@
 /**
  * Tests that run INSIDE workerd (@cloudflare/vitest-plugin), against miniflare's local D1 databases (real
- * SQLite): DB is the primary, REPLICA a second database that test/workerd/lagging-replica.ts feeds late;
+ * SQLite): DB is the primary, REPLICA a second database that test/workerd/lagging-replica.ts feeds late, DB2 and
+ * DB3 two more primaries for tenants spread over several databases (DB, DB2, DB3);
  * TEST_MIGRATIONS the SQLite migrations read the way wrangler reads them.
  */
 import { fileURLToPath } from "node:url";
@@ -13,7 +14,8 @@ export default defineProject({
       miniflare: {
         compatibilityDate: "2026-07-01",
         compatibilityFlags: ["nodejs_als"],
-        d1Databases: ["DB", "REPLICA"],
+        // DB2 and DB3: with DB, the three databases tenants are spread over (test/workerd/d1-shards.test.ts)
+        d1Databases: ["DB", "REPLICA", "DB2", "DB3"],
         // drizzle-kit's SQLite migrations as `wrangler d1 migrations apply` reads and splits them
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations(
@@ -25,7 +27,7 @@ export default defineProject({
   ],
   test: {
     name: "worker-d1",
-    // the files share the two local databases
+    // the files share the local databases
     fileParallelism: false,
     include: ["test/workerd/**/*.test.ts"],
     testTimeout: 60_000,

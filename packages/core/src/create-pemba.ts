@@ -9,7 +9,13 @@ import { PembaService } from "./service/index.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
-import { type BackgroundLoads, type ReplicaLogger, ReplicaStore } from "./store/proxies/replica/index.ts";
+import {
+  type BackgroundLoads,
+  CopyBudget,
+  type ReplicaLogger,
+  ReplicaStore,
+} from "./store/proxies/replica/index.ts";
+import { ShardedStore } from "./store/proxies/shards/sharded-store.ts";
 import type { Store } from "./store/store.ts";
 
 export interface PembaRuntime {
@@ -100,19 +106,29 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
   }
 }
 
-/** The replica in front of a SQL store, when the settings ask for one. */
+/**
+ * The replica in front of a SQL store, when the settings ask for one; tenants over several databases (a
+ * ShardedStore) get one in front of each database, all within the one row and byte budget.
+ */
 async function withReplica(database: Store, settings: PembaSettings, runtime: PembaRuntime): Promise<Store> {
   const replica = settings.replica;
   if (replica === undefined || database.kind === "memory") return database;
   const { maxRows, freshnessMs } = replica;
   if (runtime.replica === "lazy") {
-    return ReplicaStore.lazy(database, {
-      maxRows,
-      maxBytes: replica.maxBytes,
-      freshnessMs,
-      logger: runtime.logger,
-      background: runtime.background,
-    });
+    const lazy = (store: Store, budget?: CopyBudget) =>
+      ReplicaStore.lazy(store, {
+        maxRows,
+        maxBytes: replica.maxBytes,
+        freshnessMs,
+        logger: runtime.logger,
+        background: runtime.background,
+        budget,
+      });
+    if (database instanceof ShardedStore) {
+      const budget = new CopyBudget();
+      return database.withEach((store) => lazy(store, budget));
+    }
+    return lazy(database);
   }
   return ReplicaStore.open(database, { maxRows, refreshMs: freshnessMs, logger: runtime.logger });
 }

@@ -42,6 +42,13 @@ export {
   type ReplicaStats,
   ReplicaStore,
 } from "./store/proxies/replica/index.ts";
+export {
+  type PlacementOptions,
+  placementScore,
+  rendezvous,
+  TenantPlacement,
+} from "./store/proxies/shards/placement.ts";
+export { type Shard, ShardedStore, type ShardedStoreOptions } from "./store/proxies/shards/sharded-store.ts";
 export type { QueryObserver } from "./store/sql/executor.ts";
 export * from "./store/store.ts";
 export * from "./validation/index.ts";

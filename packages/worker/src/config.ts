@@ -1,17 +1,18 @@
 /**
  * The Worker's configuration, from its vars and secrets (wrangler.toml `[vars]`, `wrangler secret put`), through
- * the settings @pemba/core defines for both runtimes (settings/definition.ts: names, defaults, parsers). What only a
- * Worker checks stays here: the stores it can reach (no files, no TCP) and the D1 binding a database names.
+ * the settings @pemba/core defines for both runtimes (settings/definition.ts: names, defaults, parsers); the config
+ * is those settings as resolved, so a new setting reaches the Worker without a line here. What only a Worker checks
+ * stays here: the stores it can reach (no files, no TCP), the D1 bindings a database names and the tenants pinned
+ * to them.
  * Imports nothing Node-only.
  */
 import {
-  type AuthConfig,
   ConfigError,
   type ReplicaSettings,
   redactDatabaseUrl,
   replicaSettings,
   resolveWorkerSettings,
-  type SchemaWrites,
+  type WorkerSettings,
 } from "@pemba/core";
 
 export { ConfigError };
@@ -24,38 +25,32 @@ export type WorkerReplicaConfig = ReplicaSettings;
 
 export type WorkerDriver = "memory" | "libsql" | "d1";
 
-export interface WorkerConfig {
-  database: string;
+/** The replica's flat settings, which the config holds as one `replica` object. */
+type FlatReplicaSettings = "replica" | "replicaRefreshMs" | "replicaMaxRows" | "replicaMaxMb";
+
+/**
+ * The resolved settings (every setting of the one definition, as resolveWorkerSettings returns them) plus what the
+ * Worker derives from them: the driver, the D1 bindings, and the replica's settings as one object.
+ */
+export interface WorkerConfig extends Omit<WorkerSettings, FlatReplicaSettings> {
   driver: WorkerDriver;
-  /** The D1 binding's name (driver "d1"). */
-  d1Binding?: string;
-  databaseToken?: string;
-  auth: AuthConfig;
-  corsOrigins?: string[];
-  gcWindowMs: number;
+  /** The D1 bindings' names (driver "d1"): one, or several with tenants spread over them (the first listed first). */
+  d1Bindings?: string[];
   /** Undefined: no replica (memory store, or PEMBA_REPLICA=off). */
   replica?: WorkerReplicaConfig;
-  maxWatchStreams: number;
-  maxCompiledSchemaMb: number;
-  schemaWrites: SchemaWrites;
 }
 
 export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
   const settings = resolveWorkerSettings(env);
-  const { database } = settings;
-  const driver = workerDriverFor(database);
+  const { replica: _on, replicaRefreshMs: _ms, replicaMaxRows: _rows, replicaMaxMb: _mb, ...rest } = settings;
+  const driver = workerDriverFor(settings.database);
+  const d1Bindings = driver === "d1" ? d1BindingNames(settings.database) : undefined;
+  checkD1Tenants(settings.d1Tenants, d1Bindings);
   return {
-    database,
+    ...rest,
     driver,
-    ...(driver === "d1" ? { d1Binding: d1BindingName(database) } : {}),
-    databaseToken: settings.databaseToken,
-    auth: settings.auth,
-    corsOrigins: settings.corsOrigins,
-    gcWindowMs: settings.gcWindowMs,
+    ...(d1Bindings === undefined ? {} : { d1Bindings }),
     replica: driver === "memory" ? undefined : replicaSettings(settings),
-    maxWatchStreams: settings.maxWatchStreams,
-    maxCompiledSchemaMb: settings.maxCompiledSchemaMb,
-    schemaWrites: settings.schemaWrites,
   };
 }
 
@@ -70,11 +65,36 @@ export function workerDriverFor(database: string): WorkerDriver {
   );
 }
 
-/** `d1:DB` -> `DB`: a binding name as wrangler accepts it (a JavaScript identifier). */
-function d1BindingName(database: string): string {
-  const name = database.slice("d1:".length);
-  if (!/^[A-Za-z_$][\w$]*$/.test(name)) {
-    throw new ConfigError(`PEMBA_DATABASE "${database}": expected d1:<BINDING>, e.g. d1:DB`);
+/** `d1:DB` -> [`DB`], `d1:DB,DB2` -> [`DB`, `DB2`]: binding names as wrangler accepts them (JavaScript identifiers). */
+function d1BindingNames(database: string): string[] {
+  const names = database
+    .slice("d1:".length)
+    .split(",")
+    .map((n) => n.trim());
+  for (const name of names) {
+    if (!/^[A-Za-z_$][\w$]*$/.test(name)) {
+      throw new ConfigError(
+        `PEMBA_DATABASE "${database}": expected d1:<BINDING>, e.g. d1:DB, or d1:DB,DB2,DB3`,
+      );
+    }
   }
-  return name;
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined)
+    throw new ConfigError(`PEMBA_DATABASE "${database}": binding ${twice} is listed twice`);
+  return names;
+}
+
+/** Pins name listed bindings, and only D1 databases have pins. */
+function checkD1Tenants(pins: ReadonlyMap<string, string> | undefined, bindings: string[] | undefined): void {
+  if (pins === undefined) return;
+  if (bindings === undefined) {
+    throw new ConfigError('PEMBA_D1_TENANTS needs D1 databases: PEMBA_DATABASE = "d1:DB,DB2,..."');
+  }
+  for (const [tenant, binding] of pins) {
+    if (!bindings.includes(binding)) {
+      throw new ConfigError(
+        `PEMBA_D1_TENANTS pins tenant ${tenant} to ${binding}, which PEMBA_DATABASE does not list (${bindings.join(",")})`,
+      );
+    }
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * The Cloudflare Worker: the core wiring (createPemba: store, replica, service, app) on a store chosen by
  * PEMBA_DATABASE — `memory:` (default: an in-isolate MemoryStore, for demos and tests; state lives as long as the
- * isolate), `d1:<BINDING>` (a D1 database, with per-request D1 sessions: src/d1.ts) or a libSQL server over HTTP
+ * isolate), `d1:<BINDING>` (a D1 database, with per-request D1 sessions: src/d1.ts; `d1:DB,DB2,...` spreads the
+ * tenants over several) or a libSQL server over HTTP
  * (`libsql://` / `https://`, token in PEMBA_DATABASE_TOKEN).
  *
  * The store and the app are built once per isolate, on the first request, and shared by every later request.
@@ -20,7 +21,7 @@ import {
 } from "@pemba/core";
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerEnv } from "./config.ts";
-import { d1Binding, openD1Store, withD1Sessions } from "./d1.ts";
+import { d1Binding, openD1Stores, withD1Sessions } from "./d1.ts";
 import { afterResponse, countQuery, loggedRequest, observeRequest } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
@@ -30,16 +31,17 @@ export type WorkerExecutionContext = NonNullable<Parameters<PembaApp["fetch"]>[2
 
 let instance: Promise<Pemba> | undefined;
 
-async function openInstance(env: WorkerEnv): Promise<Pemba> {
+/** The Worker's store, replica, service and app for these vars and bindings (the isolate opens it once). */
+export async function openWorker(env: WorkerEnv): Promise<Pemba> {
   const config = resolveWorkerConfig(env);
-  const d1 = config.d1Binding === undefined ? undefined : d1Binding(env, config.d1Binding);
+  const d1 = config.d1Bindings?.map((name) => ({ name, db: d1Binding(env, name, config.database) }));
   return createPemba(config, {
     name: "worker",
     openStore: (database) =>
       config.driver === "memory"
         ? new MemoryStore()
         : d1 !== undefined
-          ? openD1Store(d1, countQuery)
+          ? openD1Stores(d1, config.d1Tenants, countQuery)
           : LibsqlStore.open(database, { authToken: config.databaseToken, onQuery: countQuery }),
     replica: "lazy",
     // a cold isolate answers from the database while a tenant loads; the load outlives the request that started it
@@ -48,14 +50,14 @@ async function openInstance(env: WorkerEnv): Promise<Pemba> {
     observe: observeRequest,
     version: workerPackage.version,
     console: consoleAssets,
-    scope: d1 === undefined ? undefined : (run) => withD1Sessions(d1, run),
+    scope: d1 === undefined ? undefined : withD1Sessions,
   });
 }
 
 /** The isolate's store and app, opened on first use; a failed open is retried by the next request. */
 function getInstance(env: WorkerEnv): Promise<Pemba> {
   if (instance === undefined) {
-    const opening = openInstance(env);
+    const opening = openWorker(env);
     instance = opening;
     opening.catch(() => {
       if (instance === opening) instance = undefined;

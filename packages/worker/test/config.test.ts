@@ -4,10 +4,13 @@ import { ConfigError, resolveWorkerConfig } from "../src/config.ts";
 
 describe("resolveWorkerConfig", () => {
   it("defaults: memory store, no auth, same-origin only, 24h GC window", () => {
-    expect(resolveWorkerConfig({})).toEqual({
+    // every resolved setting, with the replica's flat settings as one object (none for memory:)
+    expect(resolveWorkerConfig({})).toStrictEqual({
       database: "memory:",
       driver: "memory",
       databaseToken: undefined,
+      d1Tenants: undefined,
+      replica: undefined,
       auth: { mode: "none" },
       corsOrigins: undefined,
       gcWindowMs: 86_400_000,
@@ -38,10 +41,11 @@ describe("resolveWorkerConfig", () => {
         PEMBA_CORS_ORIGINS: "https://a.example, https://b.example",
         PEMBA_GC_WINDOW: "1h30m",
       }),
-    ).toEqual({
+    ).toStrictEqual({
       database: "libsql://db-org.turso.io",
       driver: "libsql",
       databaseToken: "tok",
+      d1Tenants: undefined,
       auth: { mode: "preshared", keys: [{ key: "admin" }, { key: "k2", tenants: ["t1", "t2"] }] },
       corsOrigins: ["https://a.example", "https://b.example"],
       gcWindowMs: 5_400_000,
@@ -84,9 +88,52 @@ describe("resolveWorkerConfig", () => {
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB" })).toMatchObject({
       database: "d1:DB",
       driver: "d1",
-      d1Binding: "DB",
+      d1Bindings: ["DB"],
     });
-    expect(resolveWorkerConfig({ PEMBA_DATABASE: "memory:" })).not.toHaveProperty("d1Binding");
+    expect(resolveWorkerConfig({ PEMBA_DATABASE: "memory:" })).not.toHaveProperty("d1Bindings");
+  });
+
+  it("d1:DB,DB2,DB3 spreads tenants over several D1 databases; PEMBA_D1_TENANTS pins some", () => {
+    expect(
+      resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB, DB2,DB3", PEMBA_D1_TENANTS: "acme=DB2, beta = DB3" }),
+    ).toStrictEqual({
+      database: "d1:DB, DB2,DB3",
+      driver: "d1",
+      d1Bindings: ["DB", "DB2", "DB3"],
+      d1Tenants: new Map([
+        ["acme", "DB2"],
+        ["beta", "DB3"],
+      ]),
+      databaseToken: undefined,
+      auth: { mode: "none" },
+      corsOrigins: undefined,
+      gcWindowMs: 86_400_000,
+      replica: { maxRows: 1_000_000, freshnessMs: 1000, maxBytes: 64 * 1048576 },
+      maxWatchStreams: 1000,
+      maxCompiledSchemaMb: 16,
+      schemaWrites: "permify",
+    });
+    const error = (env: Record<string, string>) => () => resolveWorkerConfig(env);
+    expect(error({ PEMBA_DATABASE: "d1:DB,DB" })).toThrow(
+      new ConfigError('PEMBA_DATABASE "d1:DB,DB": binding DB is listed twice'),
+    );
+    expect(error({ PEMBA_DATABASE: "d1:DB,", PEMBA_D1_TENANTS: "a=DB" })).toThrow(
+      new ConfigError('PEMBA_DATABASE "d1:DB,": expected d1:<BINDING>, e.g. d1:DB, or d1:DB,DB2,DB3'),
+    );
+    expect(error({ PEMBA_DATABASE: "d1:DB,DB2", PEMBA_D1_TENANTS: "acme=DB9" })).toThrow(
+      new ConfigError(
+        "PEMBA_D1_TENANTS pins tenant acme to DB9, which PEMBA_DATABASE does not list (DB,DB2)",
+      ),
+    );
+    expect(error({ PEMBA_D1_TENANTS: "acme=DB2" })).toThrow(
+      new ConfigError('PEMBA_D1_TENANTS needs D1 databases: PEMBA_DATABASE = "d1:DB,DB2,..."'),
+    );
+    expect(error({ PEMBA_DATABASE: "d1:DB,DB2", PEMBA_D1_TENANTS: "acme" })).toThrow(
+      new ConfigError('invalid PEMBA_D1_TENANTS entry "acme"; expected key=value, e.g. acme=DB2'),
+    );
+    expect(error({ PEMBA_DATABASE: "d1:DB,DB2", PEMBA_D1_TENANTS: "a=DB,a=DB2" })).toThrow(
+      new ConfigError('invalid PEMBA_D1_TENANTS: "a" is given twice'),
+    );
   });
 
   it("OIDC: JWKS URL with issuer and audience(s)", () => {
@@ -129,9 +176,11 @@ describe("resolveWorkerConfig", () => {
       'PEMBA_DATABASE "./pemba.db" is not supported on Workers; use "memory:", "d1:<BINDING>" (a D1 database binding) or a libsql://, https:// (or wss://) URL of a libSQL server',
     );
     expect(error({ PEMBA_DATABASE: "postgres://u:secret@h/db" })).toContain('"postgres://u:***@h/db"');
-    expect(error({ PEMBA_DATABASE: "d1:" })).toBe('PEMBA_DATABASE "d1:": expected d1:<BINDING>, e.g. d1:DB');
+    expect(error({ PEMBA_DATABASE: "d1:" })).toBe(
+      'PEMBA_DATABASE "d1:": expected d1:<BINDING>, e.g. d1:DB, or d1:DB,DB2,DB3',
+    );
     expect(error({ PEMBA_DATABASE: "d1:my-db" })).toBe(
-      'PEMBA_DATABASE "d1:my-db": expected d1:<BINDING>, e.g. d1:DB',
+      'PEMBA_DATABASE "d1:my-db": expected d1:<BINDING>, e.g. d1:DB, or d1:DB,DB2,DB3',
     );
     expect(error({ PEMBA_AUTH_KEYS: "k", PEMBA_JWKS_URL: "https://x/jwks" })).toBe(
       "PEMBA_AUTH_KEYS and PEMBA_JWKS_URL are mutually exclusive; choose one auth mode",

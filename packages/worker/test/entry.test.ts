@@ -21,16 +21,23 @@ describe("Worker entry", () => {
     });
   });
 
-  it("d1:<BINDING> without such a D1 binding answers 500 naming the missing binding", async () => {
-    const res = await worker.fetch(get("/healthz"), { PEMBA_DATABASE: "d1:PEMBA_DB" }, ctx);
-    expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({
-      code: 13,
-      message:
-        'PEMBA_DATABASE "d1:PEMBA_DB": no D1 database is bound as PEMBA_DB; add a [[d1_databases]] binding = "PEMBA_DB" to wrangler.toml',
-      details: [],
-    });
-  });
+  // a D1 binding as far as the check goes (a list's first binding bound, its second not)
+  const bound = { prepare() {}, withSession() {} };
+  it.each([
+    ["d1:<BINDING>", { PEMBA_DATABASE: "d1:PEMBA_DB" }, "d1:PEMBA_DB", "PEMBA_DB"],
+    ["d1:DB,DB2 with DB2", { PEMBA_DATABASE: "d1:DB,DB2", DB: bound }, "d1:DB,DB2", "DB2"],
+  ])(
+    "%s without such a D1 binding answers 500 naming the setting and the missing binding",
+    async (_, env, database, name) => {
+      const res = await worker.fetch(get("/healthz"), env as never, ctx);
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({
+        code: 13,
+        message: `PEMBA_DATABASE "${database}": no D1 database is bound as ${name}; add a [[d1_databases]] binding = "${name}" to wrangler.toml`,
+        details: [],
+      });
+    },
+  );
 
   it("builds the store and app once per isolate and reuses them", async () => {
     const auth = { authorization: "Bearer k1" };

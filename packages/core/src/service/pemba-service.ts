@@ -111,6 +111,22 @@ export interface SchemaList {
   continuousToken: string;
 }
 
+/**
+ * A snap token minted on another database than the tenant's (tenants over several databases): its snap counts
+ * another database's transactions, so it is refused rather than read as a position in the tenant's.
+ */
+function foreignSnapToken(
+  tenantId: string,
+  minted: string | undefined,
+  home: string | undefined,
+): PembaError {
+  const name = (db: string | undefined) => (db === undefined ? "the first database" : `database ${db}`);
+  return new PembaError(
+    "ERROR_CODE_INVALID_SNAP_TOKEN",
+    `snap token of ${name(minted)}, but tenant ${tenantId} lives on ${name(home)}: a snap token is only valid for the database it was minted on`,
+  );
+}
+
 const isEmptyTupleFilter = (f: TupleFilter): boolean =>
   !f.entity?.type &&
   !f.entity?.ids?.length &&
@@ -144,9 +160,18 @@ export class PembaService {
 
   // ---- metadata ----
 
-  /** The token a write answers: its snap, and a replicated store's bookmark of it. */
-  #snapToken(snap: Snap): string {
-    return encodeSnapToken(snap, this.store.consistencyBookmark?.());
+  /**
+   * The token a write answers: its snap, a replicated store's bookmark of it, and (tenants over several databases)
+   * the name of the tenant's database.
+   */
+  #snapToken(tenantId: string, snap: Snap): string {
+    const store = this.store;
+    return encodeSnapToken(snap, store.consistencyBookmark?.(tenantId), store.snapDatabase?.(tenantId));
+  }
+
+  /** The token of a snap read (no write, so no bookmark): a watch's start, a schema diff's snap. */
+  snapTokenOf(tenantId: string, snap: Snap): string {
+    return encodeSnapToken(snap, undefined, this.store.snapDatabase?.(tenantId));
   }
 
   /** Empty = head; garbage = ERROR_CODE_INVALID_SNAP_TOKEN; too old = ERROR_CODE_SNAP_TOKEN_EXPIRED. */
@@ -166,9 +191,12 @@ export class PembaService {
   #snapshot(tenantId: string, snapToken: string): RequestSnap {
     try {
       if (snapToken === "") return { token: 0, snap: this.store.headSnap(tenantId) };
-      const { snap: token, bookmark } = decodeSnapTokenWithBookmark(snapToken);
+      const { snap: token, bookmark, database } = decodeSnapTokenWithBookmark(snapToken);
+      // tenants over several databases: a snap (and a bookmark) means something in its own database only
+      const home = this.store.snapDatabase?.(tenantId);
+      if (database !== home) throw foreignSnapToken(tenantId, database, home);
       // a replicated store (D1) reads at least as new as the write's bookmark
-      if (bookmark !== undefined) this.store.readAfterBookmark?.(bookmark);
+      if (bookmark !== undefined) this.store.readAfterBookmark?.(tenantId, bookmark);
       const readable = this.store.assertSnapReadable(tenantId, token);
       return { token, snap: readable instanceof Promise ? readable.then(() => token) : token };
     } catch (e) {
@@ -290,7 +318,7 @@ export class PembaService {
         : await this.schemas.resolve(tenantId, req.baseVersion);
     const snap = await this.resolveSnap(tenantId, req.snapToken);
     const report = await measureSchemaDiff(this.store, tenantId, snap, from, { definition: to }, req);
-    return { baseVersion: from.version, snapToken: encodeSnapToken(snap), report };
+    return { baseVersion: from.version, snapToken: this.snapTokenOf(tenantId, snap), report };
   }
 
   readSchema(tenantId: string, schemaVersion: string): MaybePromise<ResolvedSchema> {
@@ -331,7 +359,7 @@ export class PembaService {
       tuples: [...uniqueTuples.values()],
       attributes: [...uniqueAttributes.values()],
     });
-    return this.#snapToken(snap);
+    return this.#snapToken(tenantId, snap);
   }
 
   /** data/delete: at least one non-empty filter, else ERROR_CODE_VALIDATION. */
@@ -349,14 +377,14 @@ export class PembaService {
       deleteTupleFilters: deleteTuples ? [tupleFilter] : [],
       deleteAttributeFilters: deleteAttributes ? [attributeFilter] : [],
     });
-    return this.#snapToken(snap);
+    return this.#snapToken(tenantId, snap);
   }
 
   /** relationships/delete: an empty filter deletes nothing and answers snap token "" (Permify's behaviour). */
   async deleteRelationships(tenantId: string, filter: TupleFilter): Promise<string> {
     if (isEmptyTupleFilter(filter)) return "";
     const snap = await this.store.write(tenantId, { deleteTupleFilters: [filter] });
-    return this.#snapToken(snap);
+    return this.#snapToken(tenantId, snap);
   }
 
   async readRelationships(
@@ -406,7 +434,7 @@ export class PembaService {
     const schema = await this.schemas.resolve(tenantId, "");
     const write = runBundleOperations(schema.definition, bundle, args);
     const snap = await this.store.write(tenantId, write);
-    return this.#snapToken(snap);
+    return this.#snapToken(tenantId, snap);
   }
 
   // ---- watch ----

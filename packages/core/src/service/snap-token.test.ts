@@ -46,12 +46,41 @@ describe("snap tokens", () => {
 
   it("reject a bookmark part without its marker byte or with unprintable text", () => {
     for (const raw of [
-      "\x01\x00\x00\x00\x00\x00\x00\x00\x02abc",
+      "\x01\x00\x00\x00\x00\x00\x00\x00\x03abc",
       "\x01\x00\x00\x00\x00\x00\x00\x00\x01a b",
       "\x01\x00\x00\x00\x00\x00\x00\x00\x01",
     ]) {
       expect(() => decodeSnapTokenWithBookmark(btoa(raw))).toThrow("ERROR_CODE_INVALID_SNAP_TOKEN");
     }
     expect(() => encodeSnapToken(1, "a\nb")).toThrow("unexpected replication bookmark");
+  });
+
+  it("name the database of a snap (tenants over several databases): after the bookmark, or alone", () => {
+    const bookmark = "0000000a-00000003-00004f7e-3c2a8b7f0ec8d2f2cd62d85e3ab8bfd5";
+    const both = encodeSnapToken(7, bookmark, "DB2");
+    expect(atob(both)).toBe(`\x07${"\x00".repeat(7)}\x01${bookmark}\x02DB2`);
+    expect(decodeSnapTokenWithBookmark(both)).toEqual({ snap: 7, bookmark, database: "DB2" });
+    const alone = encodeSnapToken(7, undefined, "DB3");
+    expect(atob(alone)).toBe(`\x07${"\x00".repeat(7)}\x02DB3`);
+    expect(decodeSnapTokenWithBookmark(alone)).toEqual({ snap: 7, database: "DB3" });
+    expect(decodeSnapToken(alone)).toBe(7);
+    // the first database's tokens carry no name: Permify's form
+    expect(encodeSnapToken(1, undefined, undefined)).toBe("AQAAAAAAAAA=");
+  });
+
+  it("reject a database part that is empty, unprintable, repeated or before the bookmark", () => {
+    const snap = "\x01\x00\x00\x00\x00\x00\x00\x00";
+    for (const raw of [
+      `${snap}\x02`,
+      `${snap}\x02a b`,
+      `${snap}\x02DB2\x02DB3`,
+      `${snap}\x02DB2\x01bookmark`,
+      `${snap}\x01\x02DB2`,
+    ]) {
+      expect(() => decodeSnapTokenWithBookmark(btoa(raw)), JSON.stringify(raw)).toThrow(
+        "ERROR_CODE_INVALID_SNAP_TOKEN",
+      );
+    }
+    expect(() => encodeSnapToken(1, undefined, "a\nb")).toThrow("unexpected database name");
   });
 });

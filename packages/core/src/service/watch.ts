@@ -109,12 +109,13 @@ export class WatchHub {
     opts: WatchOptions,
     close: () => void,
   ): AsyncGenerator<WatchBatch> {
+    const database = this.#store.snapDatabase?.(tenantId);
     try {
       while (!opts.signal?.aborted && this.#canRead()) {
         const sets = await this.#store.changes(tenantId, after, opts.batch ?? 100);
         for (const set of sets) {
           after = set.snap;
-          yield { snapToken: encodeSnapToken(set.snap), changes: set.changes };
+          yield { snapToken: encodeSnapToken(set.snap, undefined, database), changes: set.changes };
         }
         if (sets.length === 0) await this.#wait(tenantId, opts.pollMs ?? 250, after, opts.signal);
       }

@@ -17,6 +17,7 @@ import {
   list,
   oneOf,
   onOff,
+  pairs,
   port,
   positiveCount,
   someOf,
@@ -86,9 +87,16 @@ export const SETTINGS = {
     help: {
       node: "SQLite file path, `file:`/`libsql:`/`https:` libSQL URL, `postgres://` URL, or `memory:` (in-process, lost on exit)",
       worker:
-        "`d1:<BINDING>` (the D1 database bound as BINDING in wrangler.toml), `memory:` (in-isolate: each isolate has its own data, lost when it is evicted; for demos and tests) or a libSQL URL (`libsql://`, `https://`, `wss://`)",
+        "`d1:<BINDING>` (the D1 database bound as BINDING in wrangler.toml) or `d1:DB,DB2,DB3` (tenants over several D1 databases, each on one by `{d1Tenants}` or a hash of its id), `memory:` (in-isolate: each isolate has its own data, lost when it is evicted; for demos and tests) or a libSQL URL (`libsql://`, `https://`, `wss://`)",
     },
     schema: text,
+  },
+  d1Tenants: {
+    env: "PEMBA_D1_TENANTS",
+    runtimes: WORKER,
+    unset: "none",
+    help: "with several D1 databases in `{database}`: tenants pinned to one, `tenant=BINDING` comma separated (e.g. `acme=DB2`); every other tenant lives where rendezvous hashing of its id puts it",
+    schema: pairs.optional(),
   },
   databaseToken: {
     env: "PEMBA_DATABASE_TOKEN",

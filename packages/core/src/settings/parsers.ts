@@ -53,6 +53,22 @@ export const text = z.string();
 
 export const list = z.string().transform((s) => parseList(s));
 
+/** `a=X, b=Y` -> Map {a => X, b => Y}: each key once, both sides non-empty. */
+export const pairs = z.string().transform((s, ctx) => {
+  const map = new Map<string, string>();
+  for (const entry of parseList(s)) {
+    const eq = entry.indexOf("=");
+    const key = entry.slice(0, eq).trim();
+    const value = entry.slice(eq + 1).trim();
+    if (eq < 0 || key === "" || value === "") {
+      return fail(ctx, `invalid {name} entry "${entry}"; expected key=value, e.g. acme=DB2`);
+    }
+    if (map.has(key)) return fail(ctx, `invalid {name}: "${key}" is given twice`);
+    map.set(key, value);
+  }
+  return map;
+});
+
 export const count = z.string().transform((s, ctx) => {
   const clean = s.replace(/_/g, "");
   return /^\d+$/.test(clean) ? Number(clean) : fail(ctx, `${INVALID}; expected a whole number`);

@@ -79,6 +79,8 @@ export interface NodeSettings extends CommonSettings {
 
 export interface WorkerSettings extends CommonSettings {
   databaseToken?: string;
+  /** With several D1 databases: tenant id -> binding of the pinned tenants. */
+  d1Tenants?: ReadonlyMap<string, string>;
   replicaMaxMb: number;
 }
 
@@ -148,7 +150,12 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
 /** The Worker's settings from its vars and secrets. */
 export function resolveWorkerSettings(env: Env): WorkerSettings {
   const v = parseAll("worker", {}, env);
-  return { ...common(v, "worker"), databaseToken: v.databaseToken, replicaMaxMb: v.replicaMaxMb };
+  return {
+    ...common(v, "worker"),
+    databaseToken: v.databaseToken,
+    d1Tenants: v.d1Tenants,
+    replicaMaxMb: v.replicaMaxMb,
+  };
 }
 
 /** The replica's settings of flat settings; undefined when it is off. */

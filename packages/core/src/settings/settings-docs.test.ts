@@ -93,7 +93,7 @@ describe("settings in the docs", () => {
 describe("one definition, both runtimes", () => {
   it("every setting has a PEMBA_ variable, a help line per runtime it serves, and a flag when Node reads it", () => {
     for (const [key, def] of Object.entries(SETTINGS) as [string, SettingDef][]) {
-      expect(def.env, key).toMatch(/^PEMBA_[A-Z_]+$/);
+      expect(def.env, key).toMatch(/^PEMBA_[A-Z][A-Z0-9_]*$/);
       if (def.runtimes.includes("node")) expect(def.flag, key).toBeDefined();
       for (const runtime of def.runtimes) {
         const help = typeof def.help === "string" ? def.help : def.help[runtime];

@@ -10,6 +10,7 @@ import type {
   HeadSchemaListener,
   MaybePromise,
   Snap,
+  Tenant,
   TupleQuery,
 } from "./types.ts";
 
@@ -34,12 +35,39 @@ export interface HeadSchemaSource {
   onHeadSchema(listener: HeadSchemaListener): void;
 }
 
-/** Replicated stores (D1): the replication position travels inside snap tokens. */
+/**
+ * Replicated stores (D1): the replication position travels inside snap tokens. Per tenant, since a store over
+ * several databases (ShardedStore) keeps one position per database.
+ */
 export interface SnapBookmarks {
-  /** The replication bookmark after this request's write, carried in the snap token it answers. */
-  consistencyBookmark(): string | undefined;
-  /** This request's later reads see at least the write that returned `bookmark` (from a snap token). */
-  readAfterBookmark(bookmark: string): void;
+  /** The replication bookmark after this request's write to the tenant, carried in the snap token it answers. */
+  consistencyBookmark(tenantId: string): string | undefined;
+  /** This request's later reads of the tenant see at least the write that returned `bookmark` (a snap token's). */
+  readAfterBookmark(tenantId: string, bookmark: string): void;
+}
+
+/**
+ * Stores over several databases (ShardedStore: the Worker's D1 bindings): a snap is a position in ONE database, so
+ * a snap token names the database it was minted on, and a token of another database is refused.
+ */
+export interface SnapDatabases {
+  /**
+   * The name the tenant's snap tokens carry: its database's, or undefined for the first database (tokens without a
+   * name, as a one-database deployment mints them).
+   */
+  snapDatabase(tenantId: string): string | undefined;
+}
+
+/** What deleteEmptyTenant did: deleted the (empty) tenant, found it holding data, or found no such tenant. */
+export type EmptyTenantDelete = { deleted: Tenant } | { notEmpty: true } | undefined;
+
+/**
+ * Stores that delete a tenant only while it holds nothing (SqlStore), in ONE transaction: how a tenant with no data
+ * moves to another database (ShardedStore) without losing a write that raced the move.
+ */
+export interface EmptyTenants {
+  /** Deletes the tenant when it has no schema, bundle, tuple or attribute (deleted ones not yet collected count). */
+  deleteEmptyTenant(id: string): Promise<EmptyTenantDelete>;
 }
 
 /**
@@ -113,3 +141,6 @@ export const hasTenantHeads = <S extends Partial<TenantHeads>>(s: S): s is S & T
 
 export const hasWriteNotices = <S extends Partial<WriteNotices>>(s: S): s is S & WriteNotices =>
   s.onWrite !== undefined;
+
+export const hasEmptyTenants = <S extends Partial<EmptyTenants>>(s: S): s is S & EmptyTenants =>
+  s.deleteEmptyTenant !== undefined;

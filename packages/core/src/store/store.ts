@@ -13,9 +13,11 @@
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import type {
   CombinedReads,
+  EmptyTenants,
   HeadSchemaSource,
   QueryBudget,
   SnapBookmarks,
+  SnapDatabases,
   WriteNotices,
 } from "./capabilities.ts";
 import type {
@@ -41,7 +43,9 @@ export interface Store
     Partial<HeadSchemaSource>,
     Partial<SnapBookmarks>,
     Partial<QueryBudget>,
-    Partial<WriteNotices> {
+    Partial<WriteNotices>,
+    Partial<SnapDatabases>,
+    Partial<EmptyTenants> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)

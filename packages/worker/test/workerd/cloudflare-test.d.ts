@@ -6,7 +6,13 @@ declare module "cloudflare:test" {
     name: string;
     queries: string[];
   }
-  export const env: { DB: D1Database; REPLICA: D1Database; TEST_MIGRATIONS: D1Migration[] };
+  export const env: {
+    DB: D1Database;
+    REPLICA: D1Database;
+    DB2: D1Database;
+    DB3: D1Database;
+    TEST_MIGRATIONS: D1Migration[];
+  };
   /** Applies migrations the way `wrangler d1 migrations apply` does (table d1_migrations). */
   export function applyD1Migrations(db: D1Database, migrations: D1Migration[]): Promise<void>;
 }

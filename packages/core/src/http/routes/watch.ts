@@ -6,7 +6,6 @@
  * after its last full line, and the client reconnects with that line's snap token.
  */
 
-import { encodeSnapToken } from "../../service/index.ts";
 import { attributeToWire, tupleToWire } from "../convert.ts";
 import { ndjsonAnswer } from "../pipeline.ts";
 import { readJsonBody } from "../request-body.ts";
@@ -27,7 +26,7 @@ export function registerWatchRoutes({ routes, service, limits, watchPollMs }: Ap
     async ({ req, tenantId }) => {
       const r = parseWire(WatchRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       // Resolve before streaming so a bad token is an HTTP error, and "" pins "now".
-      const start = encodeSnapToken(await service.resolveSnap(tenantId, r.snap_token));
+      const start = service.snapTokenOf(tenantId, await service.resolveSnap(tenantId, r.snap_token));
       const abort = new AbortController();
       req.signal?.addEventListener("abort", () => abort.abort(), { once: true });
       const encoder = new TextEncoder();

@@ -241,13 +241,13 @@ export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget {
     return new D1Store(scoped ? () => scoped() ?? own : () => own, opts.onQuery);
   }
 
-  /** The D1 bookmark after this request's write, carried in its snap token. */
-  consistencyBookmark(): string | undefined {
+  /** The D1 bookmark after this request's write, carried in its snap token (one database: any tenant's). */
+  consistencyBookmark(_tenantId?: string): string | undefined {
     return this.#sessions().bookmark();
   }
 
   /** This request's reads start at a replica at least as new as `bookmark` (from a snap token). */
-  readAfterBookmark(bookmark: string): void {
+  readAfterBookmark(_tenantId: string, bookmark: string): void {
     this.#sessions().readAfter(bookmark);
   }
 

@@ -1,6 +1,8 @@
 /**
- * ForwardingStore: a Store that hands every call to `inner`. The base of stores that answer some calls themselves
- * and leave the rest to the database (the in-memory replica, proxies/replica/): they override what they answer.
+ * ForwardingStore: a Store that hands every call to `inner`, or, for a call about one tenant, to `storeFor(tenant)`
+ * (`inner` unless a subclass routes tenants elsewhere). The base of stores that answer some calls themselves and
+ * leave the rest to the database (the in-memory replica, proxies/replica/), and of the store over several databases
+ * (proxies/shards/): they override what they answer.
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
 import {
@@ -41,16 +43,21 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     if (hasWriteNotices(inner)) this.onWrite = (listener) => inner.onWrite(listener);
   }
 
+  /** The store a call about `tenantId` goes to. */
+  protected storeFor(_tenantId: string): Store {
+    return this.inner;
+  }
+
   createTenant(id: string, name: string): Promise<Tenant> {
-    return this.inner.createTenant(id, name);
+    return this.storeFor(id).createTenant(id, name);
   }
 
   getTenant(id: string): Promise<Tenant | undefined> {
-    return this.inner.getTenant(id);
+    return this.storeFor(id).getTenant(id);
   }
 
   deleteTenant(id: string): Promise<Tenant | undefined> {
-    return this.inner.deleteTenant(id);
+    return this.storeFor(id).deleteTenant(id);
   }
 
   listTenants(pageSize: number, cursor?: string): Promise<Page<Tenant>> {
@@ -58,43 +65,43 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
   }
 
   writeSchema(tenantId: string, version: string, schema: string): Promise<void> {
-    return this.inner.writeSchema(tenantId, version, schema);
+    return this.storeFor(tenantId).writeSchema(tenantId, version, schema);
   }
 
   readSchema(tenantId: string, version: string): Promise<SchemaRecord | undefined> {
-    return this.inner.readSchema(tenantId, version);
+    return this.storeFor(tenantId).readSchema(tenantId, version);
   }
 
   headSchema(tenantId: string): Promise<HeadSchemaRecord | undefined> {
-    return this.inner.headSchema(tenantId);
+    return this.storeFor(tenantId).headSchema(tenantId);
   }
 
   listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
-    return this.inner.listSchemas(tenantId, pageSize, cursor);
+    return this.storeFor(tenantId).listSchemas(tenantId, pageSize, cursor);
   }
 
   write(tenantId: string, req: WriteRequest): Promise<Snap> {
-    return this.inner.write(tenantId, req);
+    return this.storeFor(tenantId).write(tenantId, req);
   }
 
   headSnap(tenantId: string): MaybePromise<Snap> {
-    return this.inner.headSnap(tenantId);
+    return this.storeFor(tenantId).headSnap(tenantId);
   }
 
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
-    return this.inner.assertSnapReadable(tenantId, snap);
+    return this.storeFor(tenantId).assertSnapReadable(tenantId, snap);
   }
 
   queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
-    return this.inner.queryTuples(tenantId, snap, queries);
+    return this.storeFor(tenantId).queryTuples(tenantId, snap, queries);
   }
 
   querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
-    return this.inner.querySubjectTuples(tenantId, snap, queries);
+    return this.storeFor(tenantId).querySubjectTuples(tenantId, snap, queries);
   }
 
   queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
-    return this.inner.queryAttributes(tenantId, snap, queries);
+    return this.storeFor(tenantId).queryAttributes(tenantId, snap, queries);
   }
 
   /** One call when the inner store has the combined read, both reads at once otherwise. */
@@ -104,7 +111,7 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
   ): MaybePromise<[Tuple[], Attribute[]]> {
-    const inner = this.inner;
+    const inner = this.storeFor(tenantId);
     if (hasCombinedReads(inner)) return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
     const t = inner.queryTuples(tenantId, snap, tuples);
     const a = inner.queryAttributes(tenantId, snap, attributes);
@@ -113,7 +120,7 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
-    return this.inner.listObjectIds(tenantId, snap, type);
+    return this.storeFor(tenantId).listObjectIds(tenantId, snap, type);
   }
 
   readTuples(
@@ -123,7 +130,7 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     pageSize: number,
     cursor?: string,
   ): Promise<Page<Tuple>> {
-    return this.inner.readTuples(tenantId, snap, filter, pageSize, cursor);
+    return this.storeFor(tenantId).readTuples(tenantId, snap, filter, pageSize, cursor);
   }
 
   readAttributes(
@@ -133,23 +140,23 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     pageSize: number,
     cursor?: string,
   ): Promise<Page<Attribute>> {
-    return this.inner.readAttributes(tenantId, snap, filter, pageSize, cursor);
+    return this.storeFor(tenantId).readAttributes(tenantId, snap, filter, pageSize, cursor);
   }
 
   changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {
-    return this.inner.changes(tenantId, after, limit);
+    return this.storeFor(tenantId).changes(tenantId, after, limit);
   }
 
   writeBundles(tenantId: string, bundles: DataBundle[]): Promise<void> {
-    return this.inner.writeBundles(tenantId, bundles);
+    return this.storeFor(tenantId).writeBundles(tenantId, bundles);
   }
 
   readBundle(tenantId: string, name: string): Promise<DataBundle | undefined> {
-    return this.inner.readBundle(tenantId, name);
+    return this.storeFor(tenantId).readBundle(tenantId, name);
   }
 
   deleteBundle(tenantId: string, name: string): Promise<boolean> {
-    return this.inner.deleteBundle(tenantId, name);
+    return this.storeFor(tenantId).deleteBundle(tenantId, name);
   }
 
   gc(olderThan: Date): Promise<number> {
@@ -157,12 +164,12 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
   }
 
   // a replicated inner store's (D1) replication position travels in snap tokens unchanged
-  consistencyBookmark(): string | undefined {
-    return this.inner.consistencyBookmark?.();
+  consistencyBookmark(tenantId: string): string | undefined {
+    return this.storeFor(tenantId).consistencyBookmark?.(tenantId);
   }
 
-  readAfterBookmark(bookmark: string): void {
-    this.inner.readAfterBookmark?.(bookmark);
+  readAfterBookmark(tenantId: string, bookmark: string): void {
+    this.storeFor(tenantId).readAfterBookmark?.(tenantId, bookmark);
   }
 
   queriesLeft(): number {

@@ -102,6 +102,32 @@ export function readSchemaStatement(d: Dialect, tenantId: string, version: strin
   return d.statement("read_schema", build, [tenantId, version]);
 }
 
+/**
+ * Deletes the tenant only while it holds nothing (no tuple, attribute, schema or bundle row, deleted ones not yet
+ * collected included), then its transaction history if the tenant went: ONE transaction, so a write that raced it
+ * either lands first (nothing is deleted) or fails on the missing tenant. The first statement returns the tenant
+ * it deleted.
+ */
+export function deleteEmptyTenantStatements(d: Dialect, id: string): Statement[] {
+  const { tuples, attributes, schemas, bundles, transactions, tenants } = d.tables;
+  const holds = [tuples, attributes, schemas, bundles].map(
+    (t) => sql`NOT EXISTS (SELECT 1 FROM ${t} WHERE ${t.tenantId} = ${P})`,
+  );
+  const tenant = d.statement<TenantRow>(
+    "delete_empty_tenant",
+    () =>
+      sql`DELETE FROM ${tenants} WHERE ${tenants.id} = ${P} AND ${sql.join(holds, sql` AND `)} RETURNING ${tenantColumns(d)}`,
+    [id, id, id, id, id],
+  );
+  const history = d.statement(
+    "delete_empty_tenant transactions",
+    () =>
+      sql`DELETE FROM ${transactions} WHERE ${transactions.tenantId} = ${P} AND NOT EXISTS (SELECT 1 FROM ${tenants} WHERE ${tenants.id} = ${P})`,
+    [id, id],
+  );
+  return [tenant, history];
+}
+
 /** The head schema and the head snap from the same statement: one snapshot of the database for both. */
 export function headSchemaStatement(
   d: Dialect,

@@ -4,7 +4,14 @@
  */
 import { PembaError } from "../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
-import type { CombinedReads, Freshness, FreshnessSource, TenantHeads } from "../capabilities.ts";
+import type {
+  CombinedReads,
+  EmptyTenantDelete,
+  EmptyTenants,
+  Freshness,
+  FreshnessSource,
+  TenantHeads,
+} from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
 import type {
   AttributeQuery,
@@ -27,6 +34,7 @@ import type { SqlExecutor, StatementResult } from "./executor.ts";
 import {
   createTenantStatement,
   deleteBundleStatement,
+  deleteEmptyTenantStatements,
   deleteTenantStatements,
   freshnessStatement,
   gcHorizonStatement,
@@ -80,7 +88,7 @@ function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (r: R) => s
   return { items, cursor: more ? encodeCursor(key(rows[limit - 1]!)) : "" };
 }
 
-export abstract class SqlStore implements Store, CombinedReads, FreshnessSource, TenantHeads {
+export abstract class SqlStore implements Store, CombinedReads, FreshnessSource, TenantHeads, EmptyTenants {
   abstract readonly kind: "sqlite" | "libsql" | "postgres" | "d1";
   protected readonly exec: SqlExecutor;
 
@@ -116,6 +124,13 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
     const results = await this.exec.transaction("delete_tenant", deleteTenantStatements(this.d, id));
     const [row] = results[results.length - 1]!.rows;
     return row !== undefined ? toTenant(row as TenantRow) : undefined;
+  }
+
+  async deleteEmptyTenant(id: string): Promise<EmptyTenantDelete> {
+    const [deleted] = await this.exec.transaction("delete_tenant", deleteEmptyTenantStatements(this.d, id));
+    const row = deleted!.rows[0] as TenantRow | undefined;
+    if (row !== undefined) return { deleted: toTenant(row) };
+    return (await this.getTenant(id)) === undefined ? undefined : { notEmpty: true };
   }
 
   async listTenants(pageSize: number, cursor?: string): Promise<Page<Tenant>> {

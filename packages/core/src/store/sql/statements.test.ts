@@ -74,6 +74,7 @@ describe.each(DIALECTS)("%s statements", (_name, shared, fresh) => {
       meta.getTenantStatement(d, "t2"),
       meta.tenantExistsStatement(d, "t2"),
       ...meta.deleteTenantStatements(d, "t2"),
+      ...meta.deleteEmptyTenantStatements(d, "t2"),
       meta.listTenantsStatement(d, "", 11),
       ...meta.writeSchemaStatements(d, "t1", "v1", "entity user {}", 1),
       meta.readSchemaStatement(d, "t1", "v1"),

@@ -1,6 +1,7 @@
 /** The in-memory replica in front of a SQL store: load.ts keeps the copy, routing.ts answers from it. */
 export {
   type BackgroundLoads,
+  CopyBudget,
   DEFAULT_REPLICA_MAX_ROWS,
   DEFAULT_REPLICA_REFRESH_MS,
   type LazyReplicaOptions,

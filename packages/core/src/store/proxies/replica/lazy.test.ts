@@ -12,7 +12,7 @@ import { LOAD_TEST_SCHEMA, loadTestData } from "../../../service/testing/load-te
 import { describeStoreContract } from "../../contract/index.ts";
 import { LibsqlStore } from "../../drivers/libsql.ts";
 import { tuple } from "../../testing/fixtures.ts";
-import { type LazyReplicaOptions, ReplicaStore } from "./index.ts";
+import { CopyBudget, type LazyReplicaOptions, ReplicaStore } from "./index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-replica-lazy-"));
 let n = 0;
@@ -326,6 +326,54 @@ describe("ReplicaStore.lazy under a byte cap: least recently used tenants are ev
     expect(replica.holds("big")).toBe(true);
     await replica.close();
     await writer.store.close();
+  });
+
+  it("replicas of several databases sharing one budget: the cap holds for all, the least recently used of any goes", async () => {
+    // two databases (the Worker's D1 bindings), each with small tenants s0..s2 and a large one
+    const a = await tenants(3, 8, 64);
+    const b = await tenants(3, 8, 64);
+    const probe = ReplicaStore.lazy(await LibsqlStore.open(`file:${a.file}`), { freshnessMs: 60_000 });
+    await new PembaService(probe).check("s0", meta, view("content", 0, 0));
+    const small = probe.stats().bytes;
+    await probe.close();
+    const lines: string[] = [];
+    const logger = {
+      info: (_o: object, m: string) => lines.push(m),
+      warn: (_o: object, m: string) => lines.push(m),
+    };
+    // room for three small tenants, whichever databases they are on
+    const maxBytes = 3 * small + small / 2;
+    const budget = new CopyBudget();
+    const replicaOf = async (file: string) =>
+      ReplicaStore.lazy(await LibsqlStore.open(`file:${file}`), {
+        freshnessMs: 60_000,
+        maxBytes,
+        logger,
+        budget,
+      });
+    const [ra, rb] = [await replicaOf(a.file), await replicaOf(b.file)];
+    const [sa, sb] = [new PembaService(ra), new PembaService(rb)];
+    const allowed = async (service: PembaService, tenant: string) =>
+      (await service.check(tenant, meta, view("content", 0, 0))).can === "CHECK_RESULT_ALLOWED";
+    expect(await allowed(sa, "s0")).toBe(true);
+    expect(await allowed(sb, "s0")).toBe(true);
+    expect(await allowed(sa, "s1")).toBe(true);
+    expect(lines).toEqual([]);
+    // both replicas report the budget's totals: three small tenants
+    expect(ra.stats().bytes).toBe(3 * small);
+    expect(rb.stats().bytes).toBe(3 * small);
+    // a fourth small tenant, on database b: database a's s0 is the least recently used of all
+    expect(await allowed(sb, "s1")).toBe(true);
+    expect(lines).toEqual(["replica: evicted tenant s0 (least recently used) to make room for s1"]);
+    expect(ra.holds("s0")).toBe(false);
+    expect([ra.holds("s1"), rb.holds("s0"), rb.holds("s1")]).toEqual([true, true, true]);
+    expect(rb.stats().bytes).toBeLessThanOrEqual(maxBytes);
+    // a large tenant does not fit with anyone: it is served by SQL on its own database, and answers right
+    expect(await allowed(sa, "big")).toBe(true);
+    expect(ra.holds("big")).toBe(false);
+    expect(ra.stats().bytes).toBeLessThanOrEqual(maxBytes);
+    for (const r of [ra, rb]) await r.close();
+    for (const w of [a.writer, b.writer]) await w.store.close();
   });
 
   it("a tenant whose first page alone is larger than maxBytes is served by SQL and evicts nobody", async () => {

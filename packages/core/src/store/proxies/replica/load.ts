@@ -58,6 +58,23 @@ export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
    * waits for the load.
    */
   background?: BackgroundLoads;
+  /**
+   * The caps' counters, shared with the replicas of the isolate's other databases (the Worker's D1 bindings), so
+   * `maxRows` and `maxBytes` hold for the isolate and eviction picks the least recently used tenant of any of them.
+   * Default: this replica's own.
+   */
+  budget?: CopyBudget;
+}
+
+/**
+ * The rows, estimated bytes and use clock of the copies that share the caps (one copy per database): each
+ * TenantCopies counts into its budget, and evicts from every member.
+ */
+export class CopyBudget {
+  rows = 0;
+  bytes = 0;
+  clock = 0;
+  readonly members: TenantCopies[] = [];
 }
 
 /** Bytes per row of the copy besides its ids' text (columns, indexes, map entries). */
@@ -153,13 +170,9 @@ export class TenantCopies {
   readonly horizonKnown: boolean;
   /** The source's GC horizon as last seen; snaps below it are expired. */
   horizon = 0;
-  /** Rows in the copy, all tenants. */
-  rows = 0;
-  /** Estimated bytes of the copy, all tenants. */
-  bytes = 0;
+  /** Counters shared with the copies of other databases (LazyReplicaOptions.budget), else this copy's own. */
+  private readonly budget: CopyBudget;
   readonly maxBytes: number;
-  /** The use clock: one tick per read of a tenant's head. */
-  private clock = 0;
   private guarding = true;
   private warnedSize = false;
 
@@ -172,6 +185,32 @@ export class TenantCopies {
     this.feedBatch = opts.feedBatch ?? 1000;
     this.logger = opts.logger;
     this.horizonKnown = hasFreshness(source);
+    this.budget = (opts as LazyReplicaOptions).budget ?? new CopyBudget();
+    this.budget.members.push(this);
+  }
+
+  /** Rows in the copy, all tenants (of every copy sharing the budget). */
+  get rows(): number {
+    return this.budget.rows;
+  }
+  set rows(n: number) {
+    this.budget.rows = n;
+  }
+
+  /** Estimated bytes of the copy, all tenants (of every copy sharing the budget). */
+  get bytes(): number {
+    return this.budget.bytes;
+  }
+  set bytes(n: number) {
+    this.budget.bytes = n;
+  }
+
+  /** The use clock: one tick per read of a tenant's head. */
+  private get clock(): number {
+    return this.budget.clock;
+  }
+  private set clock(n: number) {
+    this.budget.clock = n;
   }
 
   onHeadSchema(listener: HeadSchemaListener): void {
@@ -285,19 +324,29 @@ export class TenantCopies {
     if (this.bytes > this.maxBytes) throw new TooLarge("bytes");
   }
 
-  /** Evicts loaded tenants other than `id`, least recently used first, until the copy fits under `maxBytes`. */
+  /**
+   * Evicts loaded tenants other than `id`, least recently used first (of every copy sharing the budget), until the
+   * copies fit under `maxBytes`.
+   */
   private evictFor(id: string): void {
     while (this.bytes > this.maxBytes) {
       let victim: TenantState | undefined;
-      for (const st of this.states.values()) {
-        if (st.id !== id && (victim === undefined || st.usedAt < victim.usedAt)) victim = st;
+      let owner: TenantCopies = this;
+      for (const copies of this.budget.members) {
+        for (const st of copies.states.values()) {
+          if (copies === this && st.id === id) continue;
+          if (victim === undefined || st.usedAt < victim.usedAt) {
+            victim = st;
+            owner = copies;
+          }
+        }
       }
       if (victim === undefined) return;
       this.logger?.info(
         { tenant: victim.id, bytes: victim.bytes, for: id, maxBytes: this.maxBytes },
         `replica: evicted tenant ${victim.id} (least recently used) to make room for ${id}`,
       );
-      this.drop(victim.id);
+      owner.drop(victim.id);
     }
   }
 
