@@ -381,8 +381,7 @@ class SchemaParser extends EmbeddedActionsParser {
 /** Built once: chevrotain's grammar analysis runs at module load. */
 const parser = new SchemaParser();
 
-function run<R>(text: string, parse: () => R): R {
-  const input = lex(text);
+function run<R>(input: LexedInput, parse: () => R): R {
   const tokens = parserInput(input);
   parser.load(input, tokens);
   const result = parse();
@@ -394,12 +393,20 @@ function run<R>(text: string, parse: () => R): R {
 
 /** Lexes and parses a whole schema (no reference checks yet). Throws SchemaParseError. */
 export function parseRawSchema(text: string): RawSchema {
-  return run(text, () => parser.schema());
+  return parseLexedSchema(lex(text));
+}
+
+/**
+ * Parses a whole schema lexed earlier with `lex` (a schema write lexes and parses in separate event-loop turns).
+ * Throws SchemaParseError.
+ */
+export function parseLexedSchema(input: LexedInput): RawSchema {
+  return run(input, () => parser.schema());
 }
 
 /** Parses one partial-write statement in the context of `entity` (Permify's ParsePartial). */
 export function parseRawMember(text: string, entity: string): RawMember {
-  const member = run(text, () => parser.partial(entity));
+  const member = run(lex(text), () => parser.partial(entity));
   if (member === undefined) throw new SchemaParseError("no valid statement found", { line: 1, column: 1 });
   return member;
 }
