@@ -38,8 +38,7 @@ import {
   validateAttribute,
   validateTuple,
 } from "../schema/index.ts";
-import { lex } from "../schema/lexer.ts";
-import { parseLexedSchema } from "../schema/parser.ts";
+import { lexSchema, parseLexedSchema } from "../schema/parser.ts";
 import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
@@ -525,9 +524,9 @@ export class PembaService {
   }
 }
 
-/** parseSchema(text) in three event-loop turns: the lexer, the parser, the checks. */
+/** parseSchema(text) in three event-loop turns: the lexer (and the parser's input), the parser, the checks. */
 async function parseInTurns(text: string): Promise<SchemaDefinition> {
-  const lexed = lex(text);
+  const lexed = lexSchema(text);
   await nextTurn();
   const raw = parseLexedSchema(lexed);
   await nextTurn();

@@ -3,8 +3,7 @@
  * queued while it runs (other tenants' requests) runs before it ends, instead of after one long synchronous block.
  */
 import { describe, expect, it } from "vitest";
-import { lex } from "../schema/lexer.ts";
-import { parseLexedSchema, parseRawSchema } from "../schema/parser.ts";
+import { lexSchema, parseLexedSchema, parseRawSchema } from "../schema/parser.ts";
 import { MemoryStore } from "../store/memory/memory-store.ts";
 import { PembaService } from "./pemba-service.ts";
 import { MAX_SCHEMA_BYTES } from "./schema-limits.ts";
@@ -67,10 +66,10 @@ describe("schema write turns", () => {
 
   it("parsing tokens lexed earlier gives the same tree and the same errors as parsing the text", () => {
     const good = celHeavySchema(3, 4096);
-    expect(parseLexedSchema(lex(good))).toEqual(parseRawSchema(good));
+    expect(parseLexedSchema(lexSchema(good))).toEqual(parseRawSchema(good));
     const bad = "entity user {}\nentity doc {\n relation owner @user\n permission view = owner or\n}\n";
     const message = "6:2:no prefix parse function for RCB found";
     expect(() => parseRawSchema(bad)).toThrow(message);
-    expect(() => parseLexedSchema(lex(bad))).toThrow(message);
+    expect(() => parseLexedSchema(lexSchema(bad))).toThrow(message);
   });
 });
