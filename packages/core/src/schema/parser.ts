@@ -381,9 +381,19 @@ class SchemaParser extends EmbeddedActionsParser {
 /** Built once: chevrotain's grammar analysis runs at module load. */
 const parser = new SchemaParser();
 
-function run<R>(text: string, parse: () => R): R {
+/** A schema's tokens, ready for the parser: the lexer's output and the parser's input built from it. */
+export interface LexedSchema {
+  input: LexedInput;
+  tokens: SchemaToken[];
+}
+
+/** Lexes `text` and builds the parser's input (everything before the parse itself). */
+export function lexSchema(text: string): LexedSchema {
   const input = lex(text);
-  const tokens = parserInput(input);
+  return { input, tokens: parserInput(input) };
+}
+
+function run<R>({ input, tokens }: LexedSchema, parse: () => R): R {
   parser.load(input, tokens);
   const result = parse();
   // The virtual EOFs are never all consumed: chevrotain's "not all input parsed" is no error here.
@@ -394,12 +404,20 @@ function run<R>(text: string, parse: () => R): R {
 
 /** Lexes and parses a whole schema (no reference checks yet). Throws SchemaParseError. */
 export function parseRawSchema(text: string): RawSchema {
-  return run(text, () => parser.schema());
+  return parseLexedSchema(lexSchema(text));
+}
+
+/**
+ * Parses a whole schema lexed earlier with `lexSchema` (a schema write lexes and parses in separate event-loop
+ * turns). Throws SchemaParseError.
+ */
+export function parseLexedSchema(lexed: LexedSchema): RawSchema {
+  return run(lexed, () => parser.schema());
 }
 
 /** Parses one partial-write statement in the context of `entity` (Permify's ParsePartial). */
 export function parseRawMember(text: string, entity: string): RawMember {
-  const member = run(text, () => parser.partial(entity));
+  const member = run(lexSchema(text), () => parser.partial(entity));
   if (member === undefined) throw new SchemaParseError("no valid statement found", { line: 1, column: 1 });
   return member;
 }
