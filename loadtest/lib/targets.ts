@@ -27,6 +27,8 @@ export interface Target {
   serverPid: number;
   /** The Worker: wrangler dev's entry workerd in front of it (local dev only). */
   entryPid?: number;
+  /** The Worker: the V8 inspector port of its isolate (wrangler dev --inspector-port). */
+  inspectorPort?: number;
   /** What runs, for the report (database kind, store). */
   description: string;
   /** Seconds from starting the server process (`wrangler dev`, `pemba serve`) to its first answer. */
@@ -160,6 +162,7 @@ async function startWorker(options: TargetOptions): Promise<Target> {
       url: dev.url,
       serverPid: workerd.worker,
       entryPid: workerd.entry,
+      inspectorPort: dev.inspectorPort,
       readySeconds,
       description: `the Worker (packages/worker) in workerd via \`wrangler dev\` (local mode) on ${store}`,
       metrics: async () => undefined,
