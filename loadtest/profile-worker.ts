@@ -126,7 +126,9 @@ function summarize(profile: Profile, top: number, checks: number): string {
 const key = "profile-worker-key";
 const pemba = await startTarget("worker", { auth: { kind: "key", key } });
 try {
-  log(`pemba at ${pemba.url}, inspector ${pemba.inspectorPort}, workerd ${pemba.serverPid} (entry ${pemba.entryPid})`);
+  log(
+    `pemba at ${pemba.url}, inspector ${pemba.inspectorPort}, workerd ${pemba.serverPid} (entry ${pemba.entryPid})`,
+  );
   const version = await writeSeedSchema(pemba.url, key);
   const seeded = await seed(pemba.url, version, () => {}, { token: key, totalIds: IDS });
   log(`seeded ${IDS} ids in ${seeded.seconds.toFixed(1)} s`);
@@ -169,7 +171,9 @@ try {
   );
   await session.send("Debugger.enable");
   for (const scriptId of scripts) {
-    const { scriptSource } = await session.send<{ scriptSource: string }>("Debugger.getScriptSource", { scriptId });
+    const { scriptSource } = await session.send<{ scriptSource: string }>("Debugger.getScriptSource", {
+      scriptId,
+    });
     writeFileSync(`${values.out.replace(/\.cpuprofile$/, "")}.${scriptId}.js`, scriptSource);
   }
   await session.send("Debugger.disable");
@@ -190,7 +194,19 @@ try {
     });
     const report = execFileSync(
       "perf",
-      ["report", "-i", data, "--no-children", "--sort", "dso", "--stdio", "-g", "none", "--percent-limit", "0.7"],
+      [
+        "report",
+        "-i",
+        data,
+        "--no-children",
+        "--sort",
+        "dso",
+        "--stdio",
+        "-g",
+        "none",
+        "--percent-limit",
+        "0.7",
+      ],
       { encoding: "utf8", maxBuffer: 64 << 20 },
     );
     console.log(`perf record of the Worker's workerd (${data}):`);
