@@ -7,7 +7,7 @@
  * functions of both and the CPU of both workerd processes per check.
  *
  *   node --experimental-strip-types loadtest/profile-worker.ts [--ids 10000] [--rate 20] [--seconds 20]
- *     [--out /tmp/worker.cpuprofile] [--perf] [--top 30]
+ *     [--out /tmp/worker.cpuprofile] [--perf] [--top 30] [--interval 500] [--log-level info]
  */
 import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -26,6 +26,8 @@ const { values } = parseArgs({
     out: { type: "string", default: "/tmp/pemba-worker.cpuprofile" },
     perf: { type: "boolean", default: false },
     top: { type: "string", default: "30" },
+    /** PEMBA_LOG_LEVEL of the Worker (info: a console.log line per check). */
+    "log-level": { type: "string", default: "info" },
     /** The V8 profiler's sampling interval (us): each sample costs the isolate, so the window's CPU grows with it. */
     interval: { type: "string", default: "500" },
   },
@@ -124,7 +126,7 @@ function summarize(profile: Profile, top: number, checks: number): string {
 }
 
 const key = "profile-worker-key";
-const pemba = await startTarget("worker", { auth: { kind: "key", key } });
+const pemba = await startTarget("worker", { auth: { kind: "key", key }, logLevel: values["log-level"] });
 try {
   log(
     `pemba at ${pemba.url}, inspector ${pemba.inspectorPort}, workerd ${pemba.serverPid} (entry ${pemba.entryPid})`,
