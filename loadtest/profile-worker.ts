@@ -185,7 +185,7 @@ try {
   console.log(summarize(result, Number(values.top), answered));
 
   if (values.perf) {
-    const data = values.out.replace(/\.cpuprofile$/, "") + ".perf.data";
+    const data = `${values.out.replace(/\.cpuprofile$/, "")}.perf.data`;
     const perf = spawn("perf", ["record", "-F", "999", "-g", "-o", data, "-p", String(pemba.serverPid)], {
       stdio: "ignore",
     });
