@@ -3,6 +3,7 @@
  * answering a fixed body, on local D1 through `wrangler dev`.
  *
  *   node --experimental-strip-types loadtest/bench-worker.ts [--ids 100000] [--rate 20] [--duration 30] [--rounds 3]
+ *     [--log-levels info,warn]
  *
  * 1. Bundle: `wrangler deploy --dry-run --outdir` (nothing is uploaded), each file's size raw and gzipped (the
  *    Workers size limit counts the gzipped upload; the free plan's is 3 MiB, our target 1 MiB).
@@ -12,7 +13,11 @@
  * 3. Permify's seed writer (--ids ids) and spot checks, then CPU per answered check: the user+system CPU (from /proc)
  *    of the workerd process running the Worker (wrangler dev runs a second one in front of it, its entry proxy,
  *    logged apart), over --duration second windows at --rate checks/s (k6 open model), alternating bare, pemba (--rounds
- *    pairs; medians and each round's ratio). Both Workers run side by side for the whole run.
+ *    rounds; medians and each round's ratio). All Workers run side by side for the whole run.
+ *
+ * --log-levels: one Pemba Worker per PEMBA_LOG_LEVEL, each seeded, all measured in every round (bare, then each).
+ * `info` (the Worker's default) writes a console.log line per check, `warn` none for a check that succeeds (as the
+ * Node benchmarks run `pemba serve --log-level warn`); a console.log call costs ~0.7 ms of CPU in local workerd.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +29,7 @@ import { LOADTEST_DIR, metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds } from "./lib/proc.ts";
 import { loadAverage } from "./lib/report.ts";
 import { check, seed, spotCheck, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
-import { startTarget, type WorkerdProcesses, workerdProcesses } from "./lib/targets.ts";
+import { startTarget, type Target, type WorkerdProcesses, workerdProcesses } from "./lib/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -32,12 +37,14 @@ const { values } = parseArgs({
     rate: { type: "string", default: "20" },
     duration: { type: "string", default: "30" },
     rounds: { type: "string", default: "3" },
+    "log-levels": { type: "string", default: "info,warn" },
   },
 });
 const IDS = Number(values.ids);
 const RATE = Number(values.rate);
 const DURATION = Number(values.duration);
 const ROUNDS = Number(values.rounds);
+const LOG_LEVELS = values["log-levels"].split(",").map((l) => l.trim());
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const KiB = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
@@ -77,9 +84,14 @@ const bare = await startWranglerDev(
   join(LOADTEST_DIR, "worker-bare", "wrangler.toml"),
 );
 const bareReady = (performance.now() - started) / 1000;
-const pemba = await startTarget("worker", { auth: { kind: "key", key } });
+const pembas: Target[] = [];
+for (const logLevel of LOG_LEVELS)
+  pembas.push(await startTarget("worker", { auth: { kind: "key", key }, logLevel }));
+const pemba = pembas[0]!;
 try {
-  log(`bare Worker at ${bare.url}; pemba at ${pemba.url} (${pemba.description})`);
+  log(
+    `bare Worker at ${bare.url}; pemba at ${pembas.map((p, i) => `${p.url} (PEMBA_LOG_LEVEL=${LOG_LEVELS[i]})`).join(", ")} (${pemba.description})`,
+  );
   report.push(
     `local cold start (spawn of wrangler dev to the first answer): bare ${bareReady.toFixed(1)} s, pemba ${pemba.readySeconds.toFixed(1)} s (after wrangler d1 migrations apply)`,
   );
@@ -105,15 +117,24 @@ try {
   );
   log(report.at(-1)!);
   log(`spot checks: ${await spotCheck(pemba.url, version, key, IDS)} decisions as expected`);
+  // the other Workers: the same schema and rows (each database numbers its own schema versions)
+  const versions = [version];
+  for (const other of pembas.slice(1)) {
+    const otherVersion = await writeSeedSchema(other.url, key);
+    versions.push(otherVersion);
+    await seed(other.url, otherVersion, () => {}, { token: key, totalIds: IDS });
+    log(
+      `${other.url}: seeded; spot checks ${await spotCheck(other.url, otherVersion, key, IDS)} as expected`,
+    );
+  }
   const bareWorkerd = workerdProcesses(bare.child.pid!, bare.url);
-  const pembaWorkerd = { worker: pemba.serverPid, entry: pemba.entryPid! };
-  const load = async (url: string, pids: WorkerdProcesses) => {
+  const load = async (url: string, pids: WorkerdProcesses, schemaVersion = "") => {
     const before = cpuSeconds(pids.worker);
     const entryBefore = cpuSeconds(pids.entry);
     const run = await runK6("check-open-model.js", {
       PEMBA_URL: url,
       TENANT_ID,
-      SCHEMA_VERSION: version,
+      SCHEMA_VERSION: schemaVersion,
       PEMBA_TOKEN: key,
       TOTAL_IDS: IDS,
       RATE,
@@ -136,32 +157,46 @@ try {
   };
   log(`warm-up: ${RATE}/s for 5 s each`);
   await runK6("check-open-model.js", { PEMBA_URL: bare.url, RATE, DURATION: "5s" });
-  await runK6("check-open-model.js", {
-    PEMBA_URL: pemba.url,
-    PEMBA_TOKEN: key,
-    TOTAL_IDS: IDS,
-    RATE,
-    DURATION: "5s",
-  });
+  for (const [i, p] of pembas.entries()) {
+    await runK6("check-open-model.js", {
+      PEMBA_URL: p.url,
+      PEMBA_TOKEN: key,
+      SCHEMA_VERSION: versions[i]!,
+      TOTAL_IDS: IDS,
+      RATE,
+      DURATION: "5s",
+    });
+  }
   const bareUs: number[] = [];
-  const pembaUs: number[] = [];
-  const ratios: number[] = [];
+  const pembaUs = LOG_LEVELS.map((): number[] => []);
+  const ratios = LOG_LEVELS.map((): number[] => []);
   for (let round = 1; round <= ROUNDS; round++) {
     const b = await load(bare.url, bareWorkerd);
-    const p = await load(pemba.url, pembaWorkerd);
     bareUs.push(b.us);
-    pembaUs.push(p.us);
-    ratios.push(p.us / b.us);
-    log(
-      `round ${round}: bare ${b.us.toFixed(0)} us/request (+ entry ${b.entryUs.toFixed(0)}; ${b.answered} answered, p50 ${b.p50.toFixed(1)} ms); pemba ${p.us.toFixed(0)} us/check (+ entry ${p.entryUs.toFixed(0)} ; ${p.answered} answered, ${p.dropped} dropped, ${p.failed} failed checks, p50 ${p.p50.toFixed(1)} ms) = ${(p.us / b.us).toFixed(2)}x`,
-    );
-    if (p.failed > 0) process.exitCode = 1;
+    const parts = [
+      `bare ${b.us.toFixed(0)} us/request (+ entry ${b.entryUs.toFixed(0)}; ${b.answered} answered, p50 ${b.p50.toFixed(1)} ms)`,
+    ];
+    for (const [i, target] of pembas.entries()) {
+      const p = await load(target.url, { worker: target.serverPid, entry: target.entryPid! }, versions[i]);
+      pembaUs[i]!.push(p.us);
+      ratios[i]!.push(p.us / b.us);
+      parts.push(
+        `pemba (${LOG_LEVELS[i]}) ${p.us.toFixed(0)} us/check (+ entry ${p.entryUs.toFixed(0)}; ${p.answered} answered, ${p.dropped} dropped, ${p.failed} failed checks, p50 ${p.p50.toFixed(1)} ms) = ${(p.us / b.us).toFixed(2)}x`,
+      );
+      if (p.failed > 0) process.exitCode = 1;
+    }
+    log(`round ${round}: ${parts.join("; ")}; load average ${loadAverage()}`);
   }
   report.push(
-    `CPU of the workerd running the Worker per answered request (wrangler dev's entry workerd in front of it not counted) at ${RATE}/s, ${DURATION} s windows alternating bare, pemba (${ROUNDS} rounds): bare ${median(bareUs).toFixed(0)} us, pemba ${median(pembaUs).toFixed(0)} us; ratio ${median(ratios).toFixed(2)}x (median of the rounds ${ratios.map((r) => r.toFixed(2)).join(", ")}; target <= 2x)`,
+    `CPU of the workerd running the Worker per answered request (wrangler dev's entry workerd in front of it not counted) at ${RATE}/s, ${DURATION} s windows alternating bare, ${LOG_LEVELS.map((l) => `pemba (${l})`).join(", ")} (${ROUNDS} rounds): bare ${median(bareUs).toFixed(0)} us`,
   );
+  for (const [i, level] of LOG_LEVELS.entries()) {
+    report.push(
+      `  PEMBA_LOG_LEVEL=${level}: pemba ${median(pembaUs[i]!).toFixed(0)} us (+${(median(pembaUs[i]!) - median(bareUs)).toFixed(0)} us); ratio ${median(ratios[i]!).toFixed(2)}x (median of the rounds ${ratios[i]!.map((r) => r.toFixed(2)).join(", ")}; target <= 1.3x)`,
+    );
+  }
 } finally {
-  await pemba.stop();
+  for (const p of pembas) await p.stop();
   await bare.close();
 }
 log(`load average after: ${loadAverage()}`);

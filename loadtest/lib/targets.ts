@@ -27,6 +27,8 @@ export interface Target {
   serverPid: number;
   /** The Worker: wrangler dev's entry workerd in front of it (local dev only). */
   entryPid?: number;
+  /** The Worker: the V8 inspector port of its isolate (wrangler dev --inspector-port). */
+  inspectorPort?: number;
   /** What runs, for the report (database kind, store). */
   description: string;
   /** Seconds from starting the server process (`wrangler dev`, `pemba serve`) to its first answer. */
@@ -38,6 +40,10 @@ export interface Target {
 
 export interface TargetOptions {
   auth: TargetAuth;
+  /**
+   * PEMBA_LOG_LEVEL (`--log-level`) of the server; default warn: a line for failed requests only, none per check
+   * (Node and the Worker alike).
+   */
   logLevel?: string;
   /** Extra flags for the server's node (e.g. --cpu-prof); node targets only. */
   nodeFlags?: string[];
@@ -128,14 +134,16 @@ function workerDatabase(): string {
 }
 
 async function startWorker(options: TargetOptions): Promise<Target> {
-  const vars: Record<string, string> =
-    options.auth.kind === "key"
+  const vars: Record<string, string> = {
+    PEMBA_LOG_LEVEL: options.logLevel ?? "warn",
+    ...(options.auth.kind === "key"
       ? { PEMBA_AUTH_KEYS: options.auth.key }
       : {
           PEMBA_JWKS_URL: options.auth.jwksUrl,
           PEMBA_ISSUER: options.auth.issuer,
           PEMBA_AUDIENCE: options.auth.audience,
-        };
+        }),
+  };
   const database = workerDatabase();
   const state = mkdtempSync(join(tmpdir(), "pemba-loadtest-worker-"));
   let store = `wrangler.toml's store (${database})`;
@@ -160,6 +168,7 @@ async function startWorker(options: TargetOptions): Promise<Target> {
       url: dev.url,
       serverPid: workerd.worker,
       entryPid: workerd.entry,
+      inspectorPort: dev.inspectorPort,
       readySeconds,
       description: `the Worker (packages/worker) in workerd via \`wrangler dev\` (local mode) on ${store}`,
       metrics: async () => undefined,

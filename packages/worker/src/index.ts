@@ -14,6 +14,7 @@ import { consoleAssets } from "@pemba/console";
 import {
   createPemba,
   LibsqlStore,
+  type LogLevel,
   MemoryStore,
   type Pemba,
   type PembaApp,
@@ -22,7 +23,7 @@ import {
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerEnv } from "./config.ts";
 import { d1Binding, openD1Stores, withD1Sessions } from "./d1.ts";
-import { afterResponse, countQuery, loggedRequest, observeRequest } from "./request-log.ts";
+import { afterResponse, countQuery, loggedRequest, observeRequest, writesAt } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 
@@ -30,10 +31,13 @@ export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } f
 export type WorkerExecutionContext = NonNullable<Parameters<PembaApp["fetch"]>[2]>;
 
 let instance: Promise<Pemba> | undefined;
+/** PEMBA_LOG_LEVEL once the Worker has read its settings; until then (or when it cannot start) every line is written. */
+let logLevel: LogLevel = "info";
 
 /** The Worker's store, replica, service and app for these vars and bindings (the isolate opens it once). */
 export async function openWorker(env: WorkerEnv): Promise<Pemba> {
   const config = resolveWorkerConfig(env);
+  logLevel = config.logLevel;
   const d1 = config.d1Bindings?.map((name) => ({ name, db: d1Binding(env, name, config.database) }));
   return createPemba(config, {
     name: "worker",
@@ -46,7 +50,7 @@ export async function openWorker(env: WorkerEnv): Promise<Pemba> {
     replica: "lazy",
     // a cold isolate answers from the database while a tenant loads; the load outlives the request that started it
     background: afterResponse,
-    logger: replicaLogger,
+    logger: replicaLogger(config.logLevel),
     observe: observeRequest,
     version: workerPackage.version,
     console: consoleAssets,
@@ -66,11 +70,17 @@ function getInstance(env: WorkerEnv): Promise<Pemba> {
   return instance;
 }
 
-/** The replica's log lines (a tenant too large for it, a reload), as one JSON line each. */
-const replicaLogger = {
-  info: (fields: object, msg: string) => console.log(JSON.stringify({ level: "info", msg, ...fields })),
-  warn: (fields: object, msg: string) => console.warn(JSON.stringify({ level: "warn", msg, ...fields })),
-};
+/** The replica's log lines (a tenant too large for it, a reload), as one JSON line each, at `level` and above. */
+function replicaLogger(level: LogLevel) {
+  return {
+    info: (fields: object, msg: string) => {
+      if (writesAt(level, "info")) console.log(JSON.stringify({ level: "info", msg, ...fields }));
+    },
+    warn: (fields: object, msg: string) => {
+      if (writesAt(level, "warn")) console.warn(JSON.stringify({ level: "warn", msg, ...fields }));
+    },
+  };
+}
 
 /** Permify's error body for a Worker that could not start (bad configuration or unreachable database). */
 function startupFailure(error: unknown, env: WorkerEnv): Response {
@@ -104,6 +114,7 @@ export default {
         return pemba.fetch(request, env, ctx);
       },
       ctx,
+      () => logLevel,
     );
   },
 

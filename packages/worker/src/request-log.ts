@@ -7,9 +7,28 @@
  * replica's catch-up or a schema head refresh counts for the request that ran it. The figures are gathered in an
  * AsyncLocalStorage scope (compatibility flag `nodejs_als`), fed by the store's onQuery observer and the app's
  * observe hook, so concurrent requests of one isolate never mix.
+ * PEMBA_LOG_LEVEL picks the lines as on Node: a request that succeeded is an info line, one that failed (status >=
+ * 400) a warn line; a level above a line's drops it (`warn`: failed requests only). A line is one console.log call,
+ * whose cost in workerd does not depend on its length (loadtest/RESULTS.md, issue 19 §5).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { matchRoute, type QueryObserver, type RequestInfo } from "@pemba/core";
+import { type LogLevel, matchRoute, type QueryObserver, type RequestInfo } from "@pemba/core";
+
+/** pino's level numbers, which the Node server's lines follow. */
+const LEVEL_NUMBERS: Record<LogLevel, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Number.POSITIVE_INFINITY,
+};
+
+/** Whether a line at `line` is written under the setting `level`. */
+export function writesAt(level: LogLevel, line: "info" | "warn"): boolean {
+  return LEVEL_NUMBERS[line] >= LEVEL_NUMBERS[level];
+}
 
 interface RequestFigures {
   route: string | undefined;
@@ -61,11 +80,15 @@ function routeOf(request: Request): string {
   return matchRoute(request.method, path)?.route.endpoint.route ?? path;
 }
 
-/** Runs one request in its own scope and writes its line once the response is ready. */
+/**
+ * Runs one request in its own scope and writes its line once the response is ready, when `level` (read then:
+ * PEMBA_LOG_LEVEL, known once the Worker is open) lets it through.
+ */
 export async function loggedRequest(
   request: Request,
   handle: () => Promise<Response>,
   ctx?: { waitUntil(work: Promise<unknown>): void },
+  level: () => LogLevel = () => "info",
 ): Promise<Response> {
   const figures: RequestFigures = {
     route: undefined,
@@ -83,18 +106,20 @@ export async function loggedRequest(
       status = response.status;
       return response;
     } finally {
-      console.log(
-        JSON.stringify({
-          method: request.method,
-          route: figures.route ?? routeOf(request),
-          status,
-          decision: figures.decision,
-          statements: figures.statements,
-          by_kind: figures.byKind,
-          rows_read: figures.rowsRead,
-          ms: Date.now() - started,
-        }),
-      );
+      if (writesAt(level(), status < 400 ? "info" : "warn")) {
+        console.log(
+          JSON.stringify({
+            method: request.method,
+            route: figures.route ?? routeOf(request),
+            status,
+            decision: figures.decision,
+            statements: figures.statements,
+            by_kind: figures.byKind,
+            rows_read: figures.rowsRead,
+            ms: Date.now() - started,
+          }),
+        );
+      }
       // the response is ready: now the background work it asked for (its CPU no longer delays the answer)
       if (figures.later !== undefined) {
         for (const start of figures.later) {

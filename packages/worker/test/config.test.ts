@@ -17,7 +17,18 @@ describe("resolveWorkerConfig", () => {
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
+      logLevel: "info",
     });
+  });
+
+  it("the request log's level from PEMBA_LOG_LEVEL (info by default)", () => {
+    expect(resolveWorkerConfig({ PEMBA_LOG_LEVEL: "warn" }).logLevel).toBe("warn");
+    expect(resolveWorkerConfig({ PEMBA_LOG_LEVEL: "silent" }).logLevel).toBe("silent");
+    expect(() => resolveWorkerConfig({ PEMBA_LOG_LEVEL: "loud" })).toThrow(
+      new ConfigError(
+        'invalid PEMBA_LOG_LEVEL "loud"; expected one of fatal, error, warn, info, debug, trace, silent',
+      ),
+    );
   });
 
   it("watch stream cap and compiled schema budget from vars", () => {
@@ -53,6 +64,7 @@ describe("resolveWorkerConfig", () => {
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
+      logLevel: "info",
     });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
   });
@@ -112,6 +124,7 @@ describe("resolveWorkerConfig", () => {
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
+      logLevel: "info",
     });
     const error = (env: Record<string, string>) => () => resolveWorkerConfig(env);
     expect(error({ PEMBA_DATABASE: "d1:DB,DB" })).toThrow(

@@ -16,6 +16,8 @@ const WRANGLER_CLI = join(dirname(require.resolve("wrangler/package.json")), "wr
 
 export interface WranglerDev {
   url: string;
+  /** The V8 inspector wrangler dev exposes for the Worker (DevTools protocol; /json lists its targets). */
+  inspectorPort: number;
   child: ChildProcess;
   output(): string;
   /** JSON request; returns the status, the parsed body (text when not JSON) and the headers. */
@@ -108,6 +110,7 @@ export async function startWranglerDev(
 ): Promise<WranglerDev> {
   const port = await freePort();
   const scratch = mkdtempSync(join(tmpdir(), "pemba-wrangler-"));
+  const inspectorPort = await freePort();
   const args = [
     WRANGLER_CLI,
     "dev",
@@ -118,7 +121,7 @@ export async function startWranglerDev(
     "--port",
     String(port),
     "--inspector-port",
-    String(await freePort()),
+    String(inspectorPort),
     "--persist-to",
     persistTo ?? join(scratch, "state"),
     "--show-interactive-dev-session=false",
@@ -198,5 +201,5 @@ export async function startWranglerDev(
     return { status: res.status, body: parsed, headers: res.headers };
   };
 
-  return { url, child, output: () => output, call, close };
+  return { url, inspectorPort, child, output: () => output, call, close };
 }

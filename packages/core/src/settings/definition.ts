@@ -320,9 +320,12 @@ export const SETTINGS = {
     env: "PEMBA_LOG_LEVEL",
     flag: "log-level",
     arg: "<level>",
-    runtimes: NODE,
+    runtimes: BOTH,
     default: "info",
-    help: `${LOG_LEVELS.join("|")}: pino JSON logs on stdout, a line per request, written in batches (at most 50 ms late)`,
+    help: {
+      node: `${LOG_LEVELS.join("|")}: pino JSON logs on stdout, a line per request, written in batches (at most 50 ms late)`,
+      worker: `${LOG_LEVELS.join("|")}: \`info\` and below: a JSON line per request on console.log (Workers Logs; see Request log); \`warn\`: lines for failed requests (status >= 400) and the replica's warnings only; \`error\`, \`fatal\`, \`silent\`: none`,
+    },
     schema: oneOf(LOG_LEVELS),
   },
   insecureBindAny: {

@@ -62,13 +62,13 @@ interface CommonSettings {
   maxWatchStreams: number;
   maxCompiledSchemaMb: number;
   schemaWrites: SchemaWrites;
+  logLevel: LogLevel;
 }
 
 export interface NodeSettings extends CommonSettings {
   host: string;
   port: number;
   publicPaths: PublicPath[];
-  logLevel: LogLevel;
   /** Allow a non-loopback bind without authentication. */
   insecureBindAny: boolean;
   /** MB of write-request bodies after which the heap is compacted once the writes pause; 0 = never. */
@@ -129,6 +129,7 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     maxWatchStreams: v.maxWatchStreams,
     maxCompiledSchemaMb: v.maxCompiledSchemaMb,
     schemaWrites: v.schemaWrites,
+    logLevel: v.logLevel,
   };
 }
 
@@ -140,7 +141,6 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     host: v.host,
     port: v.port,
     publicPaths: v.publicPaths,
-    logLevel: v.logLevel,
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
     pgPoolSize: v.pgPoolSize,
