@@ -17,11 +17,13 @@ describe("resolveWorkerConfig", () => {
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
-      logLevel: "info",
+      logLevel: "warn",
     });
   });
 
-  it("the request log's level from PEMBA_LOG_LEVEL (info by default)", () => {
+  it("the request log's level from PEMBA_LOG_LEVEL (warn by default: failed requests only)", () => {
+    expect(resolveWorkerConfig({}).logLevel).toBe("warn");
+    expect(resolveWorkerConfig({ PEMBA_LOG_LEVEL: "info" }).logLevel).toBe("info");
     expect(resolveWorkerConfig({ PEMBA_LOG_LEVEL: "warn" }).logLevel).toBe("warn");
     expect(resolveWorkerConfig({ PEMBA_LOG_LEVEL: "silent" }).logLevel).toBe("silent");
     expect(() => resolveWorkerConfig({ PEMBA_LOG_LEVEL: "loud" })).toThrow(
@@ -64,7 +66,7 @@ describe("resolveWorkerConfig", () => {
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
-      logLevel: "info",
+      logLevel: "warn",
     });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
   });
@@ -124,7 +126,7 @@ describe("resolveWorkerConfig", () => {
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
-      logLevel: "info",
+      logLevel: "warn",
     });
     const error = (env: Record<string, string>) => () => resolveWorkerConfig(env);
     expect(error({ PEMBA_DATABASE: "d1:DB,DB" })).toThrow(

@@ -103,7 +103,7 @@ describe("Worker on workerd: replica on, refresh window 0, preshared key", () =>
   const auth = { authorization: `Bearer ${KEY}` };
   beforeAll(async () => {
     w = await startWranglerDev(
-      { PEMBA_AUTH_KEYS: KEY, PEMBA_REPLICA_REFRESH: "0" },
+      { PEMBA_AUTH_KEYS: KEY, PEMBA_REPLICA_REFRESH: "0", PEMBA_LOG_LEVEL: "info" },
       90_000,
       undefined,
       "log",
@@ -209,6 +209,7 @@ describe("Worker on workerd: a tenant above PEMBA_REPLICA_MAX_ROWS, OIDC access 
     w = await startWranglerDev(
       {
         PEMBA_REPLICA_MAX_ROWS: "10",
+        PEMBA_LOG_LEVEL: "info",
         PEMBA_JWKS_URL: `http://127.0.0.1:${port}/jwks.json`,
         PEMBA_ISSUER: issuer,
         PEMBA_AUDIENCE: audience,

@@ -321,10 +321,13 @@ export const SETTINGS = {
     flag: "log-level",
     arg: "<level>",
     runtimes: BOTH,
-    default: "info",
+    // The Worker logs failed requests only by default: each console.log costs 0.7-1.0 ms of CPU in workerd, more
+    // than the check itself (loadtest/RESULTS.md, issue 19 item 5), and Cloudflare's invocation logs already record
+    // every request's URL, status and CPU time.
+    default: { node: "info", worker: "warn" },
     help: {
       node: `${LOG_LEVELS.join("|")}: pino JSON logs on stdout, a line per request, written in batches (at most 50 ms late)`,
-      worker: `${LOG_LEVELS.join("|")}: \`info\` and below: a JSON line per request on console.log (Workers Logs; see Request log); \`warn\`: lines for failed requests (status >= 400) and the replica's warnings only; \`error\`, \`fatal\`, \`silent\`: none`,
+      worker: `${LOG_LEVELS.join("|")}: \`info\` and below: a JSON line per request on console.log (Workers Logs; see Request log; costs 0.7-1.0 ms of CPU per request); \`warn\`: lines for failed requests (status >= 400) and the replica's warnings only; \`error\`, \`fatal\`, \`silent\`: none`,
     },
     schema: oneOf(LOG_LEVELS),
   },
