@@ -4,9 +4,9 @@ import { decodeSnapToken } from "../../service/snap-token.ts";
 import { WatchHub } from "../../service/watch.ts";
 import { describeStoreContract } from "../contract/index.ts";
 import { migrate, openStore } from "../open.ts";
+import type { SqlExecutor } from "../sql/executor.ts";
 import { attr, tuple } from "../testing/fixtures.ts";
 import { type PostgresServer, startPostgres } from "../testing/postgres-server.ts";
-import type { SqlExecutor } from "../sql/executor.ts";
 import { PostgresStore, preparedName } from "./postgres.ts";
 
 let server: PostgresServer;
