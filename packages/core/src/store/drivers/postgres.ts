@@ -9,7 +9,7 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { PembaError } from "../../errors.ts";
-import type { WriteListener, WriteNotices } from "../capabilities.ts";
+import type { FeedRead, WriteFeed, WriteListener, WriteNotices } from "../capabilities.ts";
 import type { Statement } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
@@ -19,6 +19,7 @@ import { pgDialect } from "../sql/pg-dialect.ts";
 import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import { WRITES_CHANNEL } from "../sql/write-plan.ts";
+import type { Snap, WriteRequest } from "../store.ts";
 
 export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
 
@@ -190,7 +191,7 @@ class WriteNoticeConnection {
   }
 }
 
-export class PostgresStore extends SqlStore implements WriteNotices {
+export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
   readonly kind = "postgres" as const;
   readonly #notices: WriteNoticeConnection;
 
@@ -202,6 +203,11 @@ export class PostgresStore extends SqlStore implements WriteNotices {
   /** Hears every committed write of the database, this process's and other processes' (LISTEN/NOTIFY). */
   onWrite(listener: WriteListener): Promise<void> {
     return this.#notices.add(listener);
+  }
+
+  /** Writes and reads the tenant's feed in one transaction: the write holds the tenant's row lock (WriteFeed). */
+  writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap, limit: number): Promise<FeedRead> {
+    return this.writeAndReadFeed(tenantId, req, after, limit);
   }
 
   override async close(): Promise<void> {
