@@ -222,6 +222,10 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
       max: opts.max ?? 10,
       // the library's pipelining: a transaction's statements go out without waiting for each other's answers
       pipeline: true,
+      // prepared statements skip the parse; each execution is still planned for its own values: a generic plan
+      // cached while the tables were small went stale as they grew (1,000-row writes at 4/s instead of 21/s
+      // after the 1-row cases of bench-writes)
+      options: "-c plan_cache_mode=force_custom_plan",
       types: {
         getTypeParser: ((oid: number, format?: string) =>
           oid === INT8_OID
