@@ -3,18 +3,22 @@
  * as the last one answered, for a fixed time per case. Prints writes/s, rows/s and the latency p50/p99 per case.
  *
  *   node loadtest/bench-writes.ts [--repo DIR] [--databases pg,sqlite] [--writers 1,8,32,64]
- *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4]
+ *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--cpu-prof-dir DIR]
  *
  * Cases: writers x tenancy (`shared`: every writer writes tenant w0; `per-writer`: writer i writes its own tenant
  * wi) x rows per write, on a throwaway PostgreSQL server (fsync=off) and a temp SQLite file. `--repo` runs the CLI
  * of another checkout (e.g. a worktree of the base commit, for before/after in one session); its bundle is built
- * there first.
+ * there first. `--cpu-prof-dir` writes the server's V8 CPU profile there (loadtest/profile-summary.ts reads it).
+ *
+ * CPU per write, by process, from /proc: the load generator (this process), the server, and PostgreSQL (postmaster
+ * and backends); `cores` is their sum per second of the case (2 = both cores of a 2-core machine busy).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startDatabase } from "./lib/database.ts";
+import { cpuSeconds, postgresCpu, postgresCpuBetween } from "./lib/proc.ts";
 import { REPO_DIR, startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
@@ -25,6 +29,7 @@ const { values } = parseArgs({
     tenancy: { type: "string", default: "shared,per-writer" },
     rows: { type: "string", default: "1,1000" },
     seconds: { type: "string", default: "4" },
+    "cpu-prof-dir": { type: "string" },
   },
 });
 const repo = resolve(values.repo ?? REPO_DIR);
@@ -48,9 +53,21 @@ async function post(url: string, body: unknown): Promise<void> {
 const quantile = (sorted: number[], q: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
+interface CpuSample {
+  generator: number;
+  server: number;
+  postgres: Map<number, number>;
+}
+
 let batch = 0;
 /** One case: `writers` loops for SECONDS; each write is `rows` new tuples of the writer's tenant. */
-async function runCase(url: string, writers: number, tenancy: "shared" | "per-writer", rows: number) {
+async function runCase(
+  url: string,
+  cpu: () => CpuSample,
+  writers: number,
+  tenancy: "shared" | "per-writer",
+  rows: number,
+) {
   const latencies: number[] = [];
   const deadline = performance.now() + SECONDS * 1000;
   const run = batch++;
@@ -68,10 +85,20 @@ async function runCase(url: string, writers: number, tenancy: "shared" | "per-wr
     }
   };
   const started = performance.now();
+  const before = cpu();
   await Promise.all(Array.from({ length: writers }, (_, w) => writer(w)));
+  const after = cpu();
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
+  const perWrite = (s: number) => (s * 1000) / latencies.length;
+  const pg = postgresCpuBetween(before.postgres, after.postgres);
   return {
+    cpuMsPerWrite: {
+      generator: perWrite(after.generator - before.generator),
+      server: perWrite(after.server - before.server),
+      postgres: perWrite(pg),
+    },
+    cores: (after.generator - before.generator + after.server - before.server + pg) / seconds,
     writesPerSecond: latencies.length / seconds,
     rowsPerSecond: (latencies.length * rows) / seconds,
     p50: quantile(latencies, 0.5),
@@ -81,13 +108,24 @@ async function runCase(url: string, writers: number, tenancy: "shared" | "per-wr
 
 console.log(`repo ${repo} (${SECONDS} s per case)`);
 console.log(
-  "database  writers  tenancy     rows/write  writes/s    rows/s   p50 ms   p99 ms".replace(/ +/g, (m) => m),
+  "database  writers  tenancy     rows/write  writes/s    rows/s   p50 ms   p99 ms  cpu ms/write: gen  server      pg  cores",
 );
 const dir = mkdtempSync(join(tmpdir(), "pemba-bench-writes-"));
 try {
   for (const name of values.databases.split(",")) {
     const db = await startDatabase(name === "pg", dir);
-    const server = await startPemba(db.url, ["--log-level", "warn"], [], repo);
+    const profileDir = values["cpu-prof-dir"];
+    const nodeFlags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${resolve(profileDir)}`] : [];
+    const server = await startPemba(db.url, ["--log-level", "warn"], nodeFlags, repo);
+    const pgPort = name === "pg" ? Number(new URL(db.url).port) : undefined;
+    const cpu = (): CpuSample => {
+      const own = process.cpuUsage();
+      return {
+        generator: (own.user + own.system) / 1e6,
+        server: cpuSeconds(server.pid),
+        postgres: pgPort === undefined ? new Map() : postgresCpu(pgPort),
+      };
+    };
     try {
       const tenants = Math.max(...WRITERS);
       for (let w = 0; w < tenants; w++) {
@@ -97,9 +135,9 @@ try {
       for (const rows of ROWS) {
         for (const tenancy of TENANCY) {
           for (const writers of WRITERS) {
-            const r = await runCase(server.url, writers, tenancy, rows);
+            const r = await runCase(server.url, cpu, writers, tenancy, rows);
             console.log(
-              `${name.padEnd(8)}  ${String(writers).padStart(7)}  ${tenancy.padEnd(10)}  ${String(rows).padStart(10)}  ${r.writesPerSecond.toFixed(0).padStart(8)}  ${r.rowsPerSecond.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}`,
+              `${name.padEnd(8)}  ${String(writers).padStart(7)}  ${tenancy.padEnd(10)}  ${String(rows).padStart(10)}  ${r.writesPerSecond.toFixed(0).padStart(8)}  ${r.rowsPerSecond.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}  ${r.cpuMsPerWrite.generator.toFixed(3).padStart(17)}  ${r.cpuMsPerWrite.server.toFixed(3).padStart(6)}  ${r.cpuMsPerWrite.postgres.toFixed(3).padStart(6)}  ${r.cores.toFixed(2).padStart(5)}`,
             );
           }
         }

@@ -12,6 +12,7 @@ import type {
   Snap,
   Tenant,
   TupleQuery,
+  WriteRequest,
 } from "./types.ts";
 
 /**
@@ -118,6 +119,26 @@ export interface WriteNotices {
   onWrite(listener: WriteListener): Promise<void>;
 }
 
+/** What a write read of its tenant's change feed in its own transaction (WriteFeed). */
+export interface FeedRead {
+  /** The write's snap. */
+  snap: Snap;
+  /** The feed after `after`, at most `limit` change sets, the write's own last: every change up to `snap`. */
+  sets: ChangeSet[];
+  /** The GC horizon, read after the feed. */
+  horizon: Snap;
+}
+
+/**
+ * A write that also reads its tenant's change feed after `after` (and the GC horizon) in its own transaction, so
+ * a copy catches up to the write without statements of its own (PostgreSQL: the reads go out with the write's
+ * statements, before its COMMIT). Exact because the write holds its tenant's row lock: every earlier write of the
+ * tenant has committed and no later one can, so the feed it sees ends at its own snap.
+ */
+export interface WriteFeed {
+  writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap, limit: number): Promise<FeedRead>;
+}
+
 /** A copy that takes change sets (MemoryStore): what the replica loads and catches up through. */
 export interface ChangeSetSink {
   /** Applies one transaction's changes at its snap (snaps only grow per tenant). */
@@ -138,6 +159,9 @@ export const hasFreshness = <S extends Partial<FreshnessSource>>(s: S): s is S &
 
 export const hasTenantHeads = <S extends Partial<TenantHeads>>(s: S): s is S & TenantHeads =>
   s.tenantHeads !== undefined;
+
+export const hasWriteFeed = <S extends Partial<WriteFeed>>(s: S): s is S & WriteFeed =>
+  s.writeReadingFeed !== undefined;
 
 export const hasWriteNotices = <S extends Partial<WriteNotices>>(s: S): s is S & WriteNotices =>
   s.onWrite !== undefined;

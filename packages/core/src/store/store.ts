@@ -18,6 +18,7 @@ import type {
   QueryBudget,
   SnapBookmarks,
   SnapDatabases,
+  WriteFeed,
   WriteNotices,
 } from "./capabilities.ts";
 import type {
@@ -44,6 +45,7 @@ export interface Store
     Partial<SnapBookmarks>,
     Partial<QueryBudget>,
     Partial<WriteNotices>,
+    Partial<WriteFeed>,
     Partial<SnapDatabases>,
     Partial<EmptyTenants> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";

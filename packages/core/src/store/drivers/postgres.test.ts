@@ -4,9 +4,10 @@ import { decodeSnapToken } from "../../service/snap-token.ts";
 import { WatchHub } from "../../service/watch.ts";
 import { describeStoreContract } from "../contract/index.ts";
 import { migrate, openStore } from "../open.ts";
+import type { SqlExecutor } from "../sql/executor.ts";
 import { attr, tuple } from "../testing/fixtures.ts";
 import { type PostgresServer, startPostgres } from "../testing/postgres-server.ts";
-import { PostgresStore } from "./postgres.ts";
+import { PostgresStore, preparedName } from "./postgres.ts";
 
 let server: PostgresServer;
 let admin: pg.Pool;
@@ -95,6 +96,80 @@ describe("PostgresStore", () => {
     ).rejects.toMatchObject({ code: "ERROR_CODE_SQL_EXECUTION" });
     expect(await store.headSnap("t1")).toBe(head);
     expect((await store.readTuples("t1", head + 1, {}, 10)).items).toEqual([]);
+    await store.close();
+  });
+});
+
+describe("PostgresStore, prepared statements and pipelined transactions", () => {
+  /** The session's prepared statements, read on the store's own (only) connection. */
+  const prepared = (store: PostgresStore) =>
+    (store as unknown as { exec: SqlExecutor }).exec.all<{ name: string; statement: string }>("test", {
+      sql: "SELECT name, statement FROM pg_prepared_statements",
+      params: [],
+    });
+
+  it("every statement is prepared once per connection under the hash of its text, one name per text", async () => {
+    const store = await PostgresStore.open(await freshUrl(), { max: 1 });
+    await store.createTenant("b", "b");
+    await store.writeSchema("b", "v1", "entity user {}");
+    for (let i = 0; i < 3; i++) {
+      await store.write("t1", {
+        tuples: [tuple(`doc:${i}#viewer@user:1`)],
+        attributes: [attr(`doc:${i}$public`, { type: "ATTRIBUTE_TYPE_BOOLEAN", data: true })],
+      });
+      await store.write("t1", { deleteTupleFilters: [{ entity: { type: "doc", ids: [String(i)] } }] });
+      await store.changes("t1", 0, 100);
+      await store.readTuples("t1", await store.headSnap("t1"), {}, 10);
+    }
+    await store.gc(new Date(Date.now() + 60_000));
+    const rows = await prepared(store);
+    expect(rows.length).toBeGreaterThan(10);
+    for (const r of rows) expect(r.name).toBe(preparedName(r.statement));
+    expect(new Set(rows.map((r) => r.name)).size).toBe(rows.length);
+    expect(new Set(rows.map((r) => r.statement)).size).toBe(rows.length);
+    await store.close();
+  });
+
+  it("names differ for different texts, and a name reused for another text would be refused", async () => {
+    expect(preparedName("SELECT 1")).toBe(preparedName("SELECT 1"));
+    expect(preparedName("SELECT 1")).not.toBe(preparedName("SELECT 1 "));
+    expect(preparedName("SELECT 1")).toMatch(/^pemba_[A-Za-z0-9_-]{40}$/);
+    // what a collision would do: node-postgres refuses the second text on the connection, so a shared name
+    // could never silently run another statement
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    await client.query({ name: "same", text: "SELECT 1 AS a" });
+    await expect(client.query({ name: "same", text: "SELECT 2 AS a" })).rejects.toThrow(
+      /Prepared statements must be unique/,
+    );
+    await client.end();
+  });
+
+  it("a statement failing in a pipelined transaction rolls back the statements sent with it, and the connection goes on", async () => {
+    const url = await freshUrl();
+    const store = await PostgresStore.open(url, { max: 1 });
+    const exec = (store as unknown as { exec: SqlExecutor }).exec;
+    await expect(
+      exec.transaction("test", [
+        { sql: "INSERT INTO bundles (tenant_id, name, payload) VALUES ('t1', 'a', '{}')", params: [] },
+        { sql: "SELECT 1 / $1::int AS x", params: [0] },
+        { sql: "INSERT INTO bundles (tenant_id, name, payload) VALUES ('t1', 'b', '{}')", params: [] },
+      ]),
+    ).rejects.toMatchObject({ code: "ERROR_CODE_SQL_EXECUTION", details: [{ reason: "division by zero" }] });
+    expect(await exec.all("test", { sql: "SELECT count(*)::int AS n FROM bundles", params: [] })).toEqual([
+      { n: 0 },
+    ]);
+    const results = await exec.transaction("test", [
+      {
+        sql: "INSERT INTO bundles (tenant_id, name, payload) VALUES ('t1', 'a', '{}') RETURNING name",
+        params: [],
+      },
+      { sql: "SELECT count(*)::int AS n FROM bundles", params: [] },
+    ]);
+    expect(results).toEqual([
+      { rows: [{ name: "a" }], changes: 1 },
+      { rows: [{ n: 1 }], changes: 1 },
+    ]);
     await store.close();
   });
 });

@@ -8,6 +8,7 @@ import type {
   CombinedReads,
   EmptyTenantDelete,
   EmptyTenants,
+  FeedRead,
   Freshness,
   FreshnessSource,
   TenantHeads,
@@ -52,6 +53,7 @@ import {
 } from "./meta-plan.ts";
 import {
   buildChangeSets,
+  type ChangedRow,
   changedRowsStatement,
   changedTxStatement,
   listObjectIdsStatement,
@@ -171,14 +173,51 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
   // writes
 
   async write(tenantId: string, req: WriteRequest): Promise<Snap> {
+    const [results] = await this.runWrite(tenantId, req, []);
+    return Number(results[0]!.rows[0]!.value);
+  }
+
+  /** The write's statements and then `after` in ONE transaction: [the write's results, `after`'s results]. */
+  private async runWrite(
+    tenantId: string,
+    req: WriteRequest,
+    after: Statement[],
+  ): Promise<[StatementResult[], StatementResult[]]> {
     validateWriteRequest(req);
+    const plan = planWrite(this.d, tenantId, req, Date.now());
     // PostgreSQL's first statement checks the tenant itself while taking its row lock (nextTxStatement)
     const results = await this.exec.transaction(
       "write",
-      planWrite(this.d, tenantId, req, Date.now()),
+      [...plan, ...after],
       this.d.name === "pg" ? undefined : tenantId,
     );
-    return Number(results[0]!.rows[0]!.value);
+    return [results.slice(0, plan.length), results.slice(plan.length)];
+  }
+
+  /**
+   * A write that also reads the tenant's change feed after `after` (at most `limit` sets) and the GC horizon in its
+   * own transaction (see WriteFeed; a driver whose writes hold their tenant's row lock offers it). The feed's rows
+   * are read up to the open end: none of the tenant past the write's own snap can be committed yet.
+   */
+  protected async writeAndReadFeed(
+    tenantId: string,
+    req: WriteRequest,
+    after: Snap,
+    limit: number,
+  ): Promise<FeedRead> {
+    const [write, [txs, rows, horizon]] = await this.runWrite(tenantId, req, [
+      changedTxStatement(this.d, tenantId, after, limit),
+      changedRowsStatement(this.d, tenantId, after + 1, Number.MAX_SAFE_INTEGER),
+      gcHorizonStatement(this.d),
+    ]);
+    return {
+      snap: Number(write[0]!.rows[0]!.value),
+      sets: buildChangeSets(
+        txs!.rows.map((r) => Number(r.tx)),
+        rows!.rows as ChangedRow[],
+      ),
+      horizon: Number(horizon!.rows[0]!.value),
+    };
   }
 
   headSnap(tenantId: string): MaybePromise<Snap> {

@@ -117,6 +117,13 @@ export type ReplicaSource = Pick<
   Partial<FreshnessSource> &
   Partial<TenantHeads>;
 
+/** Change sets a write read after `from` in its own transaction, and the GC horizon read after them (WriteFeed). */
+export interface WriteFeedRead {
+  from: Snap;
+  sets: ChangeSet[];
+  horizon: Snap;
+}
+
 export interface TenantState {
   id: string;
   /** The tenant's created_at (ms): a different value on refresh = deleted and re-created elsewhere. */
@@ -451,11 +458,16 @@ export class TenantCopies {
   }
 
   /** Brings the tenant up to at least `target` (or the source head when no trusted target is given). */
-  async catchUp(st: TenantState, target: Snap | undefined, trusted: boolean): Promise<void> {
+  async catchUp(
+    st: TenantState,
+    target: Snap | undefined,
+    trusted: boolean,
+    read?: WriteFeedRead,
+  ): Promise<void> {
     while (st.busy !== undefined) await st.busy.catch(() => {});
     if (this.states.get(st.id) !== st) return; // dropped or reloaded meanwhile
     if (target !== undefined && st.caughtUp >= target) return;
-    const run = this.pull(st, trusted ? target : undefined);
+    const run = this.pull(st, trusted ? target : undefined, read);
     st.busy = run;
     try {
       await run;
@@ -464,16 +476,24 @@ export class TenantCopies {
     }
   }
 
-  private async pull(st: TenantState, trustedHead: Snap | undefined): Promise<void> {
+  /**
+   * Applies the feed after the copy's last applied snap: read here, or (`read`) first the sets a write read in its
+   * own transaction, which may begin at or before what a catch-up applied meanwhile (those are skipped).
+   */
+  private async pull(st: TenantState, trustedHead: Snap | undefined, read?: WriteFeedRead): Promise<void> {
     const head = trustedHead ?? (await this.source.headSnap(st.id));
-    const from = Math.max(st.caughtUp, st.applied);
-    let after = from;
+    // the feed is read from here: changes after it that a GC passed would be missing
+    const from = read?.from ?? Math.max(st.caughtUp, st.applied);
+    let after = Math.max(st.caughtUp, st.applied);
     let created = 0;
     let grown = 0;
+    let given = read?.sets;
     for (;;) {
-      const sets = await this.source.changes(st.id, after, this.feedBatch);
+      const sets = given ?? (await this.source.changes(st.id, after, this.feedBatch));
+      given = undefined;
       if (this.states.get(st.id) !== st) return;
       for (const set of sets) {
+        if (set.snap <= after) continue; // applied already
         this.apply(st.id, set);
         st.applied = set.snap;
         after = set.snap;
@@ -484,6 +504,7 @@ export class TenantCopies {
         }
       }
       if (sets.length < this.feedBatch) break;
+      read = undefined; // more than one batch: the horizon the write read is older than this feed read
     }
     st.rows += created;
     st.bytes += grown;
@@ -503,7 +524,8 @@ export class TenantCopies {
     this.countRows(created);
     // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
     // changes may have been skipped, so reload the tenant from scratch
-    if ((await this.readHorizon()) > from) {
+    const horizon = read !== undefined ? this.noteHorizon(read.horizon) : await this.readHorizon();
+    if (horizon > from) {
       this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
       await this.reload(st);
       return;
@@ -529,12 +551,21 @@ export class TenantCopies {
   /** Reads the source's GC horizon; mirrors a GC into the copy when it moved. */
   async readHorizon(): Promise<Snap> {
     if (!hasFreshness(this.source)) return this.horizon;
-    const h = await this.source.gcHorizon();
+    return this.noteHorizon(await this.source.gcHorizon());
+  }
+
+  /** A GC horizon read from the source: mirrored into the copy when it moved. */
+  private noteHorizon(h: Snap): Snap {
     if (h > this.horizon) {
       this.horizon = h;
       this.sink.collectUpTo(h);
     }
     return h;
+  }
+
+  /** Change sets per feed read. */
+  get feedLimit(): number {
+    return this.feedBatch;
   }
 
   /**

@@ -266,6 +266,133 @@ describe("ReplicaStore over PostgreSQL", () => {
     await b.close();
   });
 
+  /** The store without its write notices: its replica hears of other writes only when it asks. */
+  const deaf = (store: PostgresStore): Store =>
+    new Proxy(store, {
+      get: (target, key) => {
+        if (key === "onWrite") return undefined;
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+
+  /** A write of tenant t1 committed with raw SQL and no notice, as another process's write the copy missed. */
+  async function rawWrite(url: string, entity: string): Promise<number> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query("BEGIN");
+    const { rows } = await client.query(
+      "UPDATE tenants SET head_tx = nextval('pemba_tx_ids') WHERE id = 't1' RETURNING head_tx",
+    );
+    const id = Number(rows[0].head_tx);
+    await client.query("INSERT INTO transactions (id, tenant_id, created_at) VALUES ($1, 't1', 0)", [id]);
+    await client.query(
+      "INSERT INTO tuples (tenant_id, entity_type, entity_id, relation, subject_type, subject_id, subject_relation, created_tx) VALUES ('t1', 'doc', $1, 'viewer', 'user', '1', '', $2)",
+      [entity, id],
+    );
+    await client.query("COMMIT");
+    await client.end();
+    return id;
+  }
+
+  it("a write reads the feed in its own transaction: no statement after it, and the changes it missed arrive with it", async () => {
+    const url = await freshUrl();
+    const rec = recorder();
+    const store = await replicaOf(deaf(await PostgresStore.open(url, { onQuery: rec.onQuery })));
+    const first = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    const missed = await rawWrite(url, "2");
+    expect(store.headSnap("t1")).toBe(first);
+    rec.kinds.length = 0;
+    const snap = await store.write("t1", {
+      tuples: [tuple("doc:3#viewer@user:1")],
+      deleteTuples: [tuple("doc:1#viewer@user:1")],
+    });
+    expect(rec.kinds).toEqual(["write"]);
+    expect(snap).toBeGreaterThan(missed);
+    expect(store.headSnap("t1")).toBe(snap);
+    const at = (s: number) => keys(store.queryTuples("t1", s, viewers(["1", "2", "3"])) as never);
+    expect(at(snap)).toEqual(["doc:2#viewer@user:1", "doc:3#viewer@user:1"]);
+    expect(at(missed)).toEqual(["doc:1#viewer@user:1", "doc:2#viewer@user:1"]);
+    expect(at(first)).toEqual(["doc:1#viewer@user:1"]);
+    expect(rec.kinds).toEqual(["write"]);
+    // the same answers as the database's, at every snap
+    const inner = store.inner as Store;
+    for (const s of [first, missed, snap]) {
+      expect(keys(await inner.queryTuples("t1", s, viewers(["1", "2", "3"])))).toEqual(at(s));
+    }
+    await store.close();
+  });
+
+  it("a write's own notice, heard while it is in flight, reads nothing more", async () => {
+    const url = await freshUrl();
+    const rec = recorder();
+    const inner = await PostgresStore.open(url, { onQuery: rec.onQuery });
+    const store = await replicaOf(inner);
+    const heard: number[] = [];
+    await inner.onWrite((_, snap) => heard.push(snap));
+    const snaps = [await store.write("t1", { tuples: [tuple("doc:0#viewer@user:1")] })];
+    for (let i = 0; i < 500 && heard.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    rec.kinds.length = 0;
+    for (let i = 1; i <= 5; i++)
+      snaps.push(await store.write("t1", { tuples: [tuple(`doc:${i}#viewer@user:1`)] }));
+    for (let i = 0; i < 500 && heard.length < 6; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heard).toEqual(snaps);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(rec.kinds).toEqual(["write", "write", "write", "write", "write"]);
+    expect(store.headSnap("t1")).toBe(snaps[5]);
+    await store.close();
+  });
+
+  it("concurrent writes of one tenant and of others keep the copy exact at every acknowledged snap", async () => {
+    const url = await freshUrl();
+    const store = await replicaOf(deaf(await PostgresStore.open(url, { max: 12 })));
+    await store.createTenant("t2", "two");
+    const acked: [string, string, number][] = [];
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, w) => {
+        const tenant = w < 8 ? "t1" : "t2";
+        for (let i = 0; i < 6; i++) {
+          const id = `${w}-${i}`;
+          acked.push([tenant, id, await store.write(tenant, { tuples: [tuple(`doc:${id}#viewer@user:1`)] })]);
+        }
+      }),
+    );
+    const inner = store.inner as Store;
+    for (const tenant of ["t1", "t2"]) {
+      const mine = acked.filter(([t]) => t === tenant);
+      const head = Math.max(...mine.map(([, , s]) => s));
+      expect(store.headSnap(tenant)).toBe(head);
+      for (const [, , snap] of mine) {
+        const ids = mine.filter(([, , s]) => s <= snap).map(([, id]) => id);
+        const expected = ids.map((id) => `doc:${id}#viewer@user:1`).sort();
+        expect(keys(store.queryTuples(tenant, snap, viewers(ids)) as never)).toEqual(expected);
+        expect(keys(await inner.queryTuples(tenant, snap, viewers(ids)))).toEqual(expected);
+      }
+    }
+    await store.close();
+  });
+
+  it("a write whose feed read finds the GC horizon past the copy reloads the tenant", async () => {
+    const url = await freshUrl();
+    const store = await replicaOf(deaf(await PostgresStore.open(url)));
+    await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    // another process: a write the copy misses, deleted again, then a GC past both
+    const other = await PostgresStore.open(url);
+    await rawWrite(url, "2");
+    await other.write("t1", { deleteTuples: [tuple("doc:1#viewer@user:1")] });
+    expect(await other.gc(new Date(Date.now() + 60_000))).toBe(1);
+    const horizon = await other.gcHorizon();
+    await other.close();
+    const snap = await store.write("t1", { tuples: [tuple("doc:3#viewer@user:1")] });
+    expect(snap).toBeGreaterThan(horizon);
+    expect(store.headSnap("t1")).toBe(snap);
+    expect(keys(store.queryTuples("t1", snap, viewers(["1", "2", "3"])) as never)).toEqual([
+      "doc:2#viewer@user:1",
+      "doc:3#viewer@user:1",
+    ]);
+    await store.close();
+  });
+
   it("checks through the service run no SQL statement after warm-up", async () => {
     const rec = recorder();
     const store = await replicaOf(await PostgresStore.open(await freshUrl(), { onQuery: rec.onQuery }));

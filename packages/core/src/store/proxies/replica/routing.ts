@@ -7,6 +7,8 @@
  *   stale copy; a read at an older snap (a snap token older than the replica) or of a tenant the copy does not
  *   hold goes to the inner store.
  * - Writes of this process: inner.write, then a catch-up to the write's snap before returning (read-your-writes).
+ *   Where the inner store reads the feed in the write's own transaction (WriteFeed: PostgreSQL) and no other write
+ *   of the tenant is in flight here, the write brings its catch-up along: no statement after it.
  * - Everything else (schemas, paged reads whose cursors are the inner store's, the feed, bundles, D1 bookmarks)
  *   is the inner store's: ForwardingStore.
  *
@@ -22,7 +24,7 @@
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
-import { type HeadSchemaSource, hasWriteNotices } from "../../capabilities.ts";
+import { type HeadSchemaSource, hasWriteFeed, hasWriteNotices } from "../../capabilities.ts";
 import type { MemoryStore } from "../../memory/memory-store.ts";
 import type {
   AttributeQuery,
@@ -69,6 +71,30 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private timer?: ReturnType<typeof setInterval>;
   private refreshing?: Promise<void>;
   private closed = false;
+  /** Writes in flight per tenant: the feed is read within a write only while it is the tenant's only one. */
+  private readonly writing = new Map<string, number>();
+  /** The newest write notice heard per tenant while a write of it was in flight here. */
+  private readonly noticed = new Map<string, Snap>();
+
+  private notice(tenantId: string, snap: Snap): void {
+    this.copies.notice(tenantId, snap).catch((e: unknown) => {
+      this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write notice failed");
+    });
+  }
+
+  /** A write of the tenant ended: the notices heard meanwhile catch the copy up (mostly nothing left to read). */
+  private writeEnded(tenantId: string): void {
+    const left = this.writing.get(tenantId)! - 1;
+    if (left > 0) {
+      this.writing.set(tenantId, left);
+      return;
+    }
+    this.writing.delete(tenantId);
+    const snap = this.noticed.get(tenantId);
+    if (snap === undefined) return;
+    this.noticed.delete(tenantId);
+    this.notice(tenantId, snap);
+  }
 
   private constructor(
     inner: Store & ReplicaSource,
@@ -108,9 +134,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     if (hasWriteNotices(inner)) {
       await inner.onWrite((tenantId, snap) => {
         if (replica.closed) return;
-        replica.copies.notice(tenantId, snap).catch((e: unknown) => {
-          replica.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write notice failed");
-        });
+        // a write of the tenant in flight here catches the copy up when it ends (its own notice usually arrives
+        // before its answer): the notice waits for it, so the two do not both read the feed
+        if (replica.writing.has(tenantId)) {
+          replica.noticed.set(tenantId, Math.max(snap, replica.noticed.get(tenantId) ?? 0));
+          return;
+        }
+        replica.notice(tenantId, snap);
       });
       // writes between the load and the first notice heard
       await replica.refresh();
@@ -300,16 +330,39 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   // ---- writes ----
 
   override async write(tenantId: string, req: WriteRequest): Promise<Snap> {
-    const snap = await this.inner.write(tenantId, req);
+    const st = this.copies.state(tenantId);
+    const inner = this.inner;
+    const alone = !this.writing.has(tenantId);
+    this.writing.set(tenantId, (this.writing.get(tenantId) ?? 0) + 1);
+    let snap: Snap;
+    try {
+      // concurrent writes of one tenant each reading the feed would read each other's changes again and again;
+      // the catch-up after the write serves them together instead
+      if (st === undefined || !alone || !hasWriteFeed(inner)) snap = await inner.write(tenantId, req);
+      else {
+        const from = Math.max(st.caughtUp, st.applied);
+        const read = await inner.writeReadingFeed(tenantId, req, from, this.copies.feedLimit);
+        snap = read.snap;
+        try {
+          await this.copies.catchUp(st, snap, true, { from, sets: read.sets, horizon: read.horizon });
+        } catch (e) {
+          this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write failed");
+        }
+        // the copy held meanwhile is caught up, unless the tenant was dropped or reloaded during the write
+        if (this.copies.state(tenantId) === st) return snap;
+      }
+    } finally {
+      this.writeEnded(tenantId);
+    }
     try {
       // a write never waits for a whole tenant's load: a background load covers it, or reads catch up to it
-      let st: TenantState | undefined;
-      if (this.background === undefined) st = await this.copies.ensure(tenantId);
+      let now: TenantState | undefined;
+      if (this.background === undefined) now = await this.copies.ensure(tenantId);
       else {
-        st = this.copies.state(tenantId);
-        if (st === undefined) this.copies.notWaitedWrite(tenantId);
+        now = this.copies.state(tenantId);
+        if (now === undefined) this.copies.notWaitedWrite(tenantId);
       }
-      if (st !== undefined) await this.copies.catchUp(st, snap, true);
+      if (now !== undefined) await this.copies.catchUp(now, snap, true);
     } catch (e) {
       // the write is committed; reads at its snap catch up on their own
       this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write failed");
