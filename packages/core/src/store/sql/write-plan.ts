@@ -18,7 +18,7 @@ import {
   tupleColumns,
   tupleFilter,
 } from "./fragments.ts";
-import { tupleCells } from "./rows.ts";
+import { expiresCell, tupleCells } from "./rows.ts";
 
 /** The channel PostgreSQL writes notify on commit, with the payload `["<tenant id>", <snap>]`. */
 export const WRITES_CHANNEL = "pemba_writes";
@@ -97,10 +97,23 @@ function deleteByFilter<T extends Tables["tuples"] | Tables["attributes"], K ext
   ]);
 }
 
+/** The expiry cell `i` of a row set (text, "" = never) as a BIGINT or NULL. */
+const expiresFromCell = (i: number): SQL => sql`CAST(NULLIF(${cells(i + 1)[i]}, '') AS BIGINT)`;
+
 export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: number): Statement[] {
   const { tuples, attributes } = d.tables;
   const out: Statement[] = nextTxStatement(d, tenantId, now);
 
+  if (req.expireUpTo !== undefined) {
+    // the sweep: the (tenant_id, expires_at) index finds the expired live rows
+    for (const [shape, t] of [
+      ["expire_tuples", tuples],
+      ["expire_attributes", attributes],
+    ] as const) {
+      const build = () => sql`${markDeleted(d, t)} AND ${t.expiresAt} <= ${P}`;
+      out.push(d.statement(shape, build, [tenantId, req.expireUpTo]));
+    }
+  }
   if (req.deleteTuples?.length) {
     const rows = req.deleteTuples.map(tupleCells);
     out.push(deleteByKey(d, "delete_tuples", tuples, tupleColumns(tuples), tenantId, rows));
@@ -132,12 +145,21 @@ export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: 
   }
   if (req.tuples?.length) {
     const unique = [...new Map(req.tuples.map((t) => [tupleKey(t), t])).values()];
+    const rows = unique.map((t) => [...tupleCells(t), expiresCell(t.expiresAt)]);
+    const key = tupleColumns(tuples);
+    // a live row of a written tuple with another expiry (or none) is replaced, an expired one not yet swept too
+    const replace = () =>
+      sql`${markDeleted(d, tuples)} AND (${list(key)}) IN (SELECT ${list(cells(6))} FROM ${d.rows(7)} r)
+        AND (${list(key)}, COALESCE(${tuples.expiresAt}, -1)) NOT IN (SELECT ${list(cells(6))}, COALESCE(${expiresFromCell(6)}, -1) FROM ${d.rows(7)} r)`;
+    out.push(
+      d.statement("replace_tuples", replace, [tenantId, ...d.rowsParams(rows, 7), ...d.rowsParams(rows, 7)]),
+    );
     const build = () => {
-      const columns = [tuples.tenantId, ...tupleColumns(tuples), tuples.createdTx].map(name);
+      const columns = [tuples.tenantId, ...key, tuples.createdTx, tuples.expiresAt].map(name);
       return sql`INSERT INTO ${tuples} (${list(columns)})
-        SELECT ${P}, ${list(cells(6))}, ${currentTx(d)} FROM ${d.rows(6)} r WHERE true ON CONFLICT DO NOTHING`;
+        SELECT ${P}, ${list(cells(6))}, ${currentTx(d)}, ${expiresFromCell(6)} FROM ${d.rows(7)} r WHERE true ON CONFLICT DO NOTHING`;
     };
-    out.push(d.statement("insert_tuples", build, [tenantId, ...d.rowsParams(unique.map(tupleCells), 6)]));
+    out.push(d.statement("insert_tuples", build, [tenantId, ...d.rowsParams(rows, 7)]));
   }
   if (req.attributes?.length) {
     // the last value written for an attribute wins
@@ -152,16 +174,22 @@ export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: 
       a.attribute,
       a.value.type,
       JSON.stringify(a.value.data),
+      expiresCell(a.expiresAt),
     ]);
     out.push(
       deleteByKey(d, "replace_attributes", attributes, attributeKeyColumns(attributes), tenantId, rows),
     );
     const build = () => {
-      const columns = [attributes.tenantId, ...attributeColumns(attributes), attributes.createdTx].map(name);
+      const columns = [
+        attributes.tenantId,
+        ...attributeColumns(attributes),
+        attributes.createdTx,
+        attributes.expiresAt,
+      ].map(name);
       return sql`INSERT INTO ${attributes} (${list(columns)})
-        SELECT ${P}, ${list(cells(5))}, ${currentTx(d)} FROM ${d.rows(5)} r WHERE true`;
+        SELECT ${P}, ${list(cells(5))}, ${currentTx(d)}, ${expiresFromCell(5)} FROM ${d.rows(6)} r WHERE true`;
     };
-    out.push(d.statement("insert_attributes", build, [tenantId, ...d.rowsParams(rows, 5)]));
+    out.push(d.statement("insert_attributes", build, [tenantId, ...d.rowsParams(rows, 6)]));
   }
   return out;
 }
