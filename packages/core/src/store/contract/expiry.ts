@@ -149,6 +149,46 @@ export function describeExpiryContract(h: StoreHandle): void {
       expect(again).toBeGreaterThan(permanent);
     });
 
+    it("one write of new, re-expiring, unchanged and newly expiring tuples: only the changed ones are replaced", async () => {
+      const s = h.store;
+      const base = await s.write("t1", {
+        tuples: [
+          expiring("doc:1#viewer@user:a", T0 + 1000),
+          expiring("doc:1#viewer@user:b", T0 + 1000),
+          tuple("doc:1#viewer@user:c"),
+          tuple("doc:1#viewer@user:d"),
+        ],
+      });
+      const mixed = await s.write("t1", {
+        tuples: [
+          tuple("doc:1#viewer@user:new"),
+          expiring("doc:1#viewer@user:a", T0 + 5000),
+          expiring("doc:1#viewer@user:b", T0 + 1000),
+          expiring("doc:1#viewer@user:c", T0 + 7000),
+          tuple("doc:1#viewer@user:d"),
+        ],
+      });
+      const [set] = await s.changes("t1", base, 10);
+      expect(set!.snap).toBe(mixed);
+      const sorted = (changes: { operation: string; tuple?: Tuple }[]) =>
+        changes.map((c) => `${c.operation} ${keys([c.tuple!])[0]} ${c.tuple!.expiresAt ?? "-"}`).sort();
+      expect(sorted(set!.changes)).toEqual([
+        `OPERATION_CREATE doc:1#viewer@user:a ${T0 + 5000}`,
+        `OPERATION_CREATE doc:1#viewer@user:c ${T0 + 7000}`,
+        "OPERATION_CREATE doc:1#viewer@user:new -",
+        `OPERATION_DELETE doc:1#viewer@user:a ${T0 + 1000}`,
+        "OPERATION_DELETE doc:1#viewer@user:c -",
+      ]);
+      const all = await s.readTuples("t1", mixed, {}, 100, undefined, 0);
+      expect(all.items.map((t) => `${keys([t])[0]} ${t.expiresAt ?? "-"}`).sort()).toEqual([
+        `doc:1#viewer@user:a ${T0 + 5000}`,
+        `doc:1#viewer@user:b ${T0 + 1000}`,
+        `doc:1#viewer@user:c ${T0 + 7000}`,
+        "doc:1#viewer@user:d -",
+        "doc:1#viewer@user:new -",
+      ]);
+    });
+
     it("an attribute rewritten without expiry replaces an expiring value", async () => {
       const s = h.store;
       const q = [{ entityType: "doc", entityIds: ["1"], attributes: ["public"] }];
