@@ -2,7 +2,10 @@
  * Core engine benchmark (in-process, memory store): Permify's load-test schema and seed dataset (100,000 ids),
  * checks with the k6 script's request mix, single-threaded.
  *
- *   node loadtest/bench-core.ts [--ids 100000] [--seconds 5]
+ *   node loadtest/bench-core.ts [--ids 100000] [--seconds 5] [--expiring 0.1]
+ *
+ * `--expiring f`: that share of the tuples (every 1/f-th written) carries an expiresAt an hour ahead, so every
+ * read filters by the evaluation time while the answers stay those of the dataset without expiry.
  *
  * Measures: schema compile time (parse + compile; cold = first, warm = median after warm-up), checks/s and CPU
  * time per check (process.cpuUsage: steadier than checks/s on a shared machine), per-check latency p50/p99 (each
@@ -14,8 +17,14 @@ import { SEED_SCHEMA } from "./lib/seed.ts";
 import { checkMix, memoryTarget, seedMemoryStore } from "./lib/seed-memory.ts";
 
 const { values } = parseArgs({
-  options: { ids: { type: "string", default: "100000" }, seconds: { type: "string", default: "5" } },
+  options: {
+    ids: { type: "string", default: "100000" },
+    seconds: { type: "string", default: "5" },
+    expiring: { type: "string", default: "0" },
+  },
 });
+const EXPIRING = Number(values.expiring);
+const EXPIRES_AT = Date.now() + 3_600_000;
 const N = Number(values.ids);
 const SECONDS = Number(values.seconds);
 const TENANT = "t1";
@@ -39,7 +48,7 @@ const compileWarm = median(warm);
 const store = new MemoryStore();
 const user = (id: string) => ({ type: "user", id, relation: "" });
 t0 = process.hrtime.bigint();
-await seedMemoryStore(store, TENANT, N);
+await seedMemoryStore(store, TENANT, N, { expiring: EXPIRING, expiresAt: EXPIRES_AT });
 const seedSeconds = ms(process.hrtime.bigint() - t0) / 1000;
 globalThis.gc?.();
 const memory = process.memoryUsage();
@@ -100,6 +109,7 @@ const p = (q: number) => lat[Math.min(LAT - 1, Math.floor(q * LAT))];
 
 const result = {
   ids: N,
+  expiringShare: EXPIRING,
   compileColdMs: Number(compileCold.toFixed(3)),
   compileWarmMs: Number(compileWarm.toFixed(3)),
   seedSeconds: Number(seedSeconds.toFixed(2)),

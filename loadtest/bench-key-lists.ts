@@ -70,9 +70,13 @@ function window(dialect: typeof sqliteDialect, keys: number): number {
   while (performance.now() < end) {
     const first = (n * keys) % (TUPLES - keys);
     const ids = Array.from({ length: keys }, (_, i) => String(first + i));
-    const s = queryTuplesStatement(dialect, "t1", TUPLES, [
-      { entityType: "doc", entityIds: ids, relations: ["viewer"] },
-    ]);
+    const s = queryTuplesStatement(
+      dialect,
+      "t1",
+      TUPLES,
+      [{ entityType: "doc", entityIds: ids, relations: ["viewer"] }],
+      Date.now(),
+    );
     const rows = prepare(s.sql).all(...s.params);
     if (rows.length !== keys) throw new Error(`expected ${keys} rows, got ${rows.length}`);
     n++;

@@ -75,9 +75,13 @@ try {
   const build = async (keys: number) => {
     const ids = Array.from({ length: keys }, (_, j) => String(j));
     return perCall((i) =>
-      queryTuplesStatement(sqliteDialect, "t1", i, [
-        { entityType: "content", entityIds: ids, relations: ["owner"] },
-      ]),
+      queryTuplesStatement(
+        sqliteDialect,
+        "t1",
+        i,
+        [{ entityType: "content", entityIds: ids, relations: ["owner"] }],
+        Date.now(),
+      ),
     );
   };
   const line = (name: string, us: number) => process.stdout.write(`${name.padEnd(10)} ${us.toFixed(2)} µs\n`);

@@ -13,8 +13,18 @@ import {
 
 const user = (id: string) => ({ type: "user", id, relation: "" });
 
-/** `ids` users, contents and interactions: 6 tuples and 2 attributes per id (as k6/permify-seed-writer.js). */
-export async function seedMemoryStore(store: MemoryStore, tenantId: string, ids: number): Promise<void> {
+/**
+ * `ids` users, contents and interactions: 6 tuples and 2 attributes per id (as k6/permify-seed-writer.js). With
+ * `expiring` (a share, 0-1), that share of the tuples is written with `expiresAt` (bench-core --expiring).
+ */
+export async function seedMemoryStore(
+  store: MemoryStore,
+  tenantId: string,
+  ids: number,
+  opts: { expiring?: number; expiresAt?: number } = {},
+): Promise<void> {
+  const expiring = opts.expiring ?? 0;
+  const expiresAt = opts.expiresAt ?? Date.now() + 3_600_000;
   for (let start = 0; start < ids; start += 1000) {
     const tuples: Tuple[] = [];
     const attributes: Attribute[] = [];
@@ -37,6 +47,11 @@ export async function seedMemoryStore(store: MemoryStore, tenantId: string, ids:
         { entity: { type: "user", id }, attribute: "is_public", value },
         { entity: { type: "content", id }, attribute: "is_public", value },
       );
+    }
+    if (expiring > 0) {
+      const every = Math.round(1 / expiring);
+      for (let k = 0; k < tuples.length; k++)
+        if ((start * 6 + k) % every === 0) tuples[k].expiresAt = expiresAt;
     }
     await store.write(tenantId, { tuples, attributes });
   }

@@ -93,7 +93,11 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       fetch: (request, env, ctx) => scope(() => app.fetch(request, env, ctx)),
       gc: async () => {
         if (settings.gcWindowMs <= 0) return 0;
-        return scope(() => store.gc(new Date(Date.now() - settings.gcWindowMs)));
+        return scope(async () => {
+          // expired rows become deletes first; GC removes them once those are older than the window
+          await service.sweepAllExpired();
+          return store.gc(new Date(Date.now() - settings.gcWindowMs));
+        });
       },
       close: async () => {
         service.watches.close();

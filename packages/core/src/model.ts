@@ -16,6 +16,11 @@ export interface Tuple {
   entity: Entity;
   relation: string;
   subject: Subject;
+  /**
+   * Pemba extension: when the tuple stops counting (ms since the epoch, UTC); absent = never. A read at evaluation
+   * time `at` sees the tuple only while `at < expiresAt` (see expiry.ts).
+   */
+  expiresAt?: number;
 }
 
 export type AttributeType =
@@ -41,6 +46,8 @@ export interface Attribute {
   entity: Entity;
   attribute: string;
   value: AttributeValue;
+  /** Pemba extension: when the attribute stops counting (ms since the epoch, UTC); absent = never. */
+  expiresAt?: number;
 }
 
 /** Request context: contextual tuples, contextual attributes and free-form `data` for rules. */

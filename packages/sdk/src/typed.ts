@@ -109,6 +109,9 @@ export type TypedAttribute<S extends SchemaTypes> = {
   }[AttributeOf<S, T>];
 }[EntityType<S>];
 
+/** Pemba extension on written tuples and attributes: an RFC 3339 time from which the row no longer counts. */
+export type Expiring = { expires_at?: string };
+
 export interface TypedContext<S extends SchemaTypes> {
   tuples?: TypedTuple<S>[];
   attributes?: TypedAttribute<S>[];
@@ -230,13 +233,13 @@ export type TypedClient<S extends SchemaTypes> = Omit<PembaClient, Typed> & {
   writeData(
     req: {
       metadata?: { schema_version?: string };
-      tuples?: TypedTuple<S>[];
-      attributes?: TypedAttribute<S>[];
+      tuples?: (TypedTuple<S> & Expiring)[];
+      attributes?: (TypedAttribute<S> & Expiring)[];
     },
     call?: CallOptions,
   ): Promise<SnapTokenResponse>;
   writeRelationships(
-    req: { metadata?: { schema_version?: string }; tuples: TypedTuple<S>[] },
+    req: { metadata?: { schema_version?: string }; tuples: (TypedTuple<S> & Expiring)[] },
     call?: CallOptions,
   ): Promise<SnapTokenResponse>;
 };

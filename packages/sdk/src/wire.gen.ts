@@ -11,6 +11,7 @@ export interface Attribute {
   entity: Entity;
   attribute: string;
   value?: AttributeValue;
+  expires_at?: string;
 }
 
 export interface AttributeFilter {
@@ -511,6 +512,7 @@ export interface Tuple {
   entity: Entity;
   relation: string;
   subject: Subject;
+  expires_at?: string;
 }
 
 export interface TupleFilter {

@@ -46,6 +46,7 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0001_seed.sql",
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
+      "0004_expiry.sql",
     ]);
     w = await startWranglerDev({}, 90_000, state);
   });
@@ -110,6 +111,7 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0001_seed.sql",
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
+      "0004_expiry.sql",
     ]);
   });
 });

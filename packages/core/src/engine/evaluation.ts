@@ -86,6 +86,7 @@ export class Evaluation implements Walk {
       store,
       target.tenantId,
       target.snap,
+      target.at ?? Date.now(),
       context,
       pool?.answersSynchronously(store) === true,
       pool?.learnSynchronous,

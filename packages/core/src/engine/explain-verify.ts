@@ -42,9 +42,12 @@ export async function verifyProof(
     problems.push(`${n.kind} ${key(n.entity, n.name)}: ${message}`);
 
   const storedTuples = async (e: Entity, relation: string): Promise<Tuple[]> =>
-    target.store.queryTuples(target.tenantId, target.snap, [
-      { entityType: e.type, entityIds: [e.id], relations: [relation] },
-    ]);
+    target.store.queryTuples(
+      target.tenantId,
+      target.snap,
+      [{ entityType: e.type, entityIds: [e.id], relations: [relation] }],
+      target.at,
+    );
   const readTuples = async (e: Entity, relation: string): Promise<Tuple[]> => {
     const stored = await storedTuples(e, relation);
     const seen = new Set(stored.map(tupleKey));
@@ -59,9 +62,12 @@ export async function verifyProof(
     return stored;
   };
   const storedAttribute = async (e: Entity, name: string): Promise<Attribute | undefined> => {
-    const rows = await target.store.queryAttributes(target.tenantId, target.snap, [
-      { entityType: e.type, entityIds: [e.id], attributes: [name] },
-    ]);
+    const rows = await target.store.queryAttributes(
+      target.tenantId,
+      target.snap,
+      [{ entityType: e.type, entityIds: [e.id], attributes: [name] }],
+      target.at,
+    );
     return rows[0];
   };
   const contextAttribute = (e: Entity, name: string): Attribute | undefined =>

@@ -26,7 +26,7 @@ export async function lookupEntity(
   const graph = compiled.reverseGraph();
   const start = `${query.entityType}#${query.permission}`;
   const closure = dependencyClosure(graph, start);
-  const { store, tenantId, snap } = target;
+  const { store, tenantId, snap, at } = target;
   const subject = query.subject;
   const contextTuples = target.context?.tuples ?? [];
 
@@ -60,7 +60,7 @@ export async function lookupEntity(
     q.subjectIds.includes(t.subject.id);
   const querySubjects = async (queries: SubjectTupleQuery[]): Promise<Tuple[]> => {
     if (queries.length === 0) return [];
-    const rows = [...(await store.querySubjectTuples(tenantId, snap, queries))];
+    const rows = [...(await store.querySubjectTuples(tenantId, snap, queries, at))];
     for (const t of contextTuples) if (queries.some((q) => matches(t, q))) rows.push(t);
     return rows;
   };
@@ -83,7 +83,10 @@ export async function lookupEntity(
   const universeTypes = new Set<string>();
   for (const node of closure) if (graph.universal.has(node)) universeTypes.add(typeOf(node));
   for (const type of universeTypes) {
-    const ids = [...(await store.listObjectIds(tenantId, snap, type)), ...contextIds(target.context, type)];
+    const ids = [
+      ...(await store.listObjectIds(tenantId, snap, type, at)),
+      ...contextIds(target.context, type),
+    ];
     for (const node of closure) {
       if (graph.universal.has(node) && typeOf(node) === type) for (const id of ids) addFact(node, id);
     }

@@ -114,7 +114,7 @@ export async function lookupSubject(
     for (const r of wanted) r.onTuples(evaluation.tuples(r.node.type, r.node.id, r.relation) ?? []);
   }
   if (universe) {
-    for (const id of await target.store.listObjectIds(target.tenantId, target.snap, ref.type))
+    for (const id of await target.store.listObjectIds(target.tenantId, target.snap, ref.type, target.at))
       candidates.add(id);
     for (const id of contextIds(target.context, ref.type)) candidates.add(id);
   }

@@ -11,6 +11,11 @@ export interface EvaluationTarget {
   store: Store;
   tenantId: string;
   snap: Snap;
+  /**
+   * The evaluation time (ms since the epoch): rows whose `expiresAt` is at or before it are absent. ONE value for
+   * the whole request, so the answer is a function of (snap, at). Default: the clock when the evaluation starts.
+   */
+  at?: number;
   /** Permify's metadata.depth (callers validate >= 3). */
   depth: number;
   context?: Context;

@@ -1,6 +1,8 @@
 /** Wire (Permify JSON) <-> model conversions. Responses always carry every field (protojson EmitUnpopulated). */
+
 import type { ExpandNode } from "../engine/types.ts";
 import { PembaError } from "../errors.ts";
+import { formatRfc3339, parseRfc3339 } from "../expiry.ts";
 import type {
   Attribute,
   AttributeFilter,
@@ -114,32 +116,65 @@ export function attributeValueToWire(v: AttributeValue): { "@type": string; data
   return { "@type": TYPE_URL_PREFIX + MESSAGE_BY_TYPE[v.type], data: v.data };
 }
 
-export const tupleFromWire = (t: WireTuple): Tuple => ({
-  entity: { type: t.entity.type, id: t.entity.id },
-  relation: t.relation,
-  subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation },
-});
+export function tupleFromWire(t: WireTuple): Tuple {
+  const out: Tuple = {
+    entity: { type: t.entity.type, id: t.entity.id },
+    relation: t.relation,
+    subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation },
+  };
+  if (t.expires_at !== undefined) out.expiresAt = parseRfc3339(t.expires_at);
+  return out;
+}
 
-export const attributeFromWire = (a: WireAttribute): Attribute => ({
-  entity: { type: a.entity.type, id: a.entity.id },
-  attribute: a.attribute,
-  value: attributeValueFromWire(a.value),
-});
+export function attributeFromWire(a: WireAttribute): Attribute {
+  const out: Attribute = {
+    entity: { type: a.entity.type, id: a.entity.id },
+    attribute: a.attribute,
+    value: attributeValueFromWire(a.value),
+  };
+  if (a.expires_at !== undefined) out.expiresAt = parseRfc3339(a.expires_at);
+  return out;
+}
 
-export const tupleToWire = (t: Tuple) => ({
-  entity: { type: t.entity.type, id: t.entity.id },
-  relation: t.relation,
-  subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation ?? "" },
-});
+/** `expires_at` only when the row has one: a Permify client that never sends it sees Permify's shapes. */
 
-export const attributeToWire = (a: Attribute) => ({
-  entity: { type: a.entity.type, id: a.entity.id },
-  attribute: a.attribute,
-  value: attributeValueToWire(a.value),
-});
+export function tupleToWire(t: Tuple) {
+  const out: {
+    entity: { type: string; id: string };
+    relation: string;
+    subject: { type: string; id: string; relation: string };
+    expires_at?: string;
+  } = {
+    entity: { type: t.entity.type, id: t.entity.id },
+    relation: t.relation,
+    subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation ?? "" },
+  };
+  if (t.expiresAt !== undefined) out.expires_at = formatRfc3339(t.expiresAt);
+  return out;
+}
+
+export function attributeToWire(a: Attribute) {
+  const out: {
+    entity: { type: string; id: string };
+    attribute: string;
+    value: { "@type": string; data: unknown };
+    expires_at?: string;
+  } = {
+    entity: { type: a.entity.type, id: a.entity.id },
+    attribute: a.attribute,
+    value: attributeValueToWire(a.value),
+  };
+  if (a.expiresAt !== undefined) out.expires_at = formatRfc3339(a.expiresAt);
+  return out;
+}
 
 export function contextFromWire(c: WireContext | undefined): Context | undefined {
   if (c === undefined) return undefined;
+  if (
+    c.tuples.some((t) => t.expires_at !== undefined) ||
+    c.attributes.some((a) => a.expires_at !== undefined)
+  )
+    throw invalid("expires_at is not allowed on contextual tuples and attributes");
   return {
     tuples: c.tuples.map(tupleFromWire),
     attributes: c.attributes.map(attributeFromWire),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
+import { openWatch, startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
 
 const T = "/v1/tenants/t1";
 const bool = (data: boolean) => ({ "@type": "type.googleapis.com/base.v1.BooleanValue", data });
@@ -309,12 +309,8 @@ describe("HTTP data endpoints", () => {
       tuples: [tuple("document:20", "owner", "user:1")],
     });
     const from = (w.body as { snap_token: string }).snap_token;
-    const abort = new AbortController();
-    const res = await fetch(`${s.url}${T}/watch`, {
-      method: "POST",
-      body: JSON.stringify({ snap_token: from }),
-      signal: abort.signal,
-    });
+    const watch = await openWatch(s, T, from);
+    const res = watch.res;
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/x-ndjson");
     const w2 = await s.call(`${T}/data/write`, {
@@ -324,14 +320,7 @@ describe("HTTP data endpoints", () => {
         { entity: { type: "document", id: "21" }, attribute: "is_public", value: { boolean: true } },
       ],
     });
-    const reader = res.body!.getReader();
-    let text = "";
-    while (!text.includes("\n")) {
-      const { value } = await reader.read();
-      text += new TextDecoder().decode(value);
-    }
-    abort.abort();
-    const first = JSON.parse(text.split("\n")[0]);
+    const first = await watch.firstLine();
     expect(first.changes.snap_token).toBe((w2.body as { snap_token: string }).snap_token);
     expect(first.changes.data_changes).toHaveLength(2);
     expect(first.changes.data_changes).toContainEqual({

@@ -66,6 +66,11 @@ export interface ServiceOptions {
   maxWatchStreams?: number;
   /** `safe`: refuse a schema write that would orphan live rows (default `permify`: write any valid schema). */
   schemaWrites?: SchemaWrites;
+  /**
+   * The clock of evaluation times (ms since the epoch; default Date.now): read ONCE per request, when it starts,
+   * and applied to every read of that request (expiring rows, see docs/EXPIRY.md). Tests pass a controllable one.
+   */
+  clock?: () => number;
 }
 
 /** A schema diff request: the base (a stored version, "" = head, or schema text) and the new schema text. */
@@ -146,15 +151,21 @@ export class PembaService {
   /** The engine's evaluations over this service's store, reused across requests. */
   readonly #evaluations = new engine.EvaluationPool();
   readonly #schemaWrites: SchemaWrites;
+  /** Evaluation times: one reading per request. */
+  readonly clock: () => number;
 
   constructor(store: Store, opts: ServiceOptions = {}) {
     this.store = store;
+    this.clock = opts.clock ?? Date.now;
     this.schemas = new SchemaRegistry(store, {
       headTtlMs: opts.headSchemaTtlMs,
       maxEntries: opts.maxCompiledSchemas,
       maxBytes: opts.maxCompiledSchemaBytes,
     });
-    this.watches = new WatchHub(store, { maxStreams: opts.maxWatchStreams });
+    this.watches = new WatchHub(store, {
+      maxStreams: opts.maxWatchStreams,
+      sweep: (tenantId) => this.sweepExpired(tenantId),
+    });
     this.#schemaWrites = opts.schemaWrites ?? "permify";
   }
 
@@ -217,12 +228,37 @@ export class PembaService {
   }
 
   async #target(tenantId: string, meta: PermissionMetadata, context?: Context) {
+    const now = this.clock();
     const { schema, snap } = await this.#resolve(
       tenantId,
       meta.schemaVersion,
       this.#snapshot(tenantId, meta.snapToken),
     );
-    return { schema, target: this.#evaluationTarget(tenantId, snap, meta, context) };
+    return { schema, target: this.#evaluationTarget(tenantId, snap, now, meta, context) };
+  }
+
+  /**
+   * The expiry sweep of a tenant: when a live row's expiry has passed (one cheap read), deletes every such row in
+   * ONE write, so the change feed and watch report the expiry as a delete and GC removes the rows once that write
+   * is older than the GC window. Reads never wait for it: they hide expired rows by their evaluation time.
+   * Returns the sweep's snap token, undefined when nothing was due.
+   */
+  async sweepExpired(tenantId: string, now: number = this.clock()): Promise<string | undefined> {
+    const next = await this.store.nextExpiry(tenantId);
+    if (next === undefined || next > now) return undefined;
+    return this.#snapToken(tenantId, await this.store.write(tenantId, { expireUpTo: now }));
+  }
+
+  /** The sweep of every tenant (the GC timer runs it before collecting); returns how many tenants swept rows. */
+  async sweepAllExpired(now: number = this.clock()): Promise<number> {
+    let swept = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.listTenants(100, cursor);
+      for (const t of page.items) if ((await this.sweepExpired(t.id, now)) !== undefined) swept++;
+      cursor = page.cursor || undefined;
+    } while (cursor);
+    return swept;
   }
 
   // ---- tenancy ----
@@ -302,7 +338,7 @@ export class PembaService {
       snap,
       head,
       { definition },
-      { decisions: false },
+      { decisions: false, at: this.clock() },
     );
     if (orphanedRows(report) > 0) throw schemaWriteRefusal(report);
   }
@@ -318,7 +354,17 @@ export class PembaService {
         ? { version: "", definition: parseSchema(req.baseSchema), compiled: undefined }
         : await this.schemas.resolve(tenantId, req.baseVersion);
     const snap = await this.resolveSnap(tenantId, req.snapToken);
-    const report = await measureSchemaDiff(this.store, tenantId, snap, from, { definition: to }, req);
+    const report = await measureSchemaDiff(
+      this.store,
+      tenantId,
+      snap,
+      from,
+      { definition: to },
+      {
+        ...req,
+        at: this.clock(),
+      },
+    );
     return { baseVersion: from.version, snapToken: this.snapTokenOf(tenantId, snap), report };
   }
 
@@ -395,8 +441,9 @@ export class PembaService {
     pageSize: number,
     continuousToken: string,
   ): Promise<Page<Tuple>> {
+    const now = this.clock();
     const snap = await this.resolveSnap(tenantId, snapToken);
-    return this.store.readTuples(tenantId, snap, filter, pageSize, continuousToken || undefined);
+    return this.store.readTuples(tenantId, snap, filter, pageSize, continuousToken || undefined, now);
   }
 
   async readAttributes(
@@ -406,8 +453,9 @@ export class PembaService {
     pageSize: number,
     continuousToken: string,
   ): Promise<Page<Attribute>> {
+    const now = this.clock();
     const snap = await this.resolveSnap(tenantId, snapToken);
-    return this.store.readAttributes(tenantId, snap, filter, pageSize, continuousToken || undefined);
+    return this.store.readAttributes(tenantId, snap, filter, pageSize, continuousToken || undefined, now);
   }
 
   // ---- bundles ----
@@ -465,24 +513,38 @@ export class PembaService {
     query: CheckQuery,
     context?: Context,
   ): MaybePromise<CheckOutcome> {
+    const now = this.clock();
     const at = this.#snapshot(tenantId, meta.snapToken);
     const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
     if (schema !== undefined && typeof at.snap === "number") {
-      return engine.check(schema.compiled, this.#evaluationTarget(tenantId, at.snap, meta, context), query);
+      return engine.check(
+        schema.compiled,
+        this.#evaluationTarget(tenantId, at.snap, now, meta, context),
+        query,
+      );
     }
     return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) =>
-      engine.check(schema.compiled, this.#evaluationTarget(tenantId, snap, meta, context), query),
+      engine.check(schema.compiled, this.#evaluationTarget(tenantId, snap, now, meta, context), query),
     );
   }
 
-  /** Where a question is evaluated: this service's store and evaluation pool, at `snap`. */
+  /** Where a question is evaluated: this service's store and evaluation pool, at `snap`, evaluation time `now`. */
   #evaluationTarget(
     tenantId: string,
     snap: Snap,
+    now: number,
     meta: PermissionMetadata,
     context?: Context,
   ): EvaluationTarget {
-    return { store: this.store, tenantId, snap, depth: meta.depth, context, evaluations: this.#evaluations };
+    return {
+      store: this.store,
+      tenantId,
+      snap,
+      at: now,
+      depth: meta.depth,
+      context,
+      evaluations: this.#evaluations,
+    };
   }
 
   /** Results in request order; an engine error for one item makes that item DENIED (Permify's behaviour). */

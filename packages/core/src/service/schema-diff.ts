@@ -95,6 +95,8 @@ export interface DiffOptions {
   seed?: number;
   /** Ask decisions of the changed permissions (default true); false = counts only (safe schema writes). */
   decisions?: boolean;
+  /** The evaluation time (ms): rows expired at it are neither counted nor read (default: now, once per diff). */
+  at?: number;
 }
 
 /** Live rows a report's removals and type changes would orphan or break (0 when unmeasured). */
@@ -127,13 +129,15 @@ interface Scope {
   store: Store;
   tenantId: string;
   snap: Snap;
+  /** The evaluation time of every read of the diff. */
+  at: number;
 }
 
 async function countTuples(s: Scope, filter: TupleFilter, keep?: (t: Tuple) => boolean): Promise<number> {
   let n = 0;
   let cursor: string | undefined;
   do {
-    const page = await s.store.readTuples(s.tenantId, s.snap, filter, PAGE, cursor);
+    const page = await s.store.readTuples(s.tenantId, s.snap, filter, PAGE, cursor, s.at);
     n += keep === undefined ? page.items.length : page.items.filter(keep).length;
     cursor = page.cursor || undefined;
   } while (cursor !== undefined);
@@ -147,7 +151,7 @@ async function eachAttribute(
 ): Promise<void> {
   let cursor: string | undefined;
   do {
-    const page = await s.store.readAttributes(s.tenantId, s.snap, filter, PAGE, cursor);
+    const page = await s.store.readAttributes(s.tenantId, s.snap, filter, PAGE, cursor, s.at);
     for (const a of page.items) visit(a);
     cursor = page.cursor || undefined;
   } while (cursor !== undefined);
@@ -254,9 +258,12 @@ async function walkToSubjects(
       const all = [...set];
       for (let i = 0; i < all.length; i += WALK_IDS_PER_CALL) {
         const entityIds = all.slice(i, i + WALK_IDS_PER_CALL);
-        for (const t of await s.store.queryTuples(s.tenantId, s.snap, [
-          { entityType: type, entityIds, relations },
-        ])) {
+        for (const t of await s.store.queryTuples(
+          s.tenantId,
+          s.snap,
+          [{ entityType: type, entityIds, relations }],
+          s.at,
+        )) {
           const key = `${t.entity.type}\u0000${t.entity.id}`;
           (byEntity.get(key) ?? byEntity.set(key, []).get(key)!).push(t);
         }
@@ -292,7 +299,7 @@ type IdCache = Map<string, string[]>;
 async function idsOf(s: Scope, cache: IdCache, type: string): Promise<string[]> {
   let ids = cache.get(type);
   if (ids === undefined) {
-    ids = await s.store.listObjectIds(s.tenantId, s.snap, type);
+    ids = await s.store.listObjectIds(s.tenantId, s.snap, type, s.at);
     cache.set(type, ids);
   }
   return ids;
@@ -352,7 +359,13 @@ async function decide(
   permission: string,
   pairs: Pair[],
 ): Promise<boolean[]> {
-  const target: EvaluationTarget = { store: s.store, tenantId: s.tenantId, snap: s.snap, depth: DEPTH };
+  const target: EvaluationTarget = {
+    store: s.store,
+    tenantId: s.tenantId,
+    snap: s.snap,
+    at: s.at,
+    depth: DEPTH,
+  };
   const out: boolean[] = [];
   for (let i = 0; i < pairs.length; i += BATCH) {
     const batch = pairs
@@ -382,7 +395,7 @@ export async function measureSchemaDiff(
   opts: DiffOptions = {},
 ): Promise<SchemaDiffReport> {
   const report = structuralReport(from.definition, to.definition, opts);
-  const s: Scope = { store, tenantId, snap };
+  const s: Scope = { store, tenantId, snap, at: opts.at ?? Date.now() };
   const removed: RemovalImpact[] = [];
   for (const r of report.removed) removed.push(await removalImpact(s, r));
   const typeChanges: TypeChangeImpact[] = [];

@@ -57,9 +57,16 @@ export class WatchHub {
   /** Store reads made by the pollers (for tests). */
   polls = 0;
 
-  constructor(store: Store, opts: { maxStreams?: number } = {}) {
+  /** Deletes the tenant's expired rows when one is due (PembaService.sweepExpired), before a poll reads. */
+  readonly #sweep: ((tenantId: string) => Promise<unknown>) | undefined;
+
+  constructor(
+    store: Store,
+    opts: { maxStreams?: number; sweep?: (tenantId: string) => Promise<unknown> } = {},
+  ) {
     this.#store = store;
     this.#maxStreams = opts.maxStreams ?? DEFAULT_MAX_WATCH_STREAMS;
+    this.#sweep = opts.sweep;
     // a store that hears of every committed write (PostgreSQL's notices) wakes the tenant's waiting streams at once;
     // the pollers stay as the fallback for a lost notice
     if (hasWriteNotices(store)) void store.onWrite((tenantId, snap) => this.#notice(tenantId, snap));
@@ -125,8 +132,8 @@ export class WatchHub {
   }
 
   /** False when the current request's query budget (D1) has no read left: the stream ends instead of failing. */
-  #canRead(): boolean {
-    return (this.#store.queriesLeft?.() ?? Number.POSITIVE_INFINITY) >= QUERIES_PER_READ;
+  #canRead(queries = QUERIES_PER_READ): boolean {
+    return (this.#store.queriesLeft?.() ?? Number.POSITIVE_INFINITY) >= queries;
   }
 
   /** Resolves when the tenant's poller sees a change set after `after`, or when `signal` aborts. */
@@ -170,6 +177,8 @@ export class WatchHub {
       for (const w of p.waiters) if (w.after < oldest) oldest = w.after;
       p.polling = true;
       try {
+        // an expiry that took effect becomes a delete in the feed (one statement when none is due)
+        if (this.#sweep !== undefined && this.#canRead(QUERIES_PER_READ + 2)) await this.#sweep(p.tenantId);
         this.polls++;
         const sets = await this.#store.changes(p.tenantId, oldest, 1);
         if (sets.length > 0) for (const w of [...p.waiters]) if (w.after < sets[0].snap) w.wake();

@@ -25,6 +25,7 @@ export interface CombinedReads {
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
+    at?: number,
   ): MaybePromise<[Tuple[], Attribute[]]>;
 }
 

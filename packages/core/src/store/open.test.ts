@@ -39,6 +39,7 @@ describe("openStore", () => {
       "0001_seed",
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
+      "0004_expiry",
     ]);
     expect(await migrate(url)).toEqual([]);
     expect(await migrate(`file:${join(dir, "migrate-libsql.db")}`)).toEqual([
@@ -46,6 +47,7 @@ describe("openStore", () => {
       "0001_seed",
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
+      "0004_expiry",
     ]);
     expect(await migrate("memory:")).toEqual([]);
   });

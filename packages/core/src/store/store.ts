@@ -9,6 +9,11 @@
  * Read methods used by the engine may answer synchronously (memory, better-sqlite3) or with a promise (libSQL,
  * PostgreSQL): the engine awaits only when it must. Each engine read method takes a LIST of queries so that the
  * per-request batcher can turn every read of one level of the walk into ONE call (one SQL statement).
+ *
+ * Expiry (Pemba extension): a row may carry `expiresAt` (ms since the epoch). Every read takes an evaluation time
+ * `at` (ms; default: the store's clock when called) and sees a row only while `at < expiresAt`: a read is a
+ * function of (snap, at). The caller (the service) picks `at` ONCE per request. `at = 0` sees every row (the
+ * replica's load). The paged reads and the change feed return `expiresAt`; the engine reads need not.
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import type {
@@ -72,15 +77,30 @@ export interface Store
   write(tenantId: string, req: WriteRequest): Promise<Snap>;
   /** The newest snap that this tenant's reads can use (the store-wide head). */
   headSnap(tenantId: string): MaybePromise<Snap>;
+  /**
+   * The earliest expiresAt of the tenant's live rows (a lower bound: the memory store may answer an earlier time
+   * until its next sweep); undefined when none expires. The sweep (write `expireUpTo`) runs only when it is due.
+   */
+  nextExpiry(tenantId: string): MaybePromise<number | undefined>;
   /** Throws PembaError ERROR_CODE_SNAP_TOKEN_EXPIRED when `snap` is older than the GC window keeps. */
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void>;
 
   // engine reads at a snapshot (batched)
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]>;
-  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]>;
-  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]>;
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]>;
+  querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at?: number,
+  ): MaybePromise<Tuple[]>;
+  queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at?: number,
+  ): MaybePromise<Attribute[]>;
   /** Distinct ids of `type` that appear anywhere (tuple entity or subject, attribute entity), sorted. */
-  listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]>;
+  listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]>;
 
   // filtered, paged reads (the API's read endpoints); stable order
   readTuples(
@@ -89,6 +109,7 @@ export interface Store
     filter: TupleFilter,
     pageSize: number,
     cursor?: string,
+    at?: number,
   ): Promise<Page<Tuple>>;
   readAttributes(
     tenantId: string,
@@ -96,6 +117,7 @@ export interface Store
     filter: AttributeFilter,
     pageSize: number,
     cursor?: string,
+    at?: number,
   ): Promise<Page<Attribute>>;
 
   /** Change feed: the change sets with snap > `after`, oldest first, at most `limit` sets. */

@@ -66,6 +66,11 @@ export interface WriteRequest {
   deleteAttributes?: { entity: { type: string; id: string }; attribute: string }[];
   /** Every attribute matching any of these filters is deleted. */
   deleteAttributeFilters?: AttributeFilter[];
+  /**
+   * The expiry sweep: every live tuple and attribute whose expiresAt is at or before this time (ms) is deleted, so
+   * the change feed and watch report the expiry as a delete and GC later removes the row.
+   */
+  expireUpTo?: number;
 }
 
 export interface DataChange {

@@ -9,6 +9,10 @@ function requireName(value: unknown, what: string): void {
   if (typeof value !== "string" || value === "") throw invalid(what);
 }
 
+function validateExpiry(expiresAt: number | undefined, what: string): void {
+  if (expiresAt !== undefined && !Number.isSafeInteger(expiresAt)) throw invalid(`${what} expires_at`);
+}
+
 export function validateTuple(t: Tuple): void {
   if (!t?.entity || !t.subject) throw invalid("tuple");
   requireName(t.entity.type, "tuple entity type");
@@ -17,6 +21,7 @@ export function validateTuple(t: Tuple): void {
   requireName(t.subject.type, "tuple subject type");
   requireName(t.subject.id, "tuple subject id");
   if (typeof t.subject.relation !== "string") throw invalid("tuple subject relation");
+  validateExpiry(t.expiresAt, "tuple");
 }
 
 const INT32_MIN = -2147483648;
@@ -58,10 +63,13 @@ export function validateAttribute(a: Attribute): void {
   requireName(a.entity.id, "attribute entity id");
   requireName(a.attribute, "attribute name");
   validateAttributeValue(a.value);
+  validateExpiry(a.expiresAt, "attribute");
 }
 
 /** Throws PembaError ERROR_CODE_VALIDATION for the first malformed item. */
 export function validateWriteRequest(req: WriteRequest): void {
+  if (req.expireUpTo !== undefined && !Number.isSafeInteger(req.expireUpTo))
+    throw invalid("expiry sweep time");
   for (const t of req.tuples ?? []) validateTuple(t);
   for (const t of req.deleteTuples ?? []) validateTuple(t);
   for (const a of req.attributes ?? []) validateAttribute(a);

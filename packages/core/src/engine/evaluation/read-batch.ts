@@ -22,6 +22,8 @@ export class ReadBatch {
   store!: Store;
   tenantId!: string;
   snap!: Snap;
+  /** The evaluation time: rows expired at it are absent. */
+  at = 0;
   /** Store calls made (for tests and tuning). */
   storeCalls = 0;
   /** Per entry: tuples, an attribute or null, QUEUED; undefined when never asked. */
@@ -41,6 +43,7 @@ export class ReadBatch {
     store: Store,
     tenantId: string,
     snap: Snap,
+    at: number,
     context: ContextualData | undefined,
     direct: boolean,
     onSynchronous: ((store: Store) => void) | undefined,
@@ -48,6 +51,7 @@ export class ReadBatch {
     this.store = store;
     this.tenantId = tenantId;
     this.snap = snap;
+    this.at = at;
     this.storeCalls = 0;
     this.#context = context;
     this.#direct = direct;
@@ -74,7 +78,7 @@ export class ReadBatch {
       q.entityIds[0] = id;
       q.relations[0] = ref.name;
       this.storeCalls++;
-      const rows = this.store.queryTuples(this.tenantId, this.snap, query);
+      const rows = this.store.queryTuples(this.tenantId, this.snap, query, this.at);
       if (!(rows instanceof Promise)) {
         const context = this.#context;
         const tuples =
@@ -105,7 +109,7 @@ export class ReadBatch {
       (q.entityIds as string[])[0] = id;
       q.attributes[0] = ref.name;
       this.storeCalls++;
-      const rows = this.store.queryAttributes(this.tenantId, this.snap, query);
+      const rows = this.store.queryAttributes(this.tenantId, this.snap, query, this.at);
       if (!(rows instanceof Promise)) {
         const attribute = rows.length > 0 ? rows[0] : null;
         this.#column[e] = attribute;
@@ -139,6 +143,7 @@ export class ReadBatch {
         this.snap,
         queries(entries, tuples, false) as TupleQuery[],
         queries(entries, attributes, true) as AttributeQuery[],
+        this.at,
       );
       if (both instanceof Promise) {
         return both.then(([t, a]) => {
@@ -157,6 +162,7 @@ export class ReadBatch {
         this.tenantId,
         this.snap,
         queries(entries, tuples, false) as TupleQuery[],
+        this.at,
       );
     }
     if (attributes.length > 0) {
@@ -165,6 +171,7 @@ export class ReadBatch {
         this.tenantId,
         this.snap,
         queries(entries, attributes, true) as AttributeQuery[],
+        this.at,
       );
     }
     if (tupleRows instanceof Promise || attributeRows instanceof Promise) {

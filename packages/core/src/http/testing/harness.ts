@@ -80,3 +80,26 @@ export const tuple = (entity: string, relation: string, subject: string) => {
   const [sid, srel = ""] = rest.split("#");
   return { entity: { type: et, id: eid }, relation, subject: { type: st, id: sid, relation: srel } };
 };
+
+/** `POST <tenantPath>/watch` from a snap token; `firstLine()` reads the stream's first NDJSON line, then ends it. */
+export async function openWatch(s: TestServer, tenantPath: string, snapToken: string) {
+  const abort = new AbortController();
+  const res = await fetch(`${s.url}${tenantPath}/watch`, {
+    method: "POST",
+    body: JSON.stringify({ snap_token: snapToken }),
+    signal: abort.signal,
+  });
+  return {
+    res,
+    async firstLine(): Promise<{ changes: { snap_token: string; data_changes: unknown[] } }> {
+      const reader = res.body!.getReader();
+      let text = "";
+      while (!text.includes("\n")) {
+        const { value } = await reader.read();
+        text += new TextDecoder().decode(value);
+      }
+      abort.abort();
+      return JSON.parse(text.split("\n")[0]!);
+    },
+  };
+}

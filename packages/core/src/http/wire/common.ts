@@ -1,5 +1,6 @@
 /** Wire shapes shared by the endpoints (proto `base.v1` messages), with Permify's PGV rules. */
 import { z } from "@hono/zod-openapi";
+import { parseRfc3339 } from "../../expiry.ts";
 import { optionalMessage, patternString, plainString, protoMessage, repeated } from "./pgv.ts";
 
 export const TENANT_ID_PATTERN = "^([a-zA-Z0-9_\\-@\\.:+]{1,128}|\\*)$";
@@ -26,10 +27,25 @@ export const RelationReferenceSchema = protoMessage("RelationReference", {
   relation: patternString(NAME_PATTERN, 64, true),
 });
 
+/** Pemba extension: `expires_at` of a tuple or attribute (absent or null = never expires). */
+const expiresAtField = () =>
+  z.preprocess(
+    (v: unknown) => (v === null || v === "" ? undefined : v),
+    z
+      .string({ error: "value must be an RFC 3339 timestamp string" })
+      .refine((v) => parseRfc3339(v) !== undefined, { error: "value must be an RFC 3339 timestamp" })
+      .optional()
+      .openapi({
+        format: "date-time",
+        description: "Pemba extension: the row is absent from every read from this instant on (UTC)",
+      }),
+  );
+
 export const TupleSchema = protoMessage("Tuple", {
   entity: EntitySchema,
   relation: patternString(NAME_PATTERN, 64),
   subject: SubjectSchema,
+  expires_at: expiresAtField(),
 });
 
 /**
@@ -59,6 +75,7 @@ export const AttributeSchema = protoMessage("Attribute", {
   entity: EntitySchema,
   attribute: patternString(NAME_PATTERN, 64),
   value: AttributeValueSchema.prefault({}),
+  expires_at: expiresAtField(),
 });
 
 export const ContextSchema = protoMessage("Context", {

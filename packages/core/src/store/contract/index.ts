@@ -1,10 +1,11 @@
 /**
- * The one contract suite every Store driver passes (memory, SQLite, libSQL, PostgreSQL). `open` must return a
+ * The one contract suite every Store driver passes (memory, SQLite, libSQL, PostgreSQL, D1, the replica). `open` must return a
  * fresh, empty store (only tenant "t1") for every test.
  */
 import { afterEach, beforeEach, describe } from "vitest";
 import type { Store } from "../store.ts";
 import { describeDataContract } from "./data.ts";
+import { describeExpiryContract } from "./expiry.ts";
 import type { StoreHandle } from "./handle.ts";
 import { describeHistoryContract } from "./history.ts";
 import { describeMetadataContract } from "./metadata.ts";
@@ -28,5 +29,6 @@ export function describeStoreContract(
     describeMetadataContract(handle);
     describeDataContract(handle);
     describeHistoryContract(handle);
+    describeExpiryContract(handle);
   });
 }

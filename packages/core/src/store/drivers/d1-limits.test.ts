@@ -35,13 +35,13 @@ describe("d1Dialect statements within D1's limits", () => {
   it("engine reads: tuples, subject tuples, attributes; the combined level read or its two halves", () => {
     fc.assert(
       fc.property(queries(tupleQuery), queries(subjectQuery), queries(attributeQuery), (t, s, a) => {
-        expect(within(queryTuplesStatement(d1Dialect, "t1", 7, t))).toBe(true);
-        expect(within(querySubjectTuplesStatement(d1Dialect, "t1", 7, s))).toBe(true);
-        expect(within(queryAttributesStatement(d1Dialect, "t1", 7, a))).toBe(true);
-        const combined = queryReadsStatement(d1Dialect, "t1", 7, t, a);
+        expect(within(queryTuplesStatement(d1Dialect, "t1", 7, t, 5))).toBe(true);
+        expect(within(querySubjectTuplesStatement(d1Dialect, "t1", 7, s, 5))).toBe(true);
+        expect(within(queryAttributesStatement(d1Dialect, "t1", 7, a, 5))).toBe(true);
+        const combined = queryReadsStatement(d1Dialect, "t1", 7, t, a, 5);
         if (combined.params.length > d1Dialect.maxParams) {
-          expect(within(queryTuplesStatement(d1Dialect, "t1", 7, t))).toBe(true);
-          expect(within(queryAttributesStatement(d1Dialect, "t1", 7, a))).toBe(true);
+          expect(within(queryTuplesStatement(d1Dialect, "t1", 7, t, 5))).toBe(true);
+          expect(within(queryAttributesStatement(d1Dialect, "t1", 7, a, 5))).toBe(true);
         } else {
           expect(within(combined)).toBe(true);
         }
@@ -53,8 +53,8 @@ describe("d1Dialect statements within D1's limits", () => {
   it("filtered reads and writes (deletes by key and by filter, inserts, attribute upserts)", () => {
     fc.assert(
       fc.property(tupleFilter, attributeFilter, writeRequest(1000, 300, 50), (tf, af, req) => {
-        expect(within(readTuplesStatement(d1Dialect, "t1", 7, tf, 0, 101))).toBe(true);
-        expect(within(readAttributesStatement(d1Dialect, "t1", 7, af, 0, 101))).toBe(true);
+        expect(within(readTuplesStatement(d1Dialect, "t1", 7, 5, tf, 0, 101))).toBe(true);
+        expect(within(readAttributesStatement(d1Dialect, "t1", 7, 5, af, 0, 101))).toBe(true);
         for (const s of planWrite(d1Dialect, "t1", req, 0)) expect(within(s)).toBe(true);
       }),
       { numRuns: 100 },

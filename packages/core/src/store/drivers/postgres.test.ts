@@ -61,6 +61,7 @@ describe("PostgresStore", () => {
       "0001_seed",
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
+      "0004_expiry",
     ]);
     expect(await migrate(url)).toEqual([]);
     const store = await openStore(url.replace(/^postgres:/, "postgresql:"));

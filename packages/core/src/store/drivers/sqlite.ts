@@ -125,17 +125,27 @@ export class SqliteStore extends SqlStore {
   override assertSnapReadable(tenantId: string, snap: Snap): void {
     super.assertSnapReadable(tenantId, snap);
   }
-  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): Tuple[] {
-    return super.queryTuples(tenantId, snap, queries) as Tuple[];
+  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): Tuple[] {
+    return super.queryTuples(tenantId, snap, queries, at) as Tuple[];
   }
-  override querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): Tuple[] {
-    return super.querySubjectTuples(tenantId, snap, queries) as Tuple[];
+  override querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at?: number,
+  ): Tuple[] {
+    return super.querySubjectTuples(tenantId, snap, queries, at) as Tuple[];
   }
-  override queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): Attribute[] {
-    return super.queryAttributes(tenantId, snap, queries) as Attribute[];
+  override queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at?: number,
+  ): Attribute[] {
+    return super.queryAttributes(tenantId, snap, queries, at) as Attribute[];
   }
-  override listObjectIds(tenantId: string, snap: Snap, type: string): string[] {
-    return super.listObjectIds(tenantId, snap, type) as string[];
+  override listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): string[] {
+    return super.listObjectIds(tenantId, snap, type, at) as string[];
   }
 
   /** Opens (creating if needed) and migrates the database file at `url` (see `sqlitePath`). */

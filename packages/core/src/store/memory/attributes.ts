@@ -31,6 +31,8 @@ export class AttributeTable {
   created: Int32Array;
   deleted: Int32Array;
   id: Float64Array;
+  /** When the row stops counting (ms since the epoch); NEVER (+Infinity) when it does not expire. */
+  expires: Float64Array;
   values: AttributeValue[] = [];
   nextA: Int32Array;
   nextT: Int32Array;
@@ -45,15 +47,16 @@ export class AttributeTable {
     this.hashMask = hashMask;
     const none = new Int32Array(0);
     this.et = this.eid = this.name = this.created = this.deleted = this.nextA = this.nextT = none;
-    this.id = new Float64Array(0);
+    this.id = this.expires = new Float64Array(0);
     this.resize(64);
     this.aSlots = emptySlots(16);
     this.tSlots = emptySlots(16);
   }
 
   private resize(cap: number): void {
-    const b = new ColumnBlock(cap, 8 + 7 * 4, this.n);
+    const b = new ColumnBlock(cap, 2 * 8 + 7 * 4, this.n);
     this.id = b.f64(this.id);
+    this.expires = b.f64(this.expires);
     this.et = b.i32(this.et);
     this.eid = b.i32(this.eid);
     this.name = b.i32(this.name);
@@ -96,7 +99,7 @@ export class AttributeTable {
   }
 
   /** Appends a live row (the caller deleted the previous live value) created at `tx`. */
-  add(et: number, eid: number, name: number, value: AttributeValue, tx: number): number {
+  add(et: number, eid: number, name: number, value: AttributeValue, tx: number, expires: number): number {
     if (this.n === this.et.length) this.resize(nextCapacity(this.et.length, this.n + 1));
     this.growIndexes();
     const r = this.n++;
@@ -106,6 +109,7 @@ export class AttributeTable {
     this.created[r] = tx;
     this.deleted[r] = LIVE;
     this.id[r] = ++this.seq;
+    this.expires[r] = expires;
     this.values[r] = value;
     this.link(r);
     return r;
@@ -199,6 +203,7 @@ export class AttributeTable {
         this.created[w] = this.created[r];
         this.deleted[w] = this.deleted[r];
         this.id[w] = this.id[r];
+        this.expires[w] = this.expires[r];
         this.values[w] = this.values[r];
       }
       w++;

@@ -12,6 +12,12 @@ export const NONE = -1;
  */
 export const LIVE = 0x3fffffff;
 
+/** `expires` of a row that never expires: every evaluation time is before it. */
+export const NEVER = Number.POSITIVE_INFINITY;
+
+/** A row's `expires` from its record's `expiresAt`. */
+export const expiresOf = (expiresAt: number | undefined): number => expiresAt ?? NEVER;
+
 /** Strings an Interner remembers from its last lookups. */
 const RECENT = 4;
 /** Names kept in an Interner's small cache (a schema's types, relations and attributes fit many times over). */

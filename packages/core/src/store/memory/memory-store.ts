@@ -32,7 +32,7 @@ import type {
 } from "../store.ts";
 import { validateWriteRequest } from "../validate.ts";
 import { frozenValue } from "./attributes.ts";
-import { LIVE, lowerBound, NONE } from "./columns.ts";
+import { expiresOf, LIVE, lowerBound, NONE } from "./columns.ts";
 import {
   attributeRowMatches,
   makeAttribute,
@@ -216,6 +216,24 @@ export class MemoryStore implements Store, ChangeSetSink {
       A.deleted[r] = tx;
       deletedAttributes.push(A.id[r]);
     };
+    if (req.expireUpTo !== undefined) {
+      // the sweep: expired live rows go; the earliest expiry of the rest is exact again
+      const upTo = req.expireUpTo;
+      let earliest = Number.POSITIVE_INFINITY;
+      for (let r = 0; r < T.n; r++) {
+        if (T.deleted[r] !== LIVE) continue;
+        const e = T.expires[r];
+        if (e <= upTo) deleteTuple(r);
+        else if (e < earliest) earliest = e;
+      }
+      for (let r = 0; r < A.n; r++) {
+        if (A.deleted[r] !== LIVE) continue;
+        const e = A.expires[r];
+        if (e <= upTo) deleteAttribute(r);
+        else if (e < earliest) earliest = e;
+      }
+      d.earliestExpiry = earliest;
+    }
     for (const t of req.deleteTuples ?? []) {
       const et = strings.lookup(t.entity.type);
       const eid = strings.lookup(t.entity.id);
@@ -255,7 +273,15 @@ export class MemoryStore implements Store, ChangeSetSink {
       const st = strings.intern(t.subject.type);
       const sid = strings.intern(t.subject.id);
       const srel = strings.intern(t.subject.relation);
-      if (T.findLive(et, eid, rel, st, sid, srel) === NONE) T.add(et, eid, rel, st, sid, srel, tx);
+      const expires = expiresOf(t.expiresAt);
+      const live = T.findLive(et, eid, rel, st, sid, srel);
+      // the same tuple with the same expiry is a no-op; another expiry replaces the row
+      if (live !== NONE) {
+        if (T.expires[live] === expires) continue;
+        deleteTuple(live);
+      }
+      T.add(et, eid, rel, st, sid, srel, tx, expires);
+      if (expires < d.earliestExpiry) d.earliestExpiry = expires;
     }
     // the last value written for an attribute wins (and takes the place of its last write)
     let attributes = req.attributes ?? [];
@@ -271,7 +297,9 @@ export class MemoryStore implements Store, ChangeSetSink {
       const name = strings.intern(a.attribute);
       const old = A.live(et, eid, name);
       if (old !== NONE) deleteAttribute(old);
-      A.add(et, eid, name, frozenValue(a.value), tx);
+      const expires = expiresOf(a.expiresAt);
+      A.add(et, eid, name, frozenValue(a.value), tx, expires);
+      if (expires < d.earliestExpiry) d.earliestExpiry = expires;
     }
     // row ids ascending: the change feed lists deletes in row order, as the SQL drivers do
     deletedTuples.sort(ascending);
@@ -289,20 +317,25 @@ export class MemoryStore implements Store, ChangeSetSink {
     return this.head;
   }
 
+  nextExpiry(tenantId: string): number | undefined {
+    const earliest = this.tenants.get(tenantId)?.earliestExpiry;
+    return earliest === undefined || earliest === Number.POSITIVE_INFINITY ? undefined : earliest;
+  }
+
   assertSnapReadable(_tenantId: string, snap: Snap): void {
     if (snap < this.horizon) throw new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
   }
 
   // engine reads
 
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): Tuple[] {
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at: number = Date.now()): Tuple[] {
     if (snap >= LIVE) snap = LIVE - 1;
     const d = this.tenants.get(tenantId);
     if (!d) return [];
     const strings = d.strings;
     const s = strings.strings;
     const T = d.tuples;
-    const { created, deleted, nextE } = T;
+    const { created, deleted, expires, nextE } = T;
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
@@ -323,7 +356,7 @@ export class MemoryStore implements Store, ChangeSetSink {
           let r = tail;
           do {
             r = nextE[r];
-            if (created[r] <= snap && deleted[r] > snap) {
+            if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               entity ??= { type: s[et], id: s[eid] };
               out.push({
                 entity,
@@ -342,14 +375,19 @@ export class MemoryStore implements Store, ChangeSetSink {
     return out;
   }
 
-  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): Tuple[] {
+  querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at: number = Date.now(),
+  ): Tuple[] {
     if (snap >= LIVE) snap = LIVE - 1;
     const d = this.tenants.get(tenantId);
     if (!d) return [];
     const strings = d.strings;
     const s = strings.strings;
     const T = d.tuples;
-    const { created, deleted, nextS } = T;
+    const { created, deleted, expires, nextS } = T;
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
@@ -369,7 +407,7 @@ export class MemoryStore implements Store, ChangeSetSink {
           let r = tail;
           do {
             r = nextS[r];
-            if (created[r] <= snap && deleted[r] > snap) {
+            if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               subject ??= { type: s[st], id: s[sid], relation: s[srel] };
               out.push({ entity: { type: s[et], id: s[T.eid[r]] }, relation: s[rel], subject });
             }
@@ -380,7 +418,12 @@ export class MemoryStore implements Store, ChangeSetSink {
     return out;
   }
 
-  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): Attribute[] {
+  queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at: number = Date.now(),
+  ): Attribute[] {
     if (snap >= LIVE) snap = LIVE - 1;
     const out: Attribute[] = [];
     const d = this.tenants.get(tenantId);
@@ -388,7 +431,7 @@ export class MemoryStore implements Store, ChangeSetSink {
     const strings = d.strings;
     const s = strings.strings;
     const A = d.attributes;
-    const { created, deleted, nextA, nextT, values } = A;
+    const { created, deleted, expires, nextA, nextT, values } = A;
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
       const et = strings.lookupName(q.entityType);
@@ -404,8 +447,10 @@ export class MemoryStore implements Store, ChangeSetSink {
             // newest first: at most one row of an attribute is visible at a snap
             for (let r = A.newest(et, eid, name); r !== NONE; r = nextA[r]) {
               if (created[r] <= snap && deleted[r] > snap) {
-                entity ??= { type: s[et], id: s[eid] };
-                out.push({ entity, attribute: s[name], value: values[r] });
+                if (expires[r] > at) {
+                  entity ??= { type: s[et], id: s[eid] };
+                  out.push({ entity, attribute: s[name], value: values[r] });
+                }
                 break;
               }
             }
@@ -420,7 +465,7 @@ export class MemoryStore implements Store, ChangeSetSink {
           let r = tail;
           do {
             r = nextT[r];
-            if (created[r] <= snap && deleted[r] > snap) out.push(makeAttribute(A, s, r));
+            if (created[r] <= snap && deleted[r] > snap && expires[r] > at) out.push(makeAttribute(A, s, r));
           } while (r !== tail);
         }
       }
@@ -428,7 +473,7 @@ export class MemoryStore implements Store, ChangeSetSink {
     return out;
   }
 
-  listObjectIds(tenantId: string, snap: Snap, type: string): string[] {
+  listObjectIds(tenantId: string, snap: Snap, type: string, at: number = Date.now()): string[] {
     if (snap >= LIVE) snap = LIVE - 1;
     const d = this.tenants.get(tenantId);
     if (!d) return [];
@@ -437,13 +482,14 @@ export class MemoryStore implements Store, ChangeSetSink {
     const seen = new Uint8Array(d.strings.strings.length);
     const T = d.tuples;
     for (let r = 0; r < T.n; r++) {
-      if (T.created[r] > snap || T.deleted[r] <= snap) continue;
+      if (T.created[r] > snap || T.deleted[r] <= snap || T.expires[r] <= at) continue;
       if (T.et[r] === t) seen[T.eid[r]] = 1;
       if (T.st[r] === t) seen[T.sid[r]] = 1;
     }
     const A = d.attributes;
     for (let r = 0; r < A.n; r++) {
-      if (A.et[r] === t && A.created[r] <= snap && A.deleted[r] > snap) seen[A.eid[r]] = 1;
+      if (A.et[r] === t && A.created[r] <= snap && A.deleted[r] > snap && A.expires[r] > at)
+        seen[A.eid[r]] = 1;
     }
     const ids: string[] = [];
     const s = d.strings.strings;
@@ -459,13 +505,14 @@ export class MemoryStore implements Store, ChangeSetSink {
     filter: TupleFilter,
     pageSize: number,
     cursor?: string,
+    at: number = Date.now(),
   ): Promise<Page<Tuple>> {
     const d = this.tenants.get(tenantId);
     const nf = d && numberTupleFilter(d.strings, filter);
     if (!d || !nf) return emptyPage(cursor);
     const T = d.tuples;
     const s = d.strings.strings;
-    return pageRows(T, Math.min(snap, LIVE - 1), cursor, pageLimit(pageSize), (r) =>
+    return pageRows(T, Math.min(snap, LIVE - 1), at, cursor, pageLimit(pageSize), (r) =>
       tupleRowMatches(T, r, nf) ? makeTuple(T, s, r) : undefined,
     );
   }
@@ -476,13 +523,14 @@ export class MemoryStore implements Store, ChangeSetSink {
     filter: AttributeFilter,
     pageSize: number,
     cursor?: string,
+    at: number = Date.now(),
   ): Promise<Page<Attribute>> {
     const d = this.tenants.get(tenantId);
     const nf = d && numberAttributeFilter(d.strings, filter);
     if (!d || !nf) return emptyPage(cursor);
     const A = d.attributes;
     const s = d.strings.strings;
-    return pageRows(A, Math.min(snap, LIVE - 1), cursor, pageLimit(pageSize), (r) =>
+    return pageRows(A, Math.min(snap, LIVE - 1), at, cursor, pageLimit(pageSize), (r) =>
       attributeRowMatches(A, r, nf) ? makeAttribute(A, s, r) : undefined,
     );
   }

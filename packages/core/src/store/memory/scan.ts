@@ -6,19 +6,30 @@ import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model
 import { decodeNumberCursor, encodeCursor } from "../cursor.ts";
 import type { Page } from "../store.ts";
 import type { AttributeTable } from "./attributes.ts";
-import { type Interner, NONE, upperBound } from "./columns.ts";
+import { type Interner, NEVER, NONE, upperBound } from "./columns.ts";
 import type { TupleTable } from "./tuples.ts";
 
+/** The row as a record, with its `expiresAt` when it has one (paged reads, change feed). */
 export function makeTuple(t: TupleTable, s: string[], r: number): Tuple {
-  return {
+  const tuple: Tuple = {
     entity: { type: s[t.et[r]], id: s[t.eid[r]] },
     relation: s[t.rel[r]],
     subject: { type: s[t.st[r]], id: s[t.sid[r]], relation: s[t.srel[r]] },
   };
+  const expires = t.expires[r];
+  if (expires !== NEVER) tuple.expiresAt = expires;
+  return tuple;
 }
 
 export function makeAttribute(a: AttributeTable, s: string[], r: number): Attribute {
-  return { entity: { type: s[a.et[r]], id: s[a.eid[r]] }, attribute: s[a.name[r]], value: a.values[r] };
+  const attribute: Attribute = {
+    entity: { type: s[a.et[r]], id: s[a.eid[r]] },
+    attribute: s[a.name[r]],
+    value: a.values[r],
+  };
+  const expires = a.expires[r];
+  if (expires !== NEVER) attribute.expiresAt = expires;
+  return attribute;
 }
 
 /** A filter field as an interned number: ANY matches everything. */
@@ -101,19 +112,20 @@ export function attributeRowMatches(a: AttributeTable, r: number, f: NumberedAtt
   );
 }
 
-/** Rows visible at `snap` that `pick` accepts, in row order, after the cursor's row id. */
+/** Rows visible at `snap` and not expired at `at` that `pick` accepts, in row order, after the cursor's row id. */
 export function pageRows<T>(
-  table: { n: number; id: Float64Array; created: Int32Array; deleted: Int32Array },
+  table: { n: number; id: Float64Array; created: Int32Array; deleted: Int32Array; expires: Float64Array },
   snap: number,
+  at: number,
   cursor: string | undefined,
   limit: number,
   pick: (r: number) => T | undefined,
 ): Page<T> {
   const items: T[] = [];
   let lastId = 0;
-  const { id, created, deleted } = table;
+  const { id, created, deleted, expires } = table;
   for (let r = upperBound(id, table.n, cursor ? decodeNumberCursor(cursor) : 0); r < table.n; r++) {
-    if (created[r] > snap || deleted[r] <= snap) continue;
+    if (created[r] > snap || deleted[r] <= snap || expires[r] <= at) continue;
     const item = pick(r);
     if (item === undefined) continue;
     if (items.length === limit) return { items, cursor: encodeCursor(lastId) };

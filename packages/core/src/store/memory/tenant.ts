@@ -30,6 +30,8 @@ export class TenantData {
   txLog: TxEntry[] = [];
   /** The last transaction applied to this tenant (0 = none). */
   lastTx = 0;
+  /** A lower bound of the live rows' expiries (+Infinity: none); exact after each sweep. */
+  earliestExpiry = Number.POSITIVE_INFINITY;
   /** The horizon of the last collect: rows deleted at or before it are garbage (counted, maybe not yet removed). */
   private collectedTo = 0;
   /** Garbage rows not yet removed. */

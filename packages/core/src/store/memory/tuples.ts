@@ -25,6 +25,8 @@ export class TupleTable {
   deleted: Int32Array;
   /** Stable row id (paging cursors, change-feed order); ascending with the row index. */
   id: Float64Array;
+  /** When the row stops counting (ms since the epoch); NEVER (+Infinity) when it does not expire. */
+  expires: Float64Array;
   nextE: Int32Array;
   nextS: Int32Array;
   nextL: Int32Array;
@@ -43,7 +45,7 @@ export class TupleTable {
     const none = new Int32Array(0);
     this.et = this.eid = this.rel = this.st = this.sid = this.srel = none;
     this.created = this.deleted = this.nextE = this.nextS = this.nextL = none;
-    this.id = new Float64Array(0);
+    this.id = this.expires = new Float64Array(0);
     this.resize(64);
     this.eSlots = emptySlots(16);
     this.sSlots = emptySlots(16);
@@ -51,8 +53,9 @@ export class TupleTable {
   }
 
   private resize(cap: number): void {
-    const b = new ColumnBlock(cap, 8 + 11 * 4, this.n);
+    const b = new ColumnBlock(cap, 2 * 8 + 11 * 4, this.n);
     this.id = b.f64(this.id);
+    this.expires = b.f64(this.expires);
     this.et = b.i32(this.et);
     this.eid = b.i32(this.eid);
     this.rel = b.i32(this.rel);
@@ -123,7 +126,16 @@ export class TupleTable {
   // writes
 
   /** Appends a live row (the caller checked that the tuple is not live) created at `tx`. */
-  add(et: number, eid: number, rel: number, st: number, sid: number, srel: number, tx: number): number {
+  add(
+    et: number,
+    eid: number,
+    rel: number,
+    st: number,
+    sid: number,
+    srel: number,
+    tx: number,
+    expires: number,
+  ): number {
     if (this.n === this.et.length) this.resize(nextCapacity(this.et.length, this.n + 1));
     if ((this.eGroups + 1) * 2 > this.eSlots.length) this.eSlots = this.rehashEntity(this.eSlots.length * 2);
     if ((this.sGroups + 1) * 2 > this.sSlots.length) this.sSlots = this.rehashSubject(this.sSlots.length * 2);
@@ -138,6 +150,7 @@ export class TupleTable {
     this.created[r] = tx;
     this.deleted[r] = LIVE;
     this.id[r] = ++this.seq;
+    this.expires[r] = expires;
     this.linkEntity(r);
     this.linkSubject(r);
     this.linkLive(r);
@@ -284,6 +297,7 @@ export class TupleTable {
         this.created[w] = this.created[r];
         this.deleted[w] = this.deleted[r];
         this.id[w] = this.id[r];
+        this.expires[w] = this.expires[r];
       }
       w++;
     }

@@ -88,20 +88,34 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     return this.storeFor(tenantId).headSnap(tenantId);
   }
 
+  nextExpiry(tenantId: string): MaybePromise<number | undefined> {
+    return this.storeFor(tenantId).nextExpiry(tenantId);
+  }
+
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
     return this.storeFor(tenantId).assertSnapReadable(tenantId, snap);
   }
 
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
-    return this.storeFor(tenantId).queryTuples(tenantId, snap, queries);
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]> {
+    return this.storeFor(tenantId).queryTuples(tenantId, snap, queries, at);
   }
 
-  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
-    return this.storeFor(tenantId).querySubjectTuples(tenantId, snap, queries);
+  querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at?: number,
+  ): MaybePromise<Tuple[]> {
+    return this.storeFor(tenantId).querySubjectTuples(tenantId, snap, queries, at);
   }
 
-  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
-    return this.storeFor(tenantId).queryAttributes(tenantId, snap, queries);
+  queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at?: number,
+  ): MaybePromise<Attribute[]> {
+    return this.storeFor(tenantId).queryAttributes(tenantId, snap, queries, at);
   }
 
   /** One call when the inner store has the combined read, both reads at once otherwise. */
@@ -110,17 +124,19 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
+    at?: number,
   ): MaybePromise<[Tuple[], Attribute[]]> {
     const inner = this.storeFor(tenantId);
-    if (hasCombinedReads(inner)) return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes);
-    const t = inner.queryTuples(tenantId, snap, tuples);
-    const a = inner.queryAttributes(tenantId, snap, attributes);
+    if (hasCombinedReads(inner))
+      return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
+    const t = inner.queryTuples(tenantId, snap, tuples, at);
+    const a = inner.queryAttributes(tenantId, snap, attributes, at);
     if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
     return [t, a];
   }
 
-  listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
-    return this.storeFor(tenantId).listObjectIds(tenantId, snap, type);
+  listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]> {
+    return this.storeFor(tenantId).listObjectIds(tenantId, snap, type, at);
   }
 
   readTuples(
@@ -129,8 +145,9 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     filter: TupleFilter,
     pageSize: number,
     cursor?: string,
+    at?: number,
   ): Promise<Page<Tuple>> {
-    return this.storeFor(tenantId).readTuples(tenantId, snap, filter, pageSize, cursor);
+    return this.storeFor(tenantId).readTuples(tenantId, snap, filter, pageSize, cursor, at);
   }
 
   readAttributes(
@@ -139,8 +156,9 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     filter: AttributeFilter,
     pageSize: number,
     cursor?: string,
+    at?: number,
   ): Promise<Page<Attribute>> {
-    return this.storeFor(tenantId).readAttributes(tenantId, snap, filter, pageSize, cursor);
+    return this.storeFor(tenantId).readAttributes(tenantId, snap, filter, pageSize, cursor, at);
   }
 
   changes(tenantId: string, after: Snap, limit: number): Promise<ChangeSet[]> {

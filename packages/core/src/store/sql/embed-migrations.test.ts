@@ -13,6 +13,7 @@ describe("embedded SQLite migrations", () => {
       "0001_seed",
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
+      "0004_expiry",
     ]);
     expect(renderMigrationsModule(fromDisk)).toContain("export const SQLITE_MIGRATIONS");
   });

@@ -58,11 +58,19 @@ export const headParams = (d: Dialect, tenantId: string): unknown[] => (d.name =
 export const gcHorizon = (d: Dialect): SQL => sql`(${counter(d, "gc_horizon")})`;
 
 /**
- * Rows of `t` visible at a snap, bound twice (`snap, snap`). The unary `+` keeps SQLite's planner (no statistics)
- * from picking the created_tx index over the lookup indexes; it changes nothing for PostgreSQL.
+ * Rows of `t` visible at a snap and not expired at an evaluation time, bound `snap, snap, at` (visibleParams). The
+ * unary `+` keeps SQLite's planner (no statistics) from picking the created_tx index over the lookup indexes; it
+ * changes nothing for PostgreSQL.
  */
 export const visibleAt = (t: Tables["tuples"] | Tables["attributes"]): SQL =>
-  sql`+${t.createdTx} <= ${P} AND (${t.deletedTx} IS NULL OR ${t.deletedTx} > ${P})`;
+  sql`+${t.createdTx} <= ${P} AND (${t.deletedTx} IS NULL OR ${t.deletedTx} > ${P}) AND ${notExpired(t)}`;
+
+/** The parameters of `visibleAt`. */
+export const visibleParams = (snap: number, at: number): number[] => [snap, snap, at];
+
+/** Rows of `t` not expired at an evaluation time (one parameter: `at`, ms). */
+export const notExpired = (t: Tables["tuples"] | Tables["attributes"]): SQL =>
+  sql`(${t.expiresAt} IS NULL OR ${t.expiresAt} > ${P})`;
 
 /** A filter's conditions (empty strings and lists match anything): `shape` names which, `params` binds them. */
 export interface Filter<K extends string> {

@@ -62,6 +62,8 @@ export const tuples = pgTable(
     subjectRelation: text("subject_relation").notNull(),
     createdTx: bigint("created_tx", { mode: "number" }).notNull(),
     deletedTx: bigint("deleted_tx", { mode: "number" }),
+    /** Pemba extension: ms since the epoch from which the row is absent from reads; NULL = never. */
+    expiresAt: ms("expires_at"),
   },
   (t) => [
     index("tuples_entity_idx").on(t.tenantId, t.entityType, t.entityId, t.relation),
@@ -80,6 +82,7 @@ export const tuples = pgTable(
       .where(isNull(t.deletedTx)),
     index("tuples_created_idx").on(t.tenantId, t.createdTx),
     index("tuples_deleted_idx").on(t.tenantId, t.deletedTx),
+    index("tuples_expires_idx").on(t.tenantId, t.expiresAt),
   ],
 );
 
@@ -96,6 +99,8 @@ export const attributes = pgTable(
     value: text().notNull(),
     createdTx: bigint("created_tx", { mode: "number" }).notNull(),
     deletedTx: bigint("deleted_tx", { mode: "number" }),
+    /** Pemba extension: ms since the epoch from which the row is absent from reads; NULL = never. */
+    expiresAt: ms("expires_at"),
   },
   (t) => [
     index("attributes_entity_idx").on(t.tenantId, t.entityType, t.entityId, t.attribute),
@@ -104,6 +109,7 @@ export const attributes = pgTable(
       .where(isNull(t.deletedTx)),
     index("attributes_created_idx").on(t.tenantId, t.createdTx),
     index("attributes_deleted_idx").on(t.tenantId, t.deletedTx),
+    index("attributes_expires_idx").on(t.tenantId, t.expiresAt),
   ],
 );
 

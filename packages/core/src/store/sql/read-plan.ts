@@ -9,9 +9,11 @@ import {
   type Filter,
   filterSql,
   gcHorizon,
+  notExpired,
   tupleColumns,
   tupleFilter,
   visibleAt,
+  visibleParams,
 } from "./fragments.ts";
 import { type AttributeRow, rowToAttribute, rowToTuple, type TupleRow } from "./rows.ts";
 import { INDEXES } from "./sqlite-tables.ts";
@@ -65,13 +67,13 @@ export function queryTuplesStatement(
   tenantId: string,
   snap: number,
   queries: TupleQuery[],
+  at: number,
 ): Statement<TupleRow> {
   const keys = d.keyList(entityKeys(queries), 3);
   return d.statement(`query_tuples ${keys.shape}`, () => tuplesByEntity(d, keys, tupleSelect), [
     tenantId,
     ...keys.params,
-    snap,
-    snap,
+    ...visibleParams(snap, at),
   ]);
 }
 
@@ -80,6 +82,7 @@ export function querySubjectTuplesStatement(
   tenantId: string,
   snap: number,
   queries: SubjectTupleQuery[],
+  at: number,
 ): Statement<TupleRow> {
   const rows: string[][] = [];
   for (const q of queries) {
@@ -94,7 +97,11 @@ export function querySubjectTuplesStatement(
     return sql`SELECT ${tupleSelect(d, t)} FROM ${d.from(d.tables.tuples, t, INDEXES.tuplesSubject)}
       WHERE ${t.tenantId} = ${P} AND ${match} AND ${visibleAt(t)}`;
   };
-  return d.statement(`query_subject_tuples ${keys.shape}`, build, [tenantId, ...keys.params, snap, snap]);
+  return d.statement(`query_subject_tuples ${keys.shape}`, build, [
+    tenantId,
+    ...keys.params,
+    ...visibleParams(snap, at),
+  ]);
 }
 
 /** Attribute reads by entity id, and by type (every entity of the type) for queries without ids. */
@@ -118,9 +125,10 @@ function attributeKeys(d: Dialect, queries: AttributeQuery[]): AttributeKeys {
   return { byId: id, byType: type, shape: `${id?.shape ?? "-"} ${type?.shape ?? "-"}` };
 }
 
-function attributeParams(tenantId: string, snap: number, k: AttributeKeys): unknown[] {
+function attributeParams(tenantId: string, snap: number, at: number, k: AttributeKeys): unknown[] {
   const params: unknown[] = [];
-  for (const keys of [k.byId, k.byType]) if (keys) params.push(tenantId, ...keys.params, snap, snap);
+  for (const keys of [k.byId, k.byType])
+    if (keys) params.push(tenantId, ...keys.params, ...visibleParams(snap, at));
   return params;
 }
 
@@ -140,12 +148,13 @@ export function queryAttributesStatement(
   tenantId: string,
   snap: number,
   queries: AttributeQuery[],
+  at: number,
 ): Statement<AttributeRow> {
   const k = attributeKeys(d, queries);
   return d.statement(
     `query_attributes ${k.shape}`,
     () => attributesByEntity(d, k, attributeSelect),
-    attributeParams(tenantId, snap, k),
+    attributeParams(tenantId, snap, at, k),
   );
 }
 
@@ -156,6 +165,7 @@ export function queryReadsStatement(
   snap: number,
   tuples: TupleQuery[],
   attributes: AttributeQuery[],
+  at: number,
 ): Statement<ReadRow> {
   const keys = d.keyList(entityKeys(tuples), 3);
   const k = attributeKeys(d, attributes);
@@ -164,9 +174,8 @@ export function queryReadsStatement(
   return d.statement(`query_reads ${keys.shape} ${k.shape}`, build, [
     tenantId,
     ...keys.params,
-    snap,
-    snap,
-    ...attributeParams(tenantId, snap, k),
+    ...visibleParams(snap, at),
+    ...attributeParams(tenantId, snap, at, k),
   ]);
 }
 
@@ -185,6 +194,7 @@ export function listObjectIdsStatement(
   tenantId: string,
   snap: number,
   type: string,
+  at: number,
 ): Statement<{ id: string }> {
   const build = () => {
     const tuples = aliasedTable(d.tables.tuples, "t");
@@ -206,7 +216,7 @@ export function listObjectIdsStatement(
       sql` UNION `,
     );
   };
-  const params = [tenantId, type, snap, snap];
+  const params = [tenantId, type, ...visibleParams(snap, at)];
   return d.statement("list_object_ids", build, [...params, ...params, ...params]);
 }
 
@@ -237,6 +247,7 @@ function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias
   filter: Filter<K>,
   tenantId: string,
   snap: number,
+  at: number,
   afterId: number,
   limit: number,
 ): Statement<Paged<R>> {
@@ -244,15 +255,15 @@ function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias
     const t = aliasedTable(table, "t");
     const from = index === undefined ? sql`${table} ${t}` : d.from(table, t, index);
     const half = (deleted: SQL) =>
-      sql`SELECT * FROM (SELECT ${t.id}, ${list(columns(t))} FROM ${from}
-        WHERE ${t.tenantId} = ${P} AND ${deleted} AND ${t.id} > ${P} AND +${t.createdTx} <= ${P}${filterSql(d, t, filter)}
+      sql`SELECT * FROM (SELECT ${t.id}, ${list(columns(t))}, ${t.expiresAt} FROM ${from}
+        WHERE ${t.tenantId} = ${P} AND ${deleted} AND ${t.id} > ${P} AND +${t.createdTx} <= ${P} AND ${notExpired(t)}${filterSql(d, t, filter)}
         ORDER BY ${t.id} LIMIT ${P}) h`;
     return sql`SELECT * FROM (${half(sql`${t.deletedTx} IS NULL`)} UNION ALL ${half(sql`${t.deletedTx} > ${P}`)}) u
       ORDER BY ${name(table.id)} LIMIT ${P}`;
   };
   const index = pageIndex(table === d.tables.tuples, filter);
-  const live = [tenantId, afterId, snap, ...filter.params, limit];
-  const gone = [tenantId, snap, afterId, snap, ...filter.params, limit];
+  const live = [tenantId, afterId, snap, at, ...filter.params, limit];
+  const gone = [tenantId, snap, afterId, snap, at, ...filter.params, limit];
   return d.statement(`${kind} ${filter.shape}`, build, [...live, ...gone, limit]);
 }
 
@@ -260,18 +271,20 @@ export function readTuplesStatement(
   d: Dialect,
   tenantId: string,
   snap: number,
+  at: number,
   filter: TupleFilter,
   afterId: number,
   limit: number,
 ): Statement<Paged<TupleRow>> {
   const f = tupleFilter(d, filter);
-  return pagedVisible(d, "read_tuples", d.tables.tuples, tupleColumns, f, tenantId, snap, afterId, limit);
+  return pagedVisible(d, "read_tuples", d.tables.tuples, tupleColumns, f, tenantId, snap, at, afterId, limit);
 }
 
 export function readAttributesStatement(
   d: Dialect,
   tenantId: string,
   snap: number,
+  at: number,
   filter: AttributeFilter,
   afterId: number,
   limit: number,
@@ -285,9 +298,21 @@ export function readAttributesStatement(
     f,
     tenantId,
     snap,
+    at,
     afterId,
     limit,
   );
+}
+
+/** The earliest expiresAt of the tenant's live tuples and attributes (NULL when none expires). */
+export function nextExpiryStatement(d: Dialect, tenantId: string): Statement<{ next: number | null }> {
+  const build = () => {
+    const { tuples, attributes } = d.tables;
+    const part = (t: TuplesAlias | AttributesAlias) =>
+      sql`SELECT MIN(${t.expiresAt}) AS x FROM ${t} WHERE ${t.tenantId} = ${P} AND ${t.expiresAt} IS NOT NULL AND ${t.deletedTx} IS NULL`;
+    return sql`SELECT MIN(x) AS next FROM (${part(tuples)} UNION ALL ${part(attributes)}) u`;
+  };
+  return d.statement("next_expiry", build, [tenantId, tenantId]);
 }
 
 /**
@@ -336,7 +361,7 @@ export function changedRowsStatement(
     const { tuples: u, attributes: a } = d.tables;
     const nulls = (columns: Column[]) => columns.map((c) => sql`NULL AS ${name(c)}`);
     const part = (t: TuplesAlias | AttributesAlias, kind: SQL, columns: SQL) =>
-      sql`SELECT ${kind} AS kind, ${t.id}, ${t.createdTx}, ${t.deletedTx}, ${columns} FROM ${t}
+      sql`SELECT ${kind} AS kind, ${t.id}, ${t.createdTx}, ${t.deletedTx}, ${t.expiresAt}, ${columns} FROM ${t}
         WHERE ${t.tenantId} = ${P} AND ((${t.createdTx} >= ${P} AND ${t.createdTx} <= ${P}) OR (${t.deletedTx} >= ${P} AND ${t.deletedTx} <= ${P}))`;
     const tupleCells = list([...tupleColumns(u), ...nulls([a.attribute, a.valueType, a.value])]);
     const attributeCells = list([

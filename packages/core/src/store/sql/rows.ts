@@ -16,32 +16,43 @@ export type DbRow<T extends Table> = {
     : C["_"]["data"] | null;
 };
 
+/** `expires_at` is selected by the paged reads and the change feed only (the engine reads need not). */
 export type TupleRow = Pick<
   DbRow<typeof tuples>,
   "entity_type" | "entity_id" | "relation" | "subject_type" | "subject_id" | "subject_relation"
->;
+> &
+  Partial<Pick<DbRow<typeof tuples>, "expires_at">>;
 export type AttributeRow = Pick<
   DbRow<typeof attributes>,
   "entity_type" | "entity_id" | "attribute" | "value_type" | "value"
->;
+> &
+  Partial<Pick<DbRow<typeof attributes>, "expires_at">>;
 export type TenantRow = DbRow<typeof tenants>;
 export type SchemaRow = Pick<DbRow<typeof schemas>, "version" | "schema" | "created_at">;
 
 export function rowToTuple(r: TupleRow): Tuple {
-  return {
+  const t: Tuple = {
     entity: { type: r.entity_type, id: r.entity_id },
     relation: r.relation,
     subject: { type: r.subject_type, id: r.subject_id, relation: r.subject_relation },
   };
+  if (r.expires_at != null) t.expiresAt = Number(r.expires_at);
+  return t;
 }
 
 export function rowToAttribute(r: AttributeRow): Attribute {
-  return {
+  const a: Attribute = {
     entity: { type: r.entity_type, id: r.entity_id },
     attribute: r.attribute,
     value: { type: r.value_type as AttributeValue["type"], data: JSON.parse(r.value) },
   };
+  if (r.expires_at != null) a.expiresAt = Number(r.expires_at);
+  return a;
 }
+
+/** A row's expiry as a row-set cell (text; "" = never, NULLIF'd back in SQL). */
+export const expiresCell = (expiresAt: number | undefined): string =>
+  expiresAt === undefined ? "" : String(expiresAt);
 
 export const tupleCells = (t: Tuple): string[] => [
   t.entity.type,

@@ -57,6 +57,7 @@ import {
   changedRowsStatement,
   changedTxStatement,
   listObjectIdsStatement,
+  nextExpiryStatement,
   queryAttributesStatement,
   queryReadsStatement,
   querySubjectTuplesStatement,
@@ -251,6 +252,12 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
     return then(this.exec.all("gc_horizon", gcHorizonStatement(this.d)), ([r]) => Number(r!.value));
   }
 
+  nextExpiry(tenantId: string): MaybePromise<number | undefined> {
+    return then(this.exec.all("next_expiry", nextExpiryStatement(this.d, tenantId)), ([r]) =>
+      r?.next == null ? undefined : Number(r.next),
+    );
+  }
+
   assertSnapReadable(_tenantId: string, snap: Snap): MaybePromise<void> {
     return then(this.exec.all("gc_horizon", gcHorizonStatement(this.d)), ([r]) => {
       if (snap < Number(r!.value)) throw new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
@@ -259,18 +266,28 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
 
   // engine reads
 
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
-    const s = queryTuplesStatement(this.d, tenantId, snap, queries);
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at = Date.now()): MaybePromise<Tuple[]> {
+    const s = queryTuplesStatement(this.d, tenantId, snap, queries, at);
     return then(this.exec.all("query_tuples", s), (rows) => rows.map(rowToTuple));
   }
 
-  querySubjectTuples(tenantId: string, snap: Snap, queries: SubjectTupleQuery[]): MaybePromise<Tuple[]> {
-    const s = querySubjectTuplesStatement(this.d, tenantId, snap, queries);
+  querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at = Date.now(),
+  ): MaybePromise<Tuple[]> {
+    const s = querySubjectTuplesStatement(this.d, tenantId, snap, queries, at);
     return then(this.exec.all("query_subject_tuples", s), (rows) => rows.map(rowToTuple));
   }
 
-  queryAttributes(tenantId: string, snap: Snap, queries: AttributeQuery[]): MaybePromise<Attribute[]> {
-    const s = queryAttributesStatement(this.d, tenantId, snap, queries);
+  queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at = Date.now(),
+  ): MaybePromise<Attribute[]> {
+    const s = queryAttributesStatement(this.d, tenantId, snap, queries, at);
     return then(this.exec.all("query_attributes", s), (rows) => rows.map(rowToAttribute));
   }
 
@@ -279,18 +296,19 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
+    at = Date.now(),
   ): MaybePromise<[Tuple[], Attribute[]]> {
-    const s = queryReadsStatement(this.d, tenantId, snap, tuples, attributes);
+    const s = queryReadsStatement(this.d, tenantId, snap, tuples, attributes, at);
     if (s.params.length <= this.d.maxParams) return then(this.exec.all("query_reads", s), splitReads);
     // too many parameters for one statement (D1: 100): the two reads separately
-    const t = this.queryTuples(tenantId, snap, tuples);
-    const a = this.queryAttributes(tenantId, snap, attributes);
+    const t = this.queryTuples(tenantId, snap, tuples, at);
+    const a = this.queryAttributes(tenantId, snap, attributes, at);
     if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
     return [t, a];
   }
 
-  listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
-    const s = listObjectIdsStatement(this.d, tenantId, snap, type);
+  listObjectIds(tenantId: string, snap: Snap, type: string, at = Date.now()): MaybePromise<string[]> {
+    const s = listObjectIdsStatement(this.d, tenantId, snap, type, at);
     return then(this.exec.all("list_object_ids", s), (rows) => rows.map((r) => r.id).sort());
   }
 
@@ -302,10 +320,11 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
     filter: TupleFilter,
     pageSize: number,
     cursor?: string,
+    at = Date.now(),
   ): Promise<Page<Tuple>> {
     const limit = limitOf(pageSize);
     const after = cursor ? decodeNumberCursor(cursor) : 0;
-    const s = readTuplesStatement(this.d, tenantId, snap, filter, after, limit + 1);
+    const s = readTuplesStatement(this.d, tenantId, snap, at, filter, after, limit + 1);
     const rows = await this.rows("read_tuples", s);
     return page(rows, limit, rowToTuple, (r) => Number(r.id));
   }
@@ -316,10 +335,11 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
     filter: AttributeFilter,
     pageSize: number,
     cursor?: string,
+    at = Date.now(),
   ): Promise<Page<Attribute>> {
     const limit = limitOf(pageSize);
     const after = cursor ? decodeNumberCursor(cursor) : 0;
-    const s = readAttributesStatement(this.d, tenantId, snap, filter, after, limit + 1);
+    const s = readAttributesStatement(this.d, tenantId, snap, at, filter, after, limit + 1);
     const rows = await this.rows("read_attributes", s);
     return page(rows, limit, rowToAttribute, (r) => Number(r.id));
   }

@@ -56,4 +56,15 @@ export const SQLITE_MIGRATIONS: EmbeddedMigration[] = [
       "CREATE INDEX `tuples_subject_page_idx` ON `tuples` (`tenant_id`,`subject_type`,`subject_id`,`id`);",
     ],
   },
+  {
+    tag: "0004_expiry",
+    folderMillis: 1795625820614,
+    hash: "158e394470f520158e5b4535c0445986e59ef19b75683c13ece020378c171204",
+    sql: [
+      "ALTER TABLE `attributes` ADD `expires_at` integer;",
+      "\nCREATE INDEX `attributes_expires_idx` ON `attributes` (`tenant_id`,`expires_at`);",
+      "\nALTER TABLE `tuples` ADD `expires_at` integer;",
+      "\nCREATE INDEX `tuples_expires_idx` ON `tuples` (`tenant_id`,`expires_at`);",
+    ],
+  },
 ];

@@ -50,6 +50,8 @@ export const tuples = sqliteTable(
     subjectRelation: text("subject_relation").notNull(),
     createdTx: integer("created_tx").notNull(),
     deletedTx: integer("deleted_tx"),
+    /** Pemba extension: ms since the epoch from which the row is absent from reads; NULL = never. */
+    expiresAt: integer("expires_at"),
   },
   (t) => [
     index(INDEXES.tuplesEntity).on(t.tenantId, t.entityType, t.entityId, t.relation),
@@ -68,6 +70,7 @@ export const tuples = sqliteTable(
       .where(isNull(t.deletedTx)),
     index("tuples_created_idx").on(t.tenantId, t.createdTx),
     index("tuples_deleted_idx").on(t.tenantId, t.deletedTx),
+    index("tuples_expires_idx").on(t.tenantId, t.expiresAt),
   ],
 );
 
@@ -84,6 +87,8 @@ export const attributes = sqliteTable(
     value: text().notNull(),
     createdTx: integer("created_tx").notNull(),
     deletedTx: integer("deleted_tx"),
+    /** Pemba extension: ms since the epoch from which the row is absent from reads; NULL = never. */
+    expiresAt: integer("expires_at"),
   },
   (t) => [
     index(INDEXES.attributesEntity).on(t.tenantId, t.entityType, t.entityId, t.attribute),
@@ -92,6 +97,7 @@ export const attributes = sqliteTable(
       .where(isNull(t.deletedTx)),
     index("attributes_created_idx").on(t.tenantId, t.createdTx),
     index("attributes_deleted_idx").on(t.tenantId, t.deletedTx),
+    index("attributes_expires_idx").on(t.tenantId, t.expiresAt),
   ],
 );
 

@@ -44,10 +44,10 @@ describe.each(DIALECTS)("%s statements", (_name, shared, fresh) => {
         arb.queries(arb.subjectQuery),
         arb.queries(arb.attributeQuery),
         (t, s, a) => {
-          same((d) => read.queryTuplesStatement(d, "t1", 7, t));
-          same((d) => read.querySubjectTuplesStatement(d, "t1", 7, s));
-          same((d) => read.queryAttributesStatement(d, "t1", 7, a));
-          same((d) => read.queryReadsStatement(d, "t1", 7, t, a));
+          same((d) => read.queryTuplesStatement(d, "t1", 7, t, 5));
+          same((d) => read.querySubjectTuplesStatement(d, "t1", 7, s, 5));
+          same((d) => read.queryAttributesStatement(d, "t1", 7, a, 5));
+          same((d) => read.queryReadsStatement(d, "t1", 7, t, a, 5));
         },
       ),
       { numRuns: 150 },
@@ -57,8 +57,8 @@ describe.each(DIALECTS)("%s statements", (_name, shared, fresh) => {
   it("filtered reads and writes", () => {
     fc.assert(
       fc.property(arb.tupleFilter, arb.attributeFilter, arb.writeRequest(20, 20, 5), (tf, af, req) => {
-        same((d) => read.readTuplesStatement(d, "t1", 7, tf, 3, 101));
-        same((d) => read.readAttributesStatement(d, "t1", 7, af, 3, 101));
+        same((d) => read.readTuplesStatement(d, "t1", 7, 5, tf, 3, 101));
+        same((d) => read.readAttributesStatement(d, "t1", 7, 5, af, 3, 101));
         same((d) => planWrite(d, "t1", req, 0));
       }),
       { numRuns: 100 },
@@ -67,7 +67,7 @@ describe.each(DIALECTS)("%s statements", (_name, shared, fresh) => {
 
   it("the feed, object ids, tenants, schemas, bundles, counters and gc", () => {
     same((d) => [
-      read.listObjectIdsStatement(d, "t1", 7, "doc"),
+      read.listObjectIdsStatement(d, "t1", 7, "doc", 5),
       read.changedTxStatement(d, "t1", 1, 10),
       read.changedRowsStatement(d, "t1", 1, 10),
       meta.createTenantStatement(d, "t2", "two", 1),

@@ -419,12 +419,13 @@ export class TenantCopies {
       };
       let cursor: string | undefined;
       do {
-        const page = await this.source.readTuples(id, head, {}, this.pageSize, cursor);
+        // at 0: every row, expired or not (reads filter by their own evaluation time)
+        const page = await this.source.readTuples(id, head, {}, this.pageSize, cursor, 0);
         take(page.items.map((tuple): DataChange => ({ operation: "OPERATION_CREATE", tuple })));
         cursor = page.cursor || undefined;
       } while (cursor);
       do {
-        const page = await this.source.readAttributes(id, head, {}, this.pageSize, cursor);
+        const page = await this.source.readAttributes(id, head, {}, this.pageSize, cursor, 0);
         take(page.items.map((attribute): DataChange => ({ operation: "OPERATION_CREATE", attribute })));
         cursor = page.cursor || undefined;
       } while (cursor);

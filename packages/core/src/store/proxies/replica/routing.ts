@@ -263,13 +263,18 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
-  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[]): MaybePromise<Tuple[]> {
-    if (this.covers(tenantId, snap)) return this.memory.queryTuples(tenantId, snap, queries);
+  override queryTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: TupleQuery[],
+    at: number = Date.now(),
+  ): MaybePromise<Tuple[]> {
+    if (this.covers(tenantId, snap)) return this.memory.queryTuples(tenantId, snap, queries, at);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.queryTuples(tenantId, snap, queries),
-      () => this.inner.queryTuples(tenantId, snap, queries),
+      () => this.memory.queryTuples(tenantId, snap, queries, at),
+      () => this.inner.queryTuples(tenantId, snap, queries, at),
     );
   }
 
@@ -277,13 +282,14 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tenantId: string,
     snap: Snap,
     queries: SubjectTupleQuery[],
+    at: number = Date.now(),
   ): MaybePromise<Tuple[]> {
-    if (this.covers(tenantId, snap)) return this.memory.querySubjectTuples(tenantId, snap, queries);
+    if (this.covers(tenantId, snap)) return this.memory.querySubjectTuples(tenantId, snap, queries, at);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.querySubjectTuples(tenantId, snap, queries),
-      () => this.inner.querySubjectTuples(tenantId, snap, queries),
+      () => this.memory.querySubjectTuples(tenantId, snap, queries, at),
+      () => this.inner.querySubjectTuples(tenantId, snap, queries, at),
     );
   }
 
@@ -291,13 +297,14 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tenantId: string,
     snap: Snap,
     queries: AttributeQuery[],
+    at: number = Date.now(),
   ): MaybePromise<Attribute[]> {
-    if (this.covers(tenantId, snap)) return this.memory.queryAttributes(tenantId, snap, queries);
+    if (this.covers(tenantId, snap)) return this.memory.queryAttributes(tenantId, snap, queries, at);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.queryAttributes(tenantId, snap, queries),
-      () => this.inner.queryAttributes(tenantId, snap, queries),
+      () => this.memory.queryAttributes(tenantId, snap, queries, at),
+      () => this.inner.queryAttributes(tenantId, snap, queries, at),
     );
   }
 
@@ -306,24 +313,30 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
+    at: number = Date.now(),
   ): MaybePromise<[Tuple[], Attribute[]]> {
     const fromMemory = (): [Tuple[], Attribute[]] => [
-      this.memory.queryTuples(tenantId, snap, tuples),
-      this.memory.queryAttributes(tenantId, snap, attributes),
+      this.memory.queryTuples(tenantId, snap, tuples, at),
+      this.memory.queryAttributes(tenantId, snap, attributes, at),
     ];
     if (this.covers(tenantId, snap)) return fromMemory();
     return this.slow(tenantId, snap, fromMemory, () =>
-      super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes),
+      super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at),
     );
   }
 
-  override listObjectIds(tenantId: string, snap: Snap, type: string): MaybePromise<string[]> {
-    if (this.covers(tenantId, snap)) return this.memory.listObjectIds(tenantId, snap, type);
+  override listObjectIds(
+    tenantId: string,
+    snap: Snap,
+    type: string,
+    at: number = Date.now(),
+  ): MaybePromise<string[]> {
+    if (this.covers(tenantId, snap)) return this.memory.listObjectIds(tenantId, snap, type, at);
     return this.slow(
       tenantId,
       snap,
-      () => this.memory.listObjectIds(tenantId, snap, type),
-      () => this.inner.listObjectIds(tenantId, snap, type),
+      () => this.memory.listObjectIds(tenantId, snap, type, at),
+      () => this.inner.listObjectIds(tenantId, snap, type, at),
     );
   }
 

@@ -8,8 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { PembaError } from "../../../errors.ts";
+import { describeStoreContract } from "../../contract/index.ts";
 import { SqliteStore } from "../../drivers/sqlite.ts";
 import { attr, tuple } from "../../testing/fixtures.ts";
+import { ReplicaStore } from "../replica/index.ts";
 import { rendezvous, TenantPlacement } from "./placement.ts";
 import { ShardedStore } from "./sharded-store.ts";
 
@@ -38,6 +40,18 @@ function sharded(pins: Record<string, string> = {}, files = DBS.map(() => join(d
 const nameOn = (db: string, prefix: string) => {
   for (let i = 0; ; i++) if (rendezvous(DBS, `${prefix}${i}`) === db) return `${prefix}${i}`;
 };
+
+// every call of the Store contract (expiry included) through the routing, tenants spread over the three files:
+// bare, and as the Worker wires it (createPemba's withReplica: a lazy replica in front of each database)
+const contractStore = () =>
+  new ShardedStore(
+    DBS.map((name) => ({ name, store: SqliteStore.open(join(dir, `contract-${n++}.db`)) })),
+    new TenantPlacement({ databases: DBS }),
+  );
+describeStoreContract("sharded over three sqlite files", async () => contractStore());
+describeStoreContract("sharded, a lazy replica in front of each sqlite file", async () =>
+  contractStore().withEach((store) => ReplicaStore.lazy(store, { freshnessMs: 0 })),
+);
 
 describe("ShardedStore", () => {
   it("lists tenants of all databases in id order, for every page size, each once", async () => {
