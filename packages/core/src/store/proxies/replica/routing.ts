@@ -226,10 +226,27 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     })();
   }
 
+  /**
+   * A snap token's check. Lazy replicas answer a token newer than the copy (another instance's write) with ONE look
+   * at the database, in the request's session (so at a replica that has the token's write, else the primary): for
+   * a loaded tenant it also catches the copy up to the token (the look and the feed in one round trip); for any
+   * tenant it reports the head schema at a snap >= the token, so the schema registry need not read it again.
+   */
   override assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
     if (snap < this.copies.horizon) throw expired();
     const st = this.copies.state(tenantId);
-    if (st !== undefined && snap >= st.floor && this.copies.horizonKnown) return;
+    const lazy = this.copies.freshnessMs !== undefined && this.copies.horizonKnown;
+    if (st !== undefined && snap >= st.floor && this.copies.horizonKnown) {
+      if (!lazy || snap <= st.caughtUp) return;
+      return this.copies.freshen(st).then(() => {
+        if (snap < this.copies.horizon) throw expired();
+      });
+    }
+    if (lazy && !this.copies.isOversized(tenantId)) {
+      return this.copies.look(tenantId).then((f) => {
+        if (snap < f.horizon) throw expired();
+      });
+    }
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
