@@ -615,6 +615,19 @@ export class TenantCopies {
   }
 
   /**
+   * Brings the tenant to at least `snap` (a read's, not trusted as a head): ONE look and feed where the source reads
+   * them together (lazy replicas), else the head and the feed.
+   */
+  async reach(st: TenantState, snap: Snap): Promise<void> {
+    if (this.freshnessMs === undefined || this.source.freshnessAndChanges === undefined) {
+      await this.catchUp(st, snap, false);
+      return;
+    }
+    while (st.busy !== undefined) await st.busy.catch(() => {});
+    if (this.states.get(st.id) === st && st.caughtUp < snap) await this.freshen(st);
+  }
+
+  /**
    * The look and the feed after the copy in ONE round trip (a SqlStore on D1: one batch): a read with a snap token
    * newer than the copy (another instance's write) costs that one trip, at a replica that has the token's write, or
    * at the primary.
