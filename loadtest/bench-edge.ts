@@ -12,12 +12,19 @@
  *    - cold: the isolate's first request (it also opens the store);
  *    - loading: checks while the isolate's background work (ctx.waitUntil: a tenant load) is still pending;
  *    - warm: checks after it;
- *    - fresh: every --fresh-every-th request writes a tuple (content X's owner gains a new follower) and checks
- *      with the write's snap token: it must be ALLOWED (never stale); its primary round trips are counted.
- *    Latency is measured by the client (it includes wrangler's local proxy hop: `ping`, the same hop answered by
- *    the bench Worker without Pemba, is reported for reference).
- * 3. p50 / p99 per kind, D1 round trips, primary round trips and rows read per request (from the Worker's
- *    response headers), rows read by background loads, and the seconds until an isolate finished loading.
+ *    - fresh / fresh-loading: every --fresh-every-th request writes a tuple (content X's owner gains a new follower)
+ *      and checks with the write's snap token (after / while the isolate loads the tenant): it must be ALLOWED
+ *      (never stale); its primary round trips are counted, and a check with more than one is printed trip by trip.
+ *    Each isolate's first check is printed trip by trip: where each D1 round trip went (replica or primary), the
+ *    latency the wrapper added, its span within the request, rows, statements.
+ * 3. Per kind, p50 / p99 of two latencies: at the client (through wrangler dev's local proxy: `ping` is that hop
+ *    answered by the bench Worker without Pemba) and inside the Worker (Server-Timing from the bench Worker's wrapper:
+ *    from the wrapper's entry to Pemba's response; workerd's clock advances during CPU too, calibrated at start);
+ *    of the Worker's time, the ms with a D1 round trip in flight and the ms local D1 took beyond the simulated
+ *    latency (its own execution, not part of D1's latency on Cloudflare); D1 round trips, primary round trips and
+ *    rows read per request (from the wrapper's response headers); warm checks with a D1 read other than the
+ *    freshness look; rows read by background loads; the seconds until an isolate finished loading; the seconds from
+ *    spawning wrangler dev until /healthz answered (process start, module evaluation: not part of any check).
  *
  * --worker-root runs another checkout's Worker (e.g. a base commit's worktree) with this bench's Worker wrapper.
  */
@@ -99,22 +106,53 @@ if (!existsSync(marker)) {
   writeFileSync(marker, `${SEED_SCHEMA.length}\n`);
 }
 
-interface Sample {
+interface Trip {
+  at: "replica" | "primary";
   ms: number;
+  sql: string[];
+  start: number;
+  end: number;
+  rows: number;
+}
+interface Sample {
+  /** At the client: the request through wrangler dev's local proxy. */
+  ms: number;
+  /** Inside the Worker (Server-Timing, the bench Worker's wrapper around Pemba's fetch). */
+  worker: number;
   d1: number;
   primary: number;
   rows: number;
+  /** Of `worker`: ms during which a D1 round trip was in flight (the union of the trips' spans). */
+  d1Wait: number;
+  /** Of the trips: ms beyond the simulated latency (local D1's own execution, the hop to its workerd service). */
+  localD1: number;
+  trips: Trip[];
 }
-const samples: Record<"cold" | "loading" | "warm" | "fresh" | "ping", Sample[]> = {
+type Kind = "cold" | "loading" | "warm" | "fresh-loading" | "fresh" | "ping";
+const samples: Record<Kind, Sample[]> = {
   cold: [],
   loading: [],
   warm: [],
+  "fresh-loading": [],
   fresh: [],
   ping: [],
 };
 const loadSeconds: number[] = [];
+const startSeconds: number[] = [];
 const backgroundRows: number[] = [];
 let stale = 0;
+
+/** The union of the trips' [start, end] spans. */
+function waited(trips: Trip[]): number {
+  let total = 0;
+  let until = -1;
+  for (const t of [...trips].sort((a, b) => a.start - b.start)) {
+    if (t.end <= until) continue;
+    total += t.end - Math.max(t.start, until);
+    until = t.end;
+  }
+  return total;
+}
 
 async function timed(url: string, init?: RequestInit): Promise<{ sample: Sample; body: string }> {
   const started = performance.now();
@@ -124,11 +162,31 @@ async function timed(url: string, init?: RequestInit): Promise<{ sample: Sample;
   if (!response.ok && !url.endsWith("/healthz"))
     throw new Error(`${url}: ${response.status} ${body.slice(0, 300)}`);
   const header = (name: string) => Number(response.headers.get(name) ?? 0);
+  const trips = JSON.parse(response.headers.get("x-edge-trips") ?? "[]") as Trip[];
+  const worker = Number(/worker;dur=([\d.]+)/.exec(response.headers.get("server-timing") ?? "")?.[1] ?? 0);
   return {
-    sample: { ms, d1: header("x-edge-d1"), primary: header("x-edge-primary"), rows: header("x-edge-rows") },
+    sample: {
+      ms,
+      worker,
+      d1: header("x-edge-d1"),
+      primary: header("x-edge-primary"),
+      rows: header("x-edge-rows"),
+      d1Wait: waited(trips),
+      localD1: trips.reduce((n, t) => n + (t.end - t.start - t.ms), 0),
+      trips,
+    },
     body,
   };
 }
+
+/** A request's round trips, one line each: where, simulated latency, span in the request, rows, statements. */
+const tripLines = (trips: Trip[]) =>
+  trips
+    .map(
+      (t) =>
+        `    ${t.at} +${t.ms} ms  ${t.start.toFixed(0)}-${t.end.toFixed(0)} ms  ${t.rows} rows  ${t.sql.join(" ; ")}`,
+    )
+    .join("\n");
 
 const checks = spotChecks(IDS);
 const checkBody = (entity: string, subject: string, snapToken = "") => {
@@ -148,15 +206,35 @@ const post = (body: string): RequestInit => ({
 });
 const nonce = Date.now().toString(36);
 
+// workerd's clock (performance.now) in wrangler dev advances during CPU as well as I/O: calibrate once
+{
+  const dev = await start(false);
+  try {
+    const spin = (await (await fetch(`${dev.url}/__edge/spin?n=20000000`)).json()) as { ms: number };
+    log(
+      `workerd clock over 2e7 loop iterations without I/O: ${spin.ms.toFixed(1)} ms (0 would mean a frozen clock)`,
+    );
+  } finally {
+    await dev.close();
+  }
+}
+
 // 2. isolates
 for (let isolate = 0; isolate < ISOLATES; isolate++) {
+  const spawned = performance.now();
   const dev = await start(true);
+  // wrangler dev + workerd process start until /healthz answers (the bench Worker's module evaluated; Pemba not opened)
+  startSeconds.push((performance.now() - spawned) / 1000);
   const checkUrl = `${dev.url}/v1/tenants/${TENANT_ID}/permissions/check`;
+  const isLoaded = async () =>
+    ((await (await fetch(`${dev.url}/__edge/stats`)).json()) as { pending: number; started: number })
+      .pending === 0;
   try {
     const began = performance.now();
     let loaded: number | undefined;
     for (let i = 0; i < REQUESTS; i++) {
       if (SECONDS > 0 && performance.now() - began > SECONDS * 1000) break;
+      if (i > 0 && loaded === undefined && (await isLoaded())) loaded = (performance.now() - began) / 1000;
       if (i > 0 && FRESH_EVERY > 0 && i % FRESH_EVERY === 0) {
         // content X (private: X % 4 != 0) gains a new follower of its owner; the check with the token must allow
         const x = 4 * ((isolate * REQUESTS + i) % Math.floor(IDS / 4)) + 1;
@@ -180,7 +258,9 @@ for (let isolate = 0; isolate < ISOLATES; isolate++) {
           post(checkBody(`content:${x}`, `user:${follower}`, written.snap_token)),
         );
         if (JSON.parse(body).can !== "CHECK_RESULT_ALLOWED") stale++;
-        samples.fresh.push(sample);
+        samples[loaded === undefined ? "fresh-loading" : "fresh"].push(sample);
+        if (sample.primary > 1)
+          log(`fresh-token check with ${sample.primary} primary trips:\n${tripLines(sample.trips)}`);
         continue;
       }
       const c = checks[i % checks.length]!;
@@ -188,27 +268,21 @@ for (let isolate = 0; isolate < ISOLATES; isolate++) {
       if (JSON.parse(body).can !== c.expected) throw new Error(`${c.entity} view ${c.subject}: ${body}`);
       if (i === 0) {
         samples.cold.push(sample);
+        log(
+          `isolate ${isolate + 1} cold check: ${sample.ms.toFixed(1)} ms at the client, ${sample.worker.toFixed(1)} ms in the Worker ` +
+            `(D1 in flight ${sample.d1Wait.toFixed(1)} ms, local D1 beyond the simulated latency ${sample.localD1.toFixed(1)} ms):\n${tripLines(sample.trips)}`,
+        );
         continue;
       }
-      if (loaded === undefined) {
-        const stats = (await (await fetch(`${dev.url}/__edge/stats`)).json()) as {
-          pending: number;
-          started: number;
-        };
-        if (stats.pending === 0) loaded = (performance.now() - began) / 1000;
-        (loaded === undefined ? samples.loading : samples.warm).push(sample);
-      } else samples.warm.push(sample);
+      (loaded === undefined ? samples.loading : samples.warm).push(sample);
       if (i % 4 === 0) samples.ping.push((await timed(`${dev.url}/healthz`)).sample);
     }
     const stats = (await (await fetch(`${dev.url}/__edge/stats`)).json()) as { rows: number };
-    const requestRows = Object.values(samples)
-      .flat()
-      .reduce((n, s) => n + s.rows, 0);
     backgroundRows.push(stats.rows);
     loadSeconds.push(loaded ?? Number.NaN);
     log(
-      `isolate ${isolate + 1}: cold ${samples.cold.at(-1)!.ms.toFixed(1)} ms (${samples.cold.at(-1)!.rows} rows), ` +
-        `loaded after ${loaded?.toFixed(2) ?? "-"} s, isolate rows read ${stats.rows} (requests so far ${requestRows})`,
+      `isolate ${isolate + 1}: started in ${startSeconds.at(-1)!.toFixed(1)} s, cold ${samples.cold.at(-1)!.ms.toFixed(1)} ms ` +
+        `(${samples.cold.at(-1)!.rows} rows), loaded after ${loaded?.toFixed(2) ?? "-"} s, isolate rows read ${stats.rows}`,
     );
   } finally {
     await dev.close();
@@ -226,26 +300,43 @@ console.log(
   `\nbench-edge: ids ${IDS} (${IDS * 8} rows), replica ${values["replica-ms"]} ms, primary ${values["primary-ms"]} ms, lag ${LAG_MIN}-${LAG_MAX} ms, ${ISOLATES} isolates x ${REQUESTS} requests${SECONDS > 0 ? ` or ${SECONDS} s` : ""}`,
 );
 console.log(
-  "| request | n | p50 ms | p99 ms | max ms | D1 trips p50/max | primary trips max | rows read p50/max |",
+  "| request | n | client p50 / p99 ms | Worker p50 / p99 ms | Worker, D1 in flight p50 ms | local D1 overhead p50 ms | D1 trips p50/max | primary trips p50/max | rows read p50/max |",
 );
-console.log("| --- | --: | --: | --: | --: | --: | --: | --: |");
+console.log("| --- | --: | --: | --: | --: | --: | --: | --: | --: |");
 for (const [kind, xs] of Object.entries(samples)) {
-  const ms = xs.map((s) => s.ms);
-  const d1 = xs.map((s) => s.d1);
-  const rows = xs.map((s) => s.rows);
+  const of = (f: (s: Sample) => number) => xs.map(f);
+  const pair = (v: number[], digits = 1) => `${fmt(pct(v, 50), digits)} / ${fmt(pct(v, 99), digits)}`;
+  const range = (v: number[]) => `${fmt(pct(v, 50), 0)}/${fmt(pct(v, 100), 0)}`;
   console.log(
-    `| ${kind} | ${xs.length} | ${fmt(pct(ms, 50))} | ${fmt(pct(ms, 99))} | ${fmt(pct(ms, 100))} | ` +
-      `${fmt(pct(d1, 50), 0)}/${fmt(pct(d1, 100), 0)} | ${fmt(
+    `| ${kind} | ${xs.length} | ${pair(of((s) => s.ms))} | ${kind === "ping" ? "-" : pair(of((s) => s.worker))} | ` +
+      `${fmt(
         pct(
-          xs.map((s) => s.primary),
-          100,
+          of((s) => s.d1Wait),
+          50,
         ),
-        0,
-      )} | ` +
-      `${fmt(pct(rows, 50), 0)}/${fmt(pct(rows, 100), 0)} |`,
+      )} | ${fmt(
+        pct(
+          of((s) => s.localD1),
+          50,
+        ),
+      )} | ${range(of((s) => s.d1))} | ` +
+      `${range(of((s) => s.primary))} | ${range(of((s) => s.rows))} |`,
   );
 }
-console.log(`fresh-token reads that did not see their write: ${stale} of ${samples.fresh.length}`);
+// the freshness look (head, horizon, tenant, head schema in one statement) and the catch-up it may start (the feed)
+const freshnessLook = (sql: string) =>
+  /\[pemba_meta,tenants,schemas\]$|^SELECT tx FROM|^SELECT 't' AS kind/.test(sql);
+const warmOutside = samples.warm.filter((s) => s.trips.some((t) => !t.sql.every(freshnessLook)));
+console.log(
+  `warm checks with a D1 read other than the freshness look: ${warmOutside.length} of ${samples.warm.length}` +
+    (warmOutside.length > 0 ? ` (first:\n${tripLines(warmOutside[0]!.trips)})` : ""),
+);
+console.log(
+  `seconds from spawning wrangler dev until /healthz answered: ${startSeconds.map((s) => fmt(s, 1)).join(", ")}`,
+);
+console.log(
+  `fresh-token reads that did not see their write: ${stale} of ${samples.fresh.length + samples["fresh-loading"].length}`,
+);
 console.log(
   `seconds until an isolate's background work ended: ${loadSeconds.map((s) => fmt(s, 2)).join(", ")}`,
 );

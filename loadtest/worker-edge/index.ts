@@ -30,6 +30,18 @@ interface Figures {
   d1: number;
   primary: number;
   rows: number;
+  /** Per-request figures only: each round trip, in order. */
+  trips?: Trip[];
+}
+
+/** One D1 round trip: where it went, the latency added, its statements (SQL, abridged) and when (ms into the request). */
+interface Trip {
+  at: "replica" | "primary";
+  ms: number;
+  sql: string[];
+  start: number;
+  end: number;
+  rows: number;
 }
 
 interface Latency {
@@ -39,7 +51,15 @@ interface Latency {
   lagMaxMs: number;
 }
 
-const figures = new AsyncLocalStorage<Figures>();
+const figures = new AsyncLocalStorage<Figures & { began: number }>();
+/** A statement as the trip log shows it: its first words and the tables it names. */
+const abridged = (sql: string) => {
+  const text = sql.replace(/\s+/g, " ").trim();
+  const tables = [...new Set(text.match(/\b(?:FROM|INTO|UPDATE|JOIN) "?(\w+)"?/gi) ?? [])]
+    .map((m) => m.split(/\s+/)[1]!.replaceAll('"', ""))
+    .join(",");
+  return `${text.slice(0, 24)}… [${tables}]`;
+};
 const totals: Figures & { pending: number; started: number; settled: number } = {
   d1: 0,
   primary: 0,
@@ -55,6 +75,8 @@ const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : 
 
 class Session implements D1DatabaseSession {
   #atPrimary: boolean;
+  /** When this session's last write reaches the replicas. */
+  #wroteVisibleAt: number | undefined;
   readonly #inner: D1DatabaseSession | D1Database;
   readonly #latency: Latency;
 
@@ -84,20 +106,34 @@ class Session implements D1DatabaseSession {
     const writes = sqls.some((sql) => !isRead(sql));
     if (writes) this.#atPrimary = true;
     const latency = this.#latency;
-    await sleep(this.#atPrimary ? latency.primaryMs : latency.replicaMs);
-    const results = await send();
+    const atPrimary = this.#atPrimary;
     const f = figures.getStore();
+    const start = f === undefined ? 0 : performance.now() - f.began;
+    await sleep(atPrimary ? latency.primaryMs : latency.replicaMs);
+    const results = await send();
     const rows = results.reduce((n, r) => n + (r.meta?.rows_read ?? 0), 0);
+    f?.trips?.push({
+      at: atPrimary ? "primary" : "replica",
+      ms: atPrimary ? latency.primaryMs : latency.replicaMs,
+      sql: sqls.map(abridged),
+      start: Math.round(start * 10) / 10,
+      end: Math.round((performance.now() - f.began) * 10) / 10,
+      rows,
+    });
     for (const target of f === undefined ? [totals] : [totals, f]) {
       target.d1++;
       if (this.#atPrimary) target.primary++;
       target.rows += rows;
     }
     if (writes) {
-      const bookmark = this.getBookmark();
       const lag = latency.lagMinMs + Math.random() * (latency.lagMaxMs - latency.lagMinMs);
-      if (bookmark !== null) visibleAt.set(bookmark, Date.now() + lag);
+      this.#wroteVisibleAt = Date.now() + lag;
     }
+    // the session's bookmark after its write (and after its reads that follow, e.g. a replica's catch-up at the
+    // primary: a snap token carries the latest) reaches the replicas with that write
+    const bookmark = this.getBookmark();
+    if (this.#wroteVisibleAt !== undefined && bookmark !== null)
+      visibleAt.set(bookmark, this.#wroteVisibleAt);
     return results;
   }
 }
@@ -159,7 +195,16 @@ export default {
     const path = new URL(request.url).pathname;
     if (path === "/healthz") return new Response("ok");
     if (path === "/__edge/stats") return Response.json(totals);
-    const f: Figures = { d1: 0, primary: 0, rows: 0 };
+    if (path === "/__edge/spin") {
+      // CPU without I/O: does workerd's clock advance during it? (bench-edge.ts reports it)
+      const t0 = performance.now();
+      let x = 0;
+      const n = Number(new URL(request.url).searchParams.get("n"));
+      for (let i = 0; i < n; i++) x = (x + Math.sqrt(i)) % 1e9;
+      return Response.json({ ms: performance.now() - t0, x });
+    }
+    const began = performance.now();
+    const f = { d1: 0, primary: 0, rows: 0, trips: [] as Trip[], began };
     const counted = {
       waitUntil(work: Promise<unknown>) {
         totals.pending++;
@@ -178,6 +223,9 @@ export default {
     out.headers.set("x-edge-d1", String(f.d1));
     out.headers.set("x-edge-primary", String(f.primary));
     out.headers.set("x-edge-rows", String(f.rows));
+    out.headers.set("x-edge-trips", JSON.stringify(f.trips));
+    // the Worker's own time for the request, as workerd's clock shows it (it advances at I/O: see bench-edge.ts)
+    out.headers.set("server-timing", `worker;dur=${(performance.now() - began).toFixed(1)}`);
     return out;
   },
 };

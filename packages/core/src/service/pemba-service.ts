@@ -222,7 +222,15 @@ export class PembaService {
     at: RequestSnap,
     cached?: ResolvedSchema,
   ): Promise<{ schema: ResolvedSchema; snap: Snap }> {
-    if (at.snap instanceof Promise) at.snap.catch(() => {}); // awaited below, after the schema
+    if (at.snap instanceof Promise) {
+      at.snap.catch(() => {}); // awaited below, after the schema
+      // a store that reports the head schema its look read (a lazy replica, for a token newer than its copy) is
+      // asked first: its look may spare the registry its own read of the head
+      if (cached === undefined && at.token > 0 && this.store.onHeadSchema !== undefined) {
+        cached = this.schemas.cached(tenantId, schemaVersion, at.token);
+        if (cached === undefined) await at.snap.catch(() => {});
+      }
+    }
     const schema = cached ?? (await this.schemas.resolve(tenantId, schemaVersion, at.token));
     return { schema, snap: await at.snap };
   }

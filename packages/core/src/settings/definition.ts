@@ -236,7 +236,7 @@ export const SETTINGS = {
     help: {
       node: "how often the replica looks for writes of other processes, e.g. 500ms, 5s; 0 = never",
       worker:
-        "a request looks for writes of other instances when the replica's last look is older than this; 0 = every request",
+        "the replica looks for writes of other instances after a request when its last look is older than this, before the request when older than twice this; 0 = before every request",
     },
     schema: duration,
   },

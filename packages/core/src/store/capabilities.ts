@@ -98,6 +98,11 @@ export interface Freshness {
 export interface FreshnessSource {
   gcHorizon(): MaybePromise<Snap>;
   freshness(tenantId: string): MaybePromise<Freshness>;
+  /** The look and the tenant's change sets after `after`, in one round trip where the driver can (SqlStore). */
+  freshnessAndChanges?(
+    tenantId: string,
+    after: Snap,
+  ): Promise<{ freshness: Freshness; changes: ChangeSet[] }>;
 }
 
 /**

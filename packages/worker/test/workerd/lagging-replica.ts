@@ -132,10 +132,28 @@ export class LaggingReplicaD1 implements D1Database {
   async catchUp(): Promise<void> {
     const replica = this.replica;
     if (replica === undefined) return;
-    for (const statements of this.unreplicated.splice(0)) {
+    const replayed = this.unreplicated.splice(0);
+    for (const statements of replayed) {
       await replica.batch(statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
       this.replicaPosition++;
     }
+    // D1 replicates values, a replay recomputes them: the tenants' created_at (a SQL default) as the primary has it
+    if (replayed.length > 0) await this.copyTenantTimes();
+  }
+
+  private async copyTenantTimes(): Promise<void> {
+    const replica = this.replica!;
+    const exists = await this.primary
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tenants'")
+      .all();
+    if (exists.results.length === 0) return;
+    const { results } = await this.primary.prepare("SELECT id, created_at FROM tenants").all();
+    if (results.length === 0) return;
+    await replica.batch(
+      results.map((r) =>
+        replica.prepare("UPDATE tenants SET created_at = ? WHERE id = ?").bind(r.created_at, r.id),
+      ),
+    );
   }
 
   statementsOn(target: Target): LoggedStatement[] {

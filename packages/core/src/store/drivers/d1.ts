@@ -16,6 +16,7 @@ import type { QueryBudget, SnapBookmarks } from "../capabilities.ts";
 import { type Dialect, list, name, P, type Statement, sqliteDialectWith } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
+import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import { D1_LIMITS, type D1Database, type D1DatabaseSession, type D1Queryable } from "./d1-binding.ts";
 import { applyD1Migrations } from "./d1-migrations.ts";
@@ -185,6 +186,29 @@ class D1Executor implements SqlExecutor {
         }
       },
       (rows) => [rowsRead ?? rows.length, 1],
+    );
+  }
+
+  /** Reads in ONE D1 batch through the request's reader session (one round trip, one consistent view). */
+  readBatch(kind: string, statements: Statement[]): Promise<Row[][]> {
+    let rowsRead = 0;
+    return timed(
+      this.#onQuery,
+      kind,
+      async () => {
+        for (const s of statements) assertWithinD1Limits(s.sql, s.params, kind);
+        const sessions = this.#sessions();
+        sessions.count(statements.length);
+        const db = sessions.reader();
+        try {
+          const results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
+          for (const r of results) rowsRead += r.meta?.rows_read ?? r.results.length;
+          return results.map((r) => r.results as Row[]);
+        } catch (e) {
+          throw asSqlError(e);
+        }
+      },
+      () => [rowsRead, statements.length],
     );
   }
 

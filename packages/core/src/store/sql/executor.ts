@@ -29,6 +29,11 @@ export interface SqlExecutor {
    * tenant must exist (checked first) or the call fails with ERROR_CODE_TENANT_NOT_FOUND and writes nothing.
    */
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]>;
+  /**
+   * Read statements sent together in ONE round trip (D1's batch: one request, one consistent view), where the driver
+   * can; each statement's rows. Drivers without it run the statements one by one through `all`.
+   */
+  readBatch?(kind: string, statements: Statement[]): Promise<Row[][]>;
   close(): Promise<void>;
 }
 

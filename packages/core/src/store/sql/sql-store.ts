@@ -66,8 +66,23 @@ import {
   readTuplesStatement,
   splitReads,
 } from "./read-plan.ts";
-import { rowToAttribute, rowToTuple, type SchemaRow, type TenantRow } from "./rows.ts";
+import { type Row, rowToAttribute, rowToTuple, type SchemaRow, type TenantRow } from "./rows.ts";
 import { planWrite } from "./write-plan.ts";
+
+/** The freshness statement's row. */
+function toFreshness(r: {
+  head: number;
+  horizon: number;
+  created_at: number | null;
+  schema_version: string | null;
+}): Freshness {
+  return {
+    head: Number(r.head),
+    horizon: Number(r.horizon),
+    tenantCreatedAt: r.created_at === null || r.created_at === undefined ? undefined : Number(r.created_at),
+    headSchemaVersion: typeof r.schema_version === "string" ? r.schema_version : undefined,
+  };
+}
 
 function then<T, R>(v: MaybePromise<T>, f: (v: T) => R): MaybePromise<R> {
   return v instanceof Promise ? v.then(f) : f(v);
@@ -235,16 +250,42 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
    * replica's look).
    */
   freshness(tenantId: string): MaybePromise<Freshness> {
-    return then(this.exec.all("freshness", freshnessStatement(this.d, tenantId)), ([row]) => {
-      const r = row!;
-      return {
-        head: Number(r.head),
-        horizon: Number(r.horizon),
-        tenantCreatedAt:
-          r.created_at === null || r.created_at === undefined ? undefined : Number(r.created_at),
-        headSchemaVersion: typeof r.schema_version === "string" ? r.schema_version : undefined,
-      };
-    });
+    return then(this.exec.all("freshness", freshnessStatement(this.d, tenantId)), ([row]) =>
+      toFreshness(row!),
+    );
+  }
+
+  /**
+   * The freshness look and the tenant's change feed after `after`, in ONE round trip where the driver batches reads
+   * (D1), else the look then (when the head moved) the feed. Every change committed before the feed's read is in it (transaction ids are
+   * assigned in commit order), so the caller is caught up to max(head, the last change set's snap). The feed is not
+   * cut at the GC horizon: the caller reloads when the horizon passed `after`.
+   */
+  async freshnessAndChanges(
+    tenantId: string,
+    after: Snap,
+  ): Promise<{ freshness: Freshness; changes: ChangeSet[] }> {
+    const look = freshnessStatement(this.d, tenantId);
+    const feed = changedRowsStatement(this.d, tenantId, after + 1, Number.MAX_SAFE_INTEGER);
+    let lookRows: Row[];
+    let rows: Row[];
+    if (this.exec.readBatch !== undefined) {
+      [lookRows = [], rows = []] = await this.exec.readBatch("freshness", [look, feed]);
+    } else {
+      lookRows = await this.rows("freshness", look);
+      rows = Number(lookRows[0]?.head) > after ? await this.rows("changes", feed) : [];
+    }
+    const changed = rows as unknown as ChangedRow[];
+    const txs = new Set<number>();
+    for (const r of changed) {
+      if (Number(r.created_tx) > after) txs.add(Number(r.created_tx));
+      if (r.deleted_tx != null && Number(r.deleted_tx) > after) txs.add(Number(r.deleted_tx));
+    }
+    const ordered = [...txs].sort((a, b) => a - b);
+    return {
+      freshness: toFreshness(lookRows[0] as unknown as Parameters<typeof toFreshness>[0]),
+      changes: buildChangeSets(ordered, changed),
+    };
   }
 
   /** The GC horizon: reads at snaps below it are expired (the replica caches it instead of asking per read). */

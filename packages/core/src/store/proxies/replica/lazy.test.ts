@@ -144,6 +144,49 @@ describe("ReplicaStore.lazy and the head schema", () => {
   });
 });
 
+describe("ReplicaStore.lazy with background work: looks at the database", () => {
+  it("a look due within the second window runs after the check (which runs no statement); past it, before", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const later: (() => Promise<unknown>)[] = [];
+    const { writer, replica, kinds } = await setUp({
+      freshnessMs: 1000,
+      background: (start) => later.push(start),
+    });
+    // the head schema's TTL as createPemba sets it for a lazy replica (its looks renew the head)
+    const service = new PembaService(replica, { headSchemaTtlMs: 3000 });
+    await service.check("t1", meta, view("content", 1, 5));
+    for (const start of later.splice(0)) await start(); // the load
+    expect(replica.holds("t1")).toBe(true);
+    // another instance makes user 5 a follower of user 1 (the owner of content 1)
+    await writer.writeData("t1", "", [tuple("user:1#follower@user:5")], []);
+    kinds.length = 0;
+    vi.advanceTimersByTime(1500);
+    // one window passed: answered from the copy at once, the look is handed to the background
+    const due = service.check("t1", meta, view("content", 1, 5));
+    expect(due instanceof Promise).toBe(false);
+    expect((await due).can).toBe("CHECK_RESULT_DENIED");
+    expect(kinds).toEqual([]);
+    expect(later).toHaveLength(1);
+    await later.pop()!();
+    expect(kinds).toEqual(["freshness", "changes"]);
+    kinds.length = 0;
+    expect((await service.check("t1", meta, view("content", 1, 5))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(kinds).toEqual([]);
+    // two windows passed: the check waits for the look
+    await writer.writeData("t1", "", [tuple("user:1#follower@user:6")], []);
+    vi.advanceTimersByTime(2500);
+    kinds.length = 0;
+    expect((await service.check("t1", meta, view("content", 1, 6))).can).toBe("CHECK_RESULT_ALLOWED");
+    expect(kinds).toEqual(["freshness", "changes"]);
+    expect(later).toEqual([]);
+    await replica.close();
+    await writer.store.close();
+  });
+});
+
 describe("ReplicaStore.lazy with background loads (the Worker's cold isolates)", () => {
   /** The inner store, whose paged tuple reads (the load's) wait until `open()`. */
   function gated() {

@@ -493,20 +493,45 @@ export class TenantCopies {
       const sets = given ?? (await this.source.changes(st.id, after, this.feedBatch));
       given = undefined;
       if (this.states.get(st.id) !== st) return;
-      for (const set of sets) {
-        if (set.snap <= after) continue; // applied already
-        this.apply(st.id, set);
-        st.applied = set.snap;
-        after = set.snap;
-        for (const c of set.changes) {
-          const sign = c.operation === "OPERATION_CREATE" ? 1 : -1;
-          created += sign;
-          grown += sign * rowBytes(c);
-        }
-      }
+      const [c, g, last] = this.applySets(st, sets, after);
+      created += c;
+      grown += g;
+      after = last;
       if (sets.length < this.feedBatch) break;
       read = undefined; // more than one batch: the horizon the write read is older than this feed read
     }
+    if (!this.settle(st, created, grown)) return;
+    // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
+    // changes may have been skipped, so reload the tenant from scratch
+    const horizon = read !== undefined ? this.noteHorizon(read.horizon) : await this.readHorizon();
+    if (horizon > from) {
+      this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
+      await this.reload(st);
+      return;
+    }
+    st.caughtUp = Math.max(st.caughtUp, head, after);
+  }
+
+  /** Applies change sets to the tenant's copy: [rows created minus deleted, bytes grown, the last snap applied]. */
+  private applySets(st: TenantState, sets: ChangeSet[], after: Snap): [number, number, Snap] {
+    let created = 0;
+    let grown = 0;
+    for (const set of sets) {
+      if (set.snap <= after) continue; // applied already (a write's own feed read may begin before a catch-up's)
+      this.apply(st.id, set);
+      st.applied = set.snap;
+      after = set.snap;
+      for (const c of set.changes) {
+        const sign = c.operation === "OPERATION_CREATE" ? 1 : -1;
+        created += sign;
+        grown += sign * rowBytes(c);
+      }
+    }
+    return [created, grown, after];
+  }
+
+  /** Counts a catch-up's rows and bytes; false when the tenant outgrew a lazy replica's cap (given back to the source). */
+  private settle(st: TenantState, created: number, grown: number): boolean {
     st.rows += created;
     st.bytes += grown;
     this.bytes += grown;
@@ -519,19 +544,11 @@ export class TenantCopies {
         this.rows += created;
         this.drop(st.id);
         this.markOversized(st.id, limit);
-        return;
+        return false;
       }
     }
     this.countRows(created);
-    // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
-    // changes may have been skipped, so reload the tenant from scratch
-    const horizon = read !== undefined ? this.noteHorizon(read.horizon) : await this.readHorizon();
-    if (horizon > from) {
-      this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
-      await this.reload(st);
-      return;
-    }
-    st.caughtUp = Math.max(st.caughtUp, head, after);
+    return true;
   }
 
   private async reload(st: TenantState): Promise<void> {
@@ -603,23 +620,88 @@ export class TenantCopies {
   }
 
   /**
-   * A lazy replica's look at the database (one statement with a FreshnessSource): catches the tenant up when the
+   * A lazy replica's look at the database (one round trip with a SqlStore: the look and the feed together; one
+   * statement, plus the feed when the head moved, with another FreshnessSource): catches the tenant up when the
    * head moved, mirrors a GC, drops a tenant deleted (or re-created) elsewhere; answers the tenant's head snap, or
    * undefined when the tenant is no longer in the copy. Requests meanwhile use the current copy.
    */
   async freshen(st: TenantState): Promise<Snap | undefined> {
     st.checkedAt = Date.now();
-    const f = await this.readFreshness(st.id);
+    if (this.source.freshnessAndChanges !== undefined) {
+      while (st.busy !== undefined) await st.busy.catch(() => {});
+      if (this.states.get(st.id) === st) {
+        const run = this.lookAndPull(st);
+        st.busy = run;
+        try {
+          await run;
+        } finally {
+          if (st.busy === run) st.busy = undefined;
+        }
+      }
+      return this.states.get(st.id) === st ? st.caughtUp : undefined;
+    }
+    const f = await this.look(st.id);
+    if (this.states.get(st.id) === st && f.tenantCreatedAt !== st.createdAt) this.drop(st.id);
+    else if (f.head > st.caughtUp) await this.catchUp(st, f.head, true);
+    return this.states.get(st.id) === st ? st.caughtUp : undefined;
+  }
+
+  /**
+   * Brings the tenant to at least `snap` (a read's, not trusted as a head): ONE look and feed where the source reads
+   * them together (lazy replicas), else the head and the feed.
+   */
+  async reach(st: TenantState, snap: Snap): Promise<void> {
+    if (this.freshnessMs === undefined || this.source.freshnessAndChanges === undefined) {
+      await this.catchUp(st, snap, false);
+      return;
+    }
+    while (st.busy !== undefined) await st.busy.catch(() => {});
+    if (this.states.get(st.id) === st && st.caughtUp < snap) await this.freshen(st);
+  }
+
+  /**
+   * The look and the feed after the copy in ONE round trip (a SqlStore on D1: one batch): a read with a snap token
+   * newer than the copy (another instance's write) costs that one trip, at a replica that has the token's write, or
+   * at the primary.
+   */
+  private async lookAndPull(st: TenantState): Promise<void> {
+    const from = Math.max(st.caughtUp, st.applied);
+    const { freshness: f, changes: sets } = await this.source.freshnessAndChanges!(st.id, from);
+    this.heard(st.id, f);
+    if (this.states.get(st.id) !== st) return;
+    if (f.tenantCreatedAt !== st.createdAt) {
+      this.drop(st.id);
+      return;
+    }
+    // a GC past `from` may have removed rows deleted after it (their deletes are missing from the feed)
+    if (f.horizon > from) {
+      this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
+      await this.reload(st);
+      return;
+    }
+    const [created, grown, after] = this.applySets(st, sets, from);
+    if (!this.settle(st, created, grown)) return;
+    st.caughtUp = Math.max(st.caughtUp, f.head, after);
+  }
+
+  /**
+   * One look at the database for the tenant (held or not): the head schema to the listeners, the GC horizon
+   * mirrored.
+   */
+  async look(tenantId: string): Promise<Freshness> {
+    const f = await this.readFreshness(tenantId);
+    this.heard(tenantId, f);
+    return f;
+  }
+
+  private heard(tenantId: string, f: Freshness): void {
     if (f.headSchemaVersion !== undefined) {
-      for (const listener of this.headSchemaListeners) listener(st.id, f.headSchemaVersion, f.head);
+      for (const listener of this.headSchemaListeners) listener(tenantId, f.headSchemaVersion, f.head);
     }
     if (f.horizon > this.horizon) {
       this.horizon = f.horizon;
       this.sink.collectUpTo(f.horizon);
     }
-    if (this.states.get(st.id) === st && f.tenantCreatedAt !== st.createdAt) this.drop(st.id);
-    else if (f.head > st.caughtUp) await this.catchUp(st, f.head, true);
-    return this.states.get(st.id) === st ? st.caughtUp : undefined;
   }
 
   private async readFreshness(tenantId: string): Promise<Freshness> {

@@ -18,8 +18,9 @@
  * each tenant is loaded on first use (once per isolate) unless its rows would take the replica above `maxRows`
  * (its reads then go to the inner store), and freshness is request-driven: reading a loaded tenant's head snap
  * (once per check) costs no statement while the tenant's last look at the database is younger than `freshnessMs`,
- * else ONE statement (head snap, GC horizon and the tenant's created_at together), plus a catch-up from the
- * change feed only when the head moved. With `background` (the Worker), no request waits for a tenant's load: the
+ * else ONE round trip (head snap, GC horizon, the tenant's created_at and head schema, with the change feed after
+ * the copy: one D1 batch); with `background`, a look due less than `2 x freshnessMs` after the last runs once the
+ * response is ready instead of before it. With `background` (the Worker), no request waits for a tenant's load: the
  * first read starts it and, until it ends, the tenant's reads go to the inner store (one statement per walk level).
  */
 import { PembaError } from "../../../errors.ts";
@@ -232,7 +233,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
           ? await this.copies.ensure(tenantId)
           : this.copies.loadLater(tenantId, this.background);
       if (st === undefined || snap < st.floor) return await fromInner();
-      if (snap > st.caughtUp) await this.copies.catchUp(st, snap, false);
+      if (snap > st.caughtUp) await this.copies.reach(st, snap);
       if (this.copies.state(tenantId) === st) return fromMemory();
     }
   }
@@ -242,7 +243,20 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     if (st !== undefined) {
       this.copies.touch(st);
       const window = this.copies.freshnessMs;
-      if (window === undefined || Date.now() - st.checkedAt < window) return st.caughtUp;
+      if (window === undefined) return st.caughtUp;
+      const age = Date.now() - st.checkedAt;
+      if (age < window) return st.caughtUp;
+      // with background work (the Worker), a look due less than one more window ago runs once this response is
+      // ready: no check waits for it, and a check without a token sees writes elsewhere within two windows
+      if (this.background !== undefined && age < 2 * window) {
+        st.checkedAt = Date.now();
+        this.background(() =>
+          this.copies.freshen(st).catch((e: unknown) => {
+            this.logger?.warn({ err: e, tenant: tenantId }, "replica: a look at the database failed");
+          }),
+        );
+        return st.caughtUp;
+      }
       return this.copies.freshen(st).then((head) => head ?? this.headSnap(tenantId));
     }
     if (this.copies.isOversized(tenantId)) return this.inner.headSnap(tenantId);
@@ -256,10 +270,27 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     })();
   }
 
+  /**
+   * A snap token's check. Lazy replicas answer a token newer than the copy (another instance's write) with ONE look
+   * at the database, in the request's session (so at a replica that has the token's write, else the primary): for
+   * a loaded tenant it also catches the copy up to the token (the look and the feed in one round trip); for any
+   * tenant it reports the head schema at a snap >= the token, so the schema registry need not read it again.
+   */
   override assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
     if (snap < this.copies.horizon) throw expired();
     const st = this.copies.state(tenantId);
-    if (st !== undefined && snap >= st.floor && this.copies.horizonKnown) return;
+    const lazy = this.copies.freshnessMs !== undefined && this.copies.horizonKnown;
+    if (st !== undefined && snap >= st.floor && this.copies.horizonKnown) {
+      if (!lazy || snap <= st.caughtUp) return;
+      return this.copies.freshen(st).then(() => {
+        if (snap < this.copies.horizon) throw expired();
+      });
+    }
+    if (lazy && !this.copies.isOversized(tenantId)) {
+      return this.copies.look(tenantId).then((f) => {
+        if (snap < f.horizon) throw expired();
+      });
+    }
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
