@@ -30,18 +30,11 @@ import {
 import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
-import { checkSchema } from "../schema/check.ts";
-import {
-  applyPartialWrite,
-  parseSchema,
-  printSchema,
-  validateAttribute,
-  validateTuple,
-} from "../schema/index.ts";
-import { lexSchema, parseLexedSchema } from "../schema/parser.ts";
+import { parseSchema, printSchema, validateAttribute, validateTuple } from "../schema/index.ts";
 import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
+import { inTurnsParser, type SchemaParser } from "./parse-worker/schema-parser.ts";
 import {
   type DiffOptions,
   measureSchemaDiff,
@@ -66,6 +59,11 @@ export interface ServiceOptions {
   maxWatchStreams?: number;
   /** `safe`: refuse a schema write that would orphan live rows (default `permify`: write any valid schema). */
   schemaWrites?: SchemaWrites;
+  /**
+   * Parses and checks the text of a schema write (default: on the event loop, in turns; the Node server passes a
+   * worker thread's, `SchemaParseWorker` of `@pemba/core/node`).
+   */
+  schemaParser?: SchemaParser;
 }
 
 /** A schema diff request: the base (a stored version, "" = head, or schema text) and the new schema text. */
@@ -146,6 +144,7 @@ export class PembaService {
   /** The engine's evaluations over this service's store, reused across requests. */
   readonly #evaluations = new engine.EvaluationPool();
   readonly #schemaWrites: SchemaWrites;
+  readonly #parser: SchemaParser;
 
   constructor(store: Store, opts: ServiceOptions = {}) {
     this.store = store;
@@ -156,6 +155,7 @@ export class PembaService {
     });
     this.watches = new WatchHub(store, { maxStreams: opts.maxWatchStreams });
     this.#schemaWrites = opts.schemaWrites ?? "permify";
+    this.#parser = opts.schemaParser ?? inTurnsParser;
   }
 
   // ---- metadata ----
@@ -245,12 +245,13 @@ export class PembaService {
   // ---- schemas ----
 
   /**
-   * Parses + compiles (errors are PembaError, gRPC 13 with a line:col message), stores, makes it head. The lexer and
-   * the parser run in turns of their own (together they were the longest turn of a 64 KiB schema's write).
+   * Parses + compiles (errors are PembaError, gRPC 13 with a line:col message), stores, makes it head. The parse
+   * runs on the service's SchemaParser: a worker thread's (Node server), or the event loop's in turns of their own
+   * (the lexer, the parser, the checks: together they were the longest turn of a 64 KiB schema's write).
    */
   async writeSchema(tenantId: string, text: string): Promise<string> {
     checkSchemaSize(text);
-    return this.#saveSchema(tenantId, text, await parseInTurns(text));
+    return this.#saveSchema(tenantId, text, await this.#parser.parse(text));
   }
 
   /**
@@ -281,11 +282,8 @@ export class PembaService {
     partials: Record<string, SchemaPartials>,
   ): Promise<string> {
     const base = await this.schemas.resolve(tenantId, schemaVersion);
-    const definition = applyPartialWrite(base.definition, partials);
-    const text = printSchema(definition);
-    checkSchemaSize(text, "SchemaPartialWriteRequest");
-    // Re-parse the printed text so the stored text and the compiled definition can never disagree.
-    return this.#saveSchema(tenantId, text, await parseInTurns(text));
+    const { text, definition } = await this.#parser.partialWrite(printSchema(base.definition), partials);
+    return this.#saveSchema(tenantId, text, definition);
   }
 
   /**
@@ -550,13 +548,4 @@ export class PembaService {
     const { schema, target } = await this.#target(tenantId, meta, context);
     return engine.subjectPermission(schema.compiled, target, { entity, subject, onlyPermission });
   }
-}
-
-/** parseSchema(text) in three event-loop turns: the lexer (and the parser's input), the parser, the checks. */
-async function parseInTurns(text: string): Promise<SchemaDefinition> {
-  const lexed = lexSchema(text);
-  await nextTurn();
-  const raw = parseLexedSchema(lexed);
-  await nextTurn();
-  return checkSchema(raw);
 }
