@@ -255,8 +255,8 @@ export class PembaService {
   }
 
   /**
-   * Compiles (within the write limits of schema-limits.ts), stores, makes it head. The work is cut into event-loop
-   * turns (the lexer, the parser, each rule, the rest) so other tenants' requests are answered between them.
+   * Compiles the parsed definition (within the write limits of schema-limits.ts), stores it, makes it head. The work
+   * is cut into event-loop turns (each rule, the rest) so other tenants' requests are answered between them.
    */
   async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
     checkRuleBodies(definition);
