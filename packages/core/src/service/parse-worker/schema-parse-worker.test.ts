@@ -4,6 +4,10 @@
  * in-turn parse gives. The parser module's entries are counted on this thread (vi.mock wraps them; the worker thread
  * loads the real module, outside vitest): a write through the worker must not enter them here.
  */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type * as Parser from "../../schema/parser.ts";
 import { MemoryStore } from "../../store/memory/memory-store.ts";
@@ -143,5 +147,22 @@ describe("SchemaParseWorker", () => {
     await refused;
     expect(Object.keys((await own.parse("entity user {}\n")).entities)).toEqual(["user"]);
     await own.close();
+  });
+
+  it("a pending parse keeps the process alive (a script whose only work is the parse gets its answer)", () => {
+    const module = new URL("./schema-parse-worker.ts", import.meta.url).href;
+    const script = `import { SchemaParseWorker } from ${JSON.stringify(module)};
+const parser = new SchemaParseWorker();
+const d = await parser.parse("entity user {}\\nentity doc {}\\n");
+console.log(Object.keys(d.entities).join(","));
+await parser.close();`;
+    const dir = mkdtempSync(join(tmpdir(), "pemba-parse-"));
+    try {
+      writeFileSync(join(dir, "script.mjs"), script);
+      const out = execFileSync(process.execPath, ["--no-warnings", join(dir, "script.mjs")], { encoding: "utf8" });
+      expect(out).toBe("user,doc\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

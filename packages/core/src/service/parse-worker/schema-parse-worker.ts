@@ -3,8 +3,9 @@
  * there, so neither their CPU (8-16 ms for 64 KiB of DSL) nor their garbage (the tokens and trees: what drove the
  * main heap's collections during a stream of schema writes) is the event loop's. The event loop receives the checked
  * SchemaDefinition (a structured clone) and compiles it in turns, as before. One thread, started by the first parse,
- * parses one text at a time in arrival order (a flood of writes queues here instead of overlapping); it does not keep
- * the process alive. A thread that dies fails the parses it held and is started again by the next one.
+ * parses one text at a time in arrival order (a flood of writes queues here instead of overlapping); it keeps the
+ * process alive only while a parse is pending. A thread that dies fails the parses it held and is started again by
+ * the next one.
  */
 import { Worker } from "node:worker_threads";
 import type { SchemaDefinition } from "../../schema/ast.ts";
@@ -41,6 +42,7 @@ export class SchemaParseWorker implements SchemaParser {
   #send(request: ParseRequest): Promise<ParsedSchema> {
     const worker = this.#worker ?? this.#start();
     return new Promise((resolve, reject) => {
+      if (this.#pending.size === 0) worker.ref();
       this.#pending.set(request.id, { resolve, reject });
       worker.postMessage(request);
     });
@@ -53,6 +55,7 @@ export class SchemaParseWorker implements SchemaParser {
       const pending = this.#pending.get(answer.id);
       if (pending === undefined) return;
       this.#pending.delete(answer.id);
+      if (this.#pending.size === 0) worker.unref();
       if ("error" in answer) pending.reject(parseErrorFrom(answer.error));
       else pending.resolve({ text: answer.text, definition: answer.definition });
     });
