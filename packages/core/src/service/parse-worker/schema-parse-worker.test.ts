@@ -159,7 +159,9 @@ await parser.close();`;
     const dir = mkdtempSync(join(tmpdir(), "pemba-parse-"));
     try {
       writeFileSync(join(dir, "script.mjs"), script);
-      const out = execFileSync(process.execPath, ["--no-warnings", join(dir, "script.mjs")], { encoding: "utf8" });
+      const out = execFileSync(process.execPath, ["--no-warnings", join(dir, "script.mjs")], {
+        encoding: "utf8",
+      });
       expect(out).toBe("user,doc\n");
     } finally {
       rmSync(dir, { recursive: true, force: true });
