@@ -8,9 +8,12 @@
  * server's RSS.
  *
  *   node --experimental-strip-types loadtest/bench-schema-stall.ts [--seconds 10] [--database memory:]
- *     [--serve-args="--max-compiled-schema-mb 16"] [--only MiB]
+ *     [--serve-args="--max-compiled-schema-mb 16"] [--only MiB] [--repo <checkout>]
+ *
+ * `--repo`: the checkout whose `pemba` CLI runs (another worktree for before/after runs; its CLI is built there).
  */
 import { request } from "node:http";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "@pemba/core";
@@ -26,6 +29,8 @@ const { values } = parseArgs({
     "serve-args": { type: "string", default: "" },
     /** only the probes whose label contains this text, e.g. "MiB" for the issue's oversize ones */
     only: { type: "string", default: "" },
+    /** the checkout whose CLI serves (default: this one) */
+    repo: { type: "string" },
     /** an already running server (its pid for RSS) instead of starting one */
     url: { type: "string" },
     pid: { type: "string" },
@@ -82,7 +87,12 @@ const server = !isMainThread
       stop: async () => 0,
     }
   : values.url === undefined
-    ? await startPemba(values.database!, values["serve-args"]!.split(" ").filter(Boolean))
+    ? await startPemba(
+        values.database!,
+        values["serve-args"]!.split(" ").filter(Boolean),
+        [],
+        values.repo === undefined ? undefined : resolve(values.repo),
+      )
     : { url: values.url, pid: Number(values.pid), stop: async () => 0 };
 const post = async (path: string, body: unknown) => {
   const r = await fetch(`${server.url}${path}`, {

@@ -17,7 +17,9 @@
  *   a "last-resort" collection (the one that also gives V8's pooled free pages back to the system).
  *
  *   node --experimental-strip-types --no-warnings loadtest/bench-schema-turns.ts [--writes 60] [--kind CEL]
- *     [--database memory:] [--budget-mb 256] [--idle-seconds 0] [--core <another checkout>]
+ *     [--database memory:] [--budget-mb 256] [--idle-seconds 0] [--core <another checkout>] [--parse-thread]
+ *
+ * `--parse-thread`: the service parses on a SchemaParseWorker (`pemba serve`'s wiring) instead of the event loop.
  *
  * `--core DIR` loads `@pemba/core` from `DIR/packages/core/src` instead (a before/after comparison: an exported
  * tree of the base commit whose node_modules link to this one's).
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     database: { type: "string", default: "memory:" },
     "budget-mb": { type: "string", default: "256" },
     core: { type: "string" },
+    "parse-thread": { type: "boolean", default: false },
     /** seconds of quiet after the writes before the memory is read (V8's memory reducer may run meanwhile) */
     "idle-seconds": { type: "string", default: "0" },
   },
@@ -70,8 +73,10 @@ const KINDS: [string, (salt: number) => string][] = [
 const dir = mkdtempSync(join(tmpdir(), "pemba-turns-"));
 const url = values.database!.replace("{dir}", dir);
 const store = await nodeEntry.openStore(url);
+const schemaParser = values["parse-thread"] ? new nodeEntry.SchemaParseWorker() : undefined;
 const service = new core.PembaService(store, {
   maxCompiledSchemaBytes: Number(values["budget-mb"]) * 1024 * 1024,
+  schemaParser,
 });
 await service.createTenant("writer", "writer");
 await service.writeSchema("writer", "entity user {}");
@@ -155,5 +160,6 @@ console.log(`  after two full collections: ${memory()}`);
 gc({ type: "major", execution: "sync", flavor: "last-resort" });
 console.log(`  after a last-resort collection: ${memory()}`);
 console.log(`  compiled schemas: estimated ${(service.schemas.bytes / MB).toFixed(0)} MiB`);
+await schemaParser?.close();
 await store.close?.();
 rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@
  */
 import { type AppOptions, createApp, type PembaApp } from "./http/app.ts";
 import type { Observe } from "./http/pipeline.ts";
-import { PembaService } from "./service/index.ts";
+import { PembaService, type SchemaParser } from "./service/index.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
@@ -43,6 +43,11 @@ export interface PembaRuntime {
   version?: string;
   /** The browser console's built files, served at `/console` (the entries pass `@pemba/console`'s). */
   console?: AppOptions["console"];
+  /**
+   * Where schema writes are parsed and checked (default: the event loop, in turns). The Node server passes a
+   * worker thread's (`SchemaParseWorker`, `@pemba/core/node`); closed with the Pemba.
+   */
+  schemaParser?: SchemaParser;
   /** Runs a request or a garbage collection in the store's per-request scope (D1 sessions). */
   scope?: <T>(run: () => T) => T;
 }
@@ -69,6 +74,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       maxWatchStreams: settings.maxWatchStreams,
       maxCompiledSchemaBytes: settings.maxCompiledSchemaMb * 1048576,
       schemaWrites: settings.schemaWrites,
+      schemaParser: runtime.schemaParser,
       // a lazy replica's looks at the database renew the cached head schema; the TTL is the fallback for tenants
       // it does not hold (and must outlast one refresh window, or each look would race a schema read)
       headSchemaTtlMs: lazy ? 2 * settings.replica!.freshnessMs + 1000 : undefined,
@@ -101,6 +107,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       },
       close: async () => {
         service.watches.close();
+        await runtime.schemaParser?.close?.();
         await store.close();
       },
     };

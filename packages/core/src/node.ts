@@ -1,8 +1,10 @@
 /**
  * @pemba/core/node: what needs Node (node:fs, native or TCP drivers): the embedded SQLite driver
- * (better-sqlite3), PostgreSQL (pg), opening a store from a database URL, and migrations read from disk.
+ * (better-sqlite3), PostgreSQL (pg), opening a store from a database URL, migrations read from disk, and the schema
+ * parser on a worker thread.
  */
 
+export { SchemaParseWorker } from "./service/parse-worker/schema-parse-worker.ts";
 export { PostgresStore, type PostgresStoreOptions } from "./store/drivers/postgres.ts";
 export { SqliteStore, type SqliteStoreOptions, sqlitePath } from "./store/drivers/sqlite.ts";
 export {

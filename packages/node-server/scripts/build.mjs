@@ -1,6 +1,7 @@
 /**
  * Bundles the `pemba` CLI (src/cli.ts and everything it imports from @pemba/core) into one JavaScript file,
- * dist/pemba.mjs, so the server starts without Node's TypeScript stripping (which keeps ~60 MB of WebAssembly
+ * dist/pemba.mjs (and core's schema parse thread into dist/parse-thread.mjs, the worker thread it starts), so the
+ * server starts without Node's TypeScript stripping (which keeps ~60 MB of WebAssembly
  * memory resident for the life of the process) and parses one file instead of ~150.
  *
  *   node packages/node-server/scripts/build.mjs [--quiet]
@@ -69,15 +70,29 @@ const migrationsFromBundle = {
     }));
   },
 };
+// The schema parse thread is found relative to the module's own URL too: in dist/, it is the bundle's second entry.
+const parseThreadFromBundle = {
+  name: "parse-thread-location",
+  setup(b) {
+    b.onLoad({ filter: /parse-worker[\\/]parse-thread-location\.ts$/ }, () => ({
+      loader: "ts",
+      contents: 'export const PARSE_THREAD_URL = new URL("./parse-thread.mjs", import.meta.url);',
+    }));
+  },
+};
 await build({
-  entryPoints: [path.join(pkgDir, "src/cli.ts")],
-  outfile,
+  entryPoints: {
+    pemba: path.join(pkgDir, "src/cli.ts"),
+    "parse-thread": path.join(coreDir, "src/service/parse-worker/parse-thread.ts"),
+  },
+  outdir: path.dirname(outfile),
+  outExtension: { ".js": ".mjs" },
   bundle: true,
   platform: "node",
   format: "esm",
   target: "node22",
   external: EXTERNAL,
-  plugins: [migrationsFromBundle],
+  plugins: [migrationsFromBundle, parseThreadFromBundle],
   // CommonJS dependencies bundled into ESM call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __pembaRequire } from 'node:module'; const require = __pembaRequire(import.meta.url);",

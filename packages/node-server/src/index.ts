@@ -18,7 +18,7 @@ import {
   replicaSettings,
   type Store,
 } from "@pemba/core";
-import { openStore } from "@pemba/core/node";
+import { openStore, SchemaParseWorker } from "@pemba/core/node";
 import type { Logger } from "pino";
 import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.ts";
 import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
@@ -87,6 +87,8 @@ export async function startServer({
       }),
       version: pembaVersion(),
       console: consoleAssets,
+      // schema writes are parsed on a worker thread: their CPU and garbage stay off the event loop (issue 20)
+      schemaParser: new SchemaParseWorker(),
     },
   );
   const { store, app } = pemba;

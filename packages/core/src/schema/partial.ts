@@ -21,7 +21,15 @@ export function applyPartialWrite(
   partials: Record<string, EntityPartials>,
 ): SchemaDefinition {
   // Work on the statements of the printed schema so that the result is checked exactly like a full write.
-  const raw = parseRawSchema(printSchema(def));
+  return applyPartialWriteToText(printSchema(def), partials);
+}
+
+/** applyPartialWrite on a definition's printed text (`printSchema(def)`), e.g. one sent to another thread. */
+export function applyPartialWriteToText(
+  printed: string,
+  partials: Record<string, EntityPartials>,
+): SchemaDefinition {
+  const raw = parseRawSchema(printed);
   for (const [entityName, p] of Object.entries(partials)) {
     const entity = raw.statements.find((s): s is RawEntity => s.kind === "entity" && s.name === entityName);
     if (entity === undefined) throw new PembaError("ERROR_CODE_ENTITY_STATEMENT_NOT_FOUND");

@@ -1,4 +1,5 @@
 export { renderBundleTemplate } from "./bundle-template.ts";
+export { inTurnsParser, type SchemaParser } from "./parse-worker/schema-parser.ts";
 export {
   PembaService,
   type PermissionMetadata,

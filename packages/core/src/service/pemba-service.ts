@@ -30,18 +30,11 @@ import {
 import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
-import { checkSchema } from "../schema/check.ts";
-import {
-  applyPartialWrite,
-  parseSchema,
-  printSchema,
-  validateAttribute,
-  validateTuple,
-} from "../schema/index.ts";
-import { lexSchema, parseLexedSchema } from "../schema/parser.ts";
+import { parseSchema, printSchema, validateAttribute, validateTuple } from "../schema/index.ts";
 import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
+import { inTurnsParser, type SchemaParser } from "./parse-worker/schema-parser.ts";
 import {
   type DiffOptions,
   measureSchemaDiff,
@@ -71,6 +64,11 @@ export interface ServiceOptions {
    * and applied to every read of that request (expiring rows, see docs/EXPIRY.md). Tests pass a controllable one.
    */
   clock?: () => number;
+  /**
+   * Parses and checks the text of a schema write (default: on the event loop, in turns; the Node server passes a
+   * worker thread's, `SchemaParseWorker` of `@pemba/core/node`).
+   */
+  schemaParser?: SchemaParser;
 }
 
 /** A schema diff request: the base (a stored version, "" = head, or schema text) and the new schema text. */
@@ -153,6 +151,7 @@ export class PembaService {
   readonly #schemaWrites: SchemaWrites;
   /** Evaluation times: one reading per request. */
   readonly clock: () => number;
+  readonly #parser: SchemaParser;
 
   constructor(store: Store, opts: ServiceOptions = {}) {
     this.store = store;
@@ -167,6 +166,7 @@ export class PembaService {
       sweep: (tenantId) => this.sweepExpired(tenantId),
     });
     this.#schemaWrites = opts.schemaWrites ?? "permify";
+    this.#parser = opts.schemaParser ?? inTurnsParser;
   }
 
   // ---- metadata ----
@@ -289,17 +289,18 @@ export class PembaService {
   // ---- schemas ----
 
   /**
-   * Parses + compiles (errors are PembaError, gRPC 13 with a line:col message), stores, makes it head. The lexer and
-   * the parser run in turns of their own (together they were the longest turn of a 64 KiB schema's write).
+   * Parses + compiles (errors are PembaError, gRPC 13 with a line:col message), stores, makes it head. The parse
+   * runs on the service's SchemaParser: a worker thread's (Node server), or the event loop's in turns of their own
+   * (the lexer, the parser, the checks: together they were the longest turn of a 64 KiB schema's write).
    */
   async writeSchema(tenantId: string, text: string): Promise<string> {
     checkSchemaSize(text);
-    return this.#saveSchema(tenantId, text, await parseInTurns(text));
+    return this.#saveSchema(tenantId, text, await this.#parser.parse(text));
   }
 
   /**
-   * Compiles (within the write limits of schema-limits.ts), stores, makes it head. The work is cut into event-loop
-   * turns (the lexer, the parser, each rule, the rest) so other tenants' requests are answered between them.
+   * Compiles the parsed definition (within the write limits of schema-limits.ts), stores it, makes it head. The work
+   * is cut into event-loop turns (each rule, the rest) so other tenants' requests are answered between them.
    */
   async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
     checkRuleBodies(definition);
@@ -325,11 +326,8 @@ export class PembaService {
     partials: Record<string, SchemaPartials>,
   ): Promise<string> {
     const base = await this.schemas.resolve(tenantId, schemaVersion);
-    const definition = applyPartialWrite(base.definition, partials);
-    const text = printSchema(definition);
-    checkSchemaSize(text, "SchemaPartialWriteRequest");
-    // Re-parse the printed text so the stored text and the compiled definition can never disagree.
-    return this.#saveSchema(tenantId, text, await parseInTurns(text));
+    const { text, definition } = await this.#parser.partialWrite(printSchema(base.definition), partials);
+    return this.#saveSchema(tenantId, text, definition);
   }
 
   /**
@@ -620,13 +618,4 @@ export class PembaService {
     const { schema, target } = await this.#target(tenantId, meta, context);
     return engine.subjectPermission(schema.compiled, target, { entity, subject, onlyPermission });
   }
-}
-
-/** parseSchema(text) in three event-loop turns: the lexer (and the parser's input), the parser, the checks. */
-async function parseInTurns(text: string): Promise<SchemaDefinition> {
-  const lexed = lexSchema(text);
-  await nextTurn();
-  const raw = parseLexedSchema(lexed);
-  await nextTurn();
-  return checkSchema(raw);
 }

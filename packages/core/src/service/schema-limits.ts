@@ -1,8 +1,8 @@
 /**
- * The size of a schema write. Parsing and compiling a schema runs on the event loop (the Worker has no other
- * thread, and the compiled closures live where checks run), so one write must not take longer than other tenants'
- * requests may wait: about 40 ms for the largest schema these limits admit (loadtest/bench-schema-stall.ts measures
- * it). Checked before the schema is parsed (its size) and before its rules are compiled (their bodies), on writes
+ * The size of a schema write. Compiling a schema runs on the event loop (the compiled closures live where checks
+ * run), and so does its parse in the Worker (no other thread; the Node server parses on a worker thread,
+ * SchemaParseWorker), so one write must not take longer than other tenants' requests may wait: about 40 ms for the
+ * largest schema these limits admit (loadtest/bench-schema-stall.ts measures it). Checked before the schema is parsed (its size) and before its rules are compiled (their bodies), on writes
  * only: a stored schema is always read back.
  */
 import { PembaError } from "../errors.ts";
