@@ -42,6 +42,7 @@ import {
   TENANT_ID,
   writeSeedSchema,
 } from "./lib/seed.ts";
+import type { Trip } from "./worker-edge/index.ts";
 
 const { values } = parseArgs({
   options: {
@@ -106,14 +107,6 @@ if (!existsSync(marker)) {
   writeFileSync(marker, `${SEED_SCHEMA.length}\n`);
 }
 
-interface Trip {
-  at: "replica" | "primary";
-  ms: number;
-  sql: string[];
-  start: number;
-  end: number;
-  rows: number;
-}
 interface Sample {
   /** At the client: the request through wrangler dev's local proxy. */
   ms: number;

@@ -35,7 +35,7 @@ interface Figures {
 }
 
 /** One D1 round trip: where it went, the latency added, its statements (SQL, abridged) and when (ms into the request). */
-interface Trip {
+export interface Trip {
   at: "replica" | "primary";
   ms: number;
   sql: string[];
