@@ -465,16 +465,37 @@ export class TenantCopies {
     trusted: boolean,
     read?: WriteFeedRead,
   ): Promise<void> {
+    await this.serially(st, async () => {
+      if (target !== undefined && st.caughtUp >= target) return;
+      await this.pull(st, trusted ? target : undefined, read);
+    });
+  }
+
+  /**
+   * Runs `work` on the tenant's copy once no other catch-up of it is running, unless the tenant was dropped or
+   * reloaded meanwhile; the catch-ups of one tenant never overlap.
+   */
+  private async serially(st: TenantState, work: () => Promise<void>): Promise<void> {
     while (st.busy !== undefined) await st.busy.catch(() => {});
     if (this.states.get(st.id) !== st) return; // dropped or reloaded meanwhile
-    if (target !== undefined && st.caughtUp >= target) return;
-    const run = this.pull(st, trusted ? target : undefined, read);
+    const run = work();
     st.busy = run;
     try {
       await run;
     } finally {
       if (st.busy === run) st.busy = undefined;
     }
+  }
+
+  /**
+   * The feed skips transactions at or before the GC horizon: if the horizon passed the snap a catch-up read the
+   * feed from, changes may have been skipped, so the tenant is reloaded from scratch (true).
+   */
+  private async reloadIfBehind(st: TenantState, horizon: Snap, from: Snap): Promise<boolean> {
+    if (horizon <= from) return false;
+    this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
+    await this.reload(st);
+    return true;
   }
 
   /**
@@ -501,14 +522,8 @@ export class TenantCopies {
       read = undefined; // more than one batch: the horizon the write read is older than this feed read
     }
     if (!this.settle(st, created, grown)) return;
-    // the feed skips transactions at or before the GC horizon: if the horizon passed the snap we started from,
-    // changes may have been skipped, so reload the tenant from scratch
     const horizon = read !== undefined ? this.noteHorizon(read.horizon) : await this.readHorizon();
-    if (horizon > from) {
-      this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
-      await this.reload(st);
-      return;
-    }
+    if (await this.reloadIfBehind(st, horizon, from)) return;
     st.caughtUp = Math.max(st.caughtUp, head, after);
   }
 
@@ -628,16 +643,7 @@ export class TenantCopies {
   async freshen(st: TenantState): Promise<Snap | undefined> {
     st.checkedAt = Date.now();
     if (this.source.freshnessAndChanges !== undefined) {
-      while (st.busy !== undefined) await st.busy.catch(() => {});
-      if (this.states.get(st.id) === st) {
-        const run = this.lookAndPull(st);
-        st.busy = run;
-        try {
-          await run;
-        } finally {
-          if (st.busy === run) st.busy = undefined;
-        }
-      }
+      await this.serially(st, () => this.lookAndPull(st));
       return this.states.get(st.id) === st ? st.caughtUp : undefined;
     }
     const f = await this.look(st.id);
@@ -673,12 +679,7 @@ export class TenantCopies {
       this.drop(st.id);
       return;
     }
-    // a GC past `from` may have removed rows deleted after it (their deletes are missing from the feed)
-    if (f.horizon > from) {
-      this.logger?.warn({ tenant: st.id }, "replica fell behind the GC horizon; reloading the tenant");
-      await this.reload(st);
-      return;
-    }
+    if (await this.reloadIfBehind(st, f.horizon, from)) return;
     const [created, grown, after] = this.applySets(st, sets, from);
     if (!this.settle(st, created, grown)) return;
     st.caughtUp = Math.max(st.caughtUp, f.head, after);
@@ -698,10 +699,7 @@ export class TenantCopies {
     if (f.headSchemaVersion !== undefined) {
       for (const listener of this.headSchemaListeners) listener(tenantId, f.headSchemaVersion, f.head);
     }
-    if (f.horizon > this.horizon) {
-      this.horizon = f.horizon;
-      this.sink.collectUpTo(f.horizon);
-    }
+    this.noteHorizon(f.horizon);
   }
 
   private async readFreshness(tenantId: string): Promise<Freshness> {
