@@ -10,6 +10,7 @@ import type {
   HeadSchemaListener,
   MaybePromise,
   Snap,
+  SubjectTupleQuery,
   Tenant,
   TupleQuery,
   WriteRequest,
@@ -46,6 +47,38 @@ export interface SnapBookmarks {
   consistencyBookmark(tenantId: string): string | undefined;
   /** This request's later reads of the tenant see at least the write that returned `bookmark` (a snap token's). */
   readAfterBookmark(tenantId: string, bookmark: string): void;
+}
+
+/**
+ * Replicated stores (D1): the current request's reads at its nearest replica, whatever snap token's bookmark the
+ * request carries. A lazy replica reads a tenant it does not hold there at a fresh token's snap, with the primary's
+ * changes since that replica's head laid over the rows (proxies/replica/overlay.ts): one round trip to the primary
+ * for the token instead of one per walk level.
+ */
+export interface NearestReplica {
+  /**
+   * The current request (`request`: an object standing for it, e.g. a key of a WeakMap) and the database as its
+   * nearest replica has it (`store`: possibly older than the request's snap token; each of the request's reads
+   * through it sees the database at least as new as its earlier ones).
+   */
+  nearestReplica(): { request: object; store: ReplicaReads };
+}
+
+/** The engine reads and the look of a database as one of its replicas has it (NearestReplica). */
+export interface ReplicaReads extends FreshnessSource, CombinedReads {
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]>;
+  querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at?: number,
+  ): MaybePromise<Tuple[]>;
+  queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at?: number,
+  ): MaybePromise<Attribute[]>;
 }
 
 /**
@@ -174,3 +207,6 @@ export const hasWriteNotices = <S extends Partial<WriteNotices>>(s: S): s is S &
 
 export const hasEmptyTenants = <S extends Partial<EmptyTenants>>(s: S): s is S & EmptyTenants =>
   s.deleteEmptyTenant !== undefined;
+
+export const hasNearestReplica = <S extends Partial<NearestReplica>>(s: S): s is S & NearestReplica =>
+  s.nearestReplica !== undefined;

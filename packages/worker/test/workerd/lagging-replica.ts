@@ -128,11 +128,11 @@ export class LaggingReplicaD1 implements D1Database {
     return results;
   }
 
-  /** Replays the primary's writes the replica has not seen yet. */
-  async catchUp(): Promise<void> {
+  /** Replays the primary's writes the replica has not seen yet (the first `writes` of them, when given). */
+  async catchUp(writes = this.unreplicated.length): Promise<void> {
     const replica = this.replica;
     if (replica === undefined) return;
-    const replayed = this.unreplicated.splice(0);
+    const replayed = this.unreplicated.splice(0, writes);
     for (const statements of replayed) {
       await replica.batch(statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
       this.replicaPosition++;
@@ -154,6 +154,11 @@ export class LaggingReplicaD1 implements D1Database {
         replica.prepare("UPDATE tenants SET created_at = ? WHERE id = ?").bind(r.created_at, r.id),
       ),
     );
+  }
+
+  /** The primary's writes the replica has not seen yet. */
+  get behind(): number {
+    return this.unreplicated.length;
   }
 
   statementsOn(target: Target): LoggedStatement[] {

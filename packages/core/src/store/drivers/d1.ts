@@ -12,7 +12,7 @@
  */
 import { getTableName, sql } from "drizzle-orm";
 import { PembaError } from "../../errors.ts";
-import type { QueryBudget, SnapBookmarks } from "../capabilities.ts";
+import type { NearestReplica, QueryBudget, SnapBookmarks } from "../capabilities.ts";
 import { type Dialect, list, name, P, type Statement, sqliteDialectWith } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
@@ -47,6 +47,7 @@ export class D1Sessions {
   readonly #db: D1Database;
   #readAfter: string | undefined;
   #reader: D1DatabaseSession | undefined;
+  #nearest: D1Queryable | undefined;
   #primary: D1DatabaseSession | undefined;
   #wrote = false;
   /** Queries sent so far (each statement of a batch counts, as D1 counts them). */
@@ -73,6 +74,16 @@ export class D1Sessions {
     if (this.#wrote && this.#primary) return this.#primary;
     this.#reader ??= this.#db.withSession(this.#readAfter ?? "first-unconstrained");
     return this.#reader;
+  }
+
+  /**
+   * The session of reads at the nearest replica whatever bookmark the request carries (the reader's, when it was
+   * opened before a bookmark, or it has none): the same one for the request's life, so its reads never go back.
+   */
+  nearest(): D1Queryable {
+    this.#nearest ??=
+      this.#readAfter === undefined ? this.reader() : this.#db.withSession("first-unconstrained");
+    return this.#nearest;
   }
 
   writer(): D1Queryable {
@@ -154,14 +165,23 @@ export interface D1StoreOptions {
   sessions?: () => D1Sessions | undefined;
 }
 
+/** Where an executor's reads go: the request's reader session, or its nearest replica's (D1Sessions.nearest). */
+type ReadRoute = "reader" | "nearest";
+
 class D1Executor implements SqlExecutor {
   readonly dialect = d1Dialect;
   readonly #sessions: () => D1Sessions;
   readonly #onQuery?: QueryObserver;
+  readonly #route: ReadRoute;
 
-  constructor(sessions: () => D1Sessions, onQuery?: QueryObserver) {
+  constructor(sessions: () => D1Sessions, onQuery?: QueryObserver, route: ReadRoute = "reader") {
     this.#sessions = sessions;
     this.#onQuery = onQuery;
+    this.#route = route;
+  }
+
+  #readSession(sessions: D1Sessions): D1Queryable {
+    return this.#route === "reader" ? sessions.reader() : sessions.nearest();
   }
 
   all<R>(kind: string, s: Statement<R>): Promise<R[]> {
@@ -174,8 +194,7 @@ class D1Executor implements SqlExecutor {
         const sessions = this.#sessions();
         sessions.count(1);
         try {
-          const result = await sessions
-            .reader()
+          const result = await this.#readSession(sessions)
             .prepare(s.sql)
             .bind(...s.params)
             .all();
@@ -199,7 +218,7 @@ class D1Executor implements SqlExecutor {
         for (const s of statements) assertWithinD1Limits(s.sql, s.params, kind);
         const sessions = this.#sessions();
         sessions.count(statements.length);
-        const db = sessions.reader();
+        const db = this.#readSession(sessions);
         try {
           const results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
           for (const r of results) rowsRead += r.meta?.rows_read ?? r.results.length;
@@ -249,13 +268,20 @@ class D1Executor implements SqlExecutor {
   async close(): Promise<void> {}
 }
 
-export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget {
+/** The database read at the request's nearest replica (D1Store.nearestReplica): its reads only. */
+class D1NearestReads extends SqlStore {
+  readonly kind = "d1" as const;
+}
+
+export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget, NearestReplica {
   readonly kind = "d1" as const;
   readonly #sessions: () => D1Sessions;
+  readonly #nearest: D1NearestReads;
 
   private constructor(sessions: () => D1Sessions, onQuery?: QueryObserver) {
     super(new D1Executor(sessions, onQuery));
     this.#sessions = sessions;
+    this.#nearest = new D1NearestReads(new D1Executor(sessions, onQuery, "nearest"));
   }
 
   static async open(db: D1Database, opts: D1StoreOptions = {}): Promise<D1Store> {
@@ -273,6 +299,11 @@ export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget {
   /** This request's reads start at a replica at least as new as `bookmark` (from a snap token). */
   readAfterBookmark(_tenantId: string, bookmark: string): void {
     this.#sessions().readAfter(bookmark);
+  }
+
+  /** The current request's sessions and the database as its nearest replica has it (NearestReplica). */
+  nearestReplica(): { request: object; store: SqlStore } {
+    return { request: this.#sessions(), store: this.#nearest };
   }
 
   /** Queries the current request (Worker invocation) may still send before D1's cap. */

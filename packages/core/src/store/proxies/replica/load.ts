@@ -17,7 +17,7 @@
  * - Size guard: rows above `maxRows` during the first load abandon it (`loadAll` answers false); a lazy replica
  *   leaves a tenant that does not fit to the source instead.
  */
-import type { ChangeSetSink, Freshness, FreshnessSource } from "../../capabilities.ts";
+import type { ChangeSetSink, Freshness, FreshnessSource, NearestReplica } from "../../capabilities.ts";
 import { hasFreshness, hasTenantHeads, type TenantHeads } from "../../capabilities.ts";
 import { MemoryStore } from "../../memory/memory-store.ts";
 import type { ChangeSet, DataChange, HeadSchemaListener, Snap, Store, Tenant } from "../../store.ts";
@@ -115,7 +115,8 @@ export type ReplicaSource = Pick<
   "listTenants" | "getTenant" | "headSnap" | "readTuples" | "readAttributes" | "changes"
 > &
   Partial<FreshnessSource> &
-  Partial<TenantHeads>;
+  Partial<TenantHeads> &
+  Partial<NearestReplica>;
 
 /** Change sets a write read after `from` in its own transaction, and the GC horizon read after them (WriteFeed). */
 export interface WriteFeedRead {
@@ -695,7 +696,8 @@ export class TenantCopies {
     return f;
   }
 
-  private heard(tenantId: string, f: Freshness): void {
+  /** A look at the database read elsewhere (overlay.ts): the head schema to the listeners, the GC horizon mirrored. */
+  heard(tenantId: string, f: Freshness): void {
     if (f.headSchemaVersion !== undefined) {
       for (const listener of this.headSchemaListeners) listener(tenantId, f.headSchemaVersion, f.head);
     }

@@ -25,7 +25,13 @@
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
-import { type HeadSchemaSource, hasWriteFeed, hasWriteNotices } from "../../capabilities.ts";
+import {
+  type HeadSchemaSource,
+  hasNearestReplica,
+  hasWriteFeed,
+  hasWriteNotices,
+  type ReplicaReads,
+} from "../../capabilities.ts";
 import type { MemoryStore } from "../../memory/memory-store.ts";
 import type {
   AttributeQuery,
@@ -49,6 +55,7 @@ import {
   TenantCopies,
   type TenantState,
 } from "./load.ts";
+import { laidOver, NearestOverlays } from "./overlay.ts";
 
 const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
 
@@ -76,6 +83,11 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private readonly writing = new Map<string, number>();
   /** The newest write notice heard per tenant while a write of it was in flight here. */
   private readonly noticed = new Map<string, Snap>();
+  /**
+   * Lazy replicas over a replicated database (D1): a fresh token's reads of a tenant not held, at the nearest
+   * replica with the primary's changes laid over them (overlay.ts).
+   */
+  private readonly overlays?: NearestOverlays;
 
   private notice(tenantId: string, snap: Snap): void {
     this.copies.notice(tenantId, snap).catch((e: unknown) => {
@@ -109,6 +121,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     this.memory = this.copies.memory;
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
     this.logger = opts.logger;
+    const feed = inner.freshnessAndChanges?.bind(inner);
+    if (freshnessMs !== undefined && hasNearestReplica(inner) && feed !== undefined) {
+      this.overlays = new NearestOverlays({
+        nearestReplica: () => inner.nearestReplica(),
+        freshnessAndChanges: feed,
+      });
+    }
   }
 
   /**
@@ -233,9 +252,31 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
           ? await this.copies.ensure(tenantId)
           : this.copies.loadLater(tenantId, this.background);
       if (st === undefined || snap < st.floor) return await fromInner();
-      if (snap > st.caughtUp) await this.copies.reach(st, snap);
+      if (snap > st.caughtUp) {
+        // loaded since this request's look set its reads up at the nearest replica: no second look
+        if (this.overlays?.at(tenantId, snap) !== undefined) return await fromInner();
+        await this.copies.reach(st, snap);
+      }
       if (this.copies.state(tenantId) === st) return fromMemory();
     }
+  }
+
+  /**
+   * A read of a tenant the copy does not cover, in SQL: at the nearest replica with the primary's changes laid over
+   * the rows when this request's fresh token set that up (overlay.ts), else in the request's own session (`read` of
+   * the inner store).
+   */
+  private fromSql<T>(
+    tenantId: string,
+    snap: Snap,
+    direct: () => MaybePromise<T>,
+    read: (reads: ReplicaReads) => MaybePromise<T>,
+    rows: (result: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
+    again: (scratch: MemoryStore, snap: Snap) => T,
+  ): MaybePromise<T> {
+    const overlay = this.overlays?.at(tenantId, snap);
+    if (overlay === undefined) return direct();
+    return laidOver(overlay, tenantId, snap, read, rows, again);
   }
 
   override headSnap(tenantId: string): MaybePromise<Snap> {
@@ -286,6 +327,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         if (snap < this.copies.horizon) throw expired();
       });
     }
+    const overlays = this.overlays;
+    if (lazy && overlays !== undefined) {
+      return overlays.look(tenantId, snap).then((f) => {
+        this.copies.heard(tenantId, f);
+        if (snap < f.horizon) throw expired();
+      });
+    }
     if (lazy && !this.copies.isOversized(tenantId)) {
       return this.copies.look(tenantId).then((f) => {
         if (snap < f.horizon) throw expired();
@@ -305,7 +353,15 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       tenantId,
       snap,
       () => this.memory.queryTuples(tenantId, snap, queries, at),
-      () => this.inner.queryTuples(tenantId, snap, queries, at),
+      () =>
+        this.fromSql(
+          tenantId,
+          snap,
+          () => this.inner.queryTuples(tenantId, snap, queries, at),
+          (r) => r.queryTuples(tenantId, snap, queries, at),
+          (tuples) => ({ tuples }),
+          (m, s) => m.queryTuples(tenantId, s, queries, at),
+        ),
     );
   }
 
@@ -320,7 +376,15 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       tenantId,
       snap,
       () => this.memory.querySubjectTuples(tenantId, snap, queries, at),
-      () => this.inner.querySubjectTuples(tenantId, snap, queries, at),
+      () =>
+        this.fromSql(
+          tenantId,
+          snap,
+          () => this.inner.querySubjectTuples(tenantId, snap, queries, at),
+          (r) => r.querySubjectTuples(tenantId, snap, queries, at),
+          (tuples) => ({ tuples }),
+          (m, s) => m.querySubjectTuples(tenantId, s, queries, at),
+        ),
     );
   }
 
@@ -335,7 +399,15 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       tenantId,
       snap,
       () => this.memory.queryAttributes(tenantId, snap, queries, at),
-      () => this.inner.queryAttributes(tenantId, snap, queries, at),
+      () =>
+        this.fromSql(
+          tenantId,
+          snap,
+          () => this.inner.queryAttributes(tenantId, snap, queries, at),
+          (r) => r.queryAttributes(tenantId, snap, queries, at),
+          (attributes) => ({ attributes }),
+          (m, s) => m.queryAttributes(tenantId, s, queries, at),
+        ),
     );
   }
 
@@ -352,7 +424,17 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     ];
     if (this.covers(tenantId, snap)) return fromMemory();
     return this.slow(tenantId, snap, fromMemory, () =>
-      super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at),
+      this.fromSql(
+        tenantId,
+        snap,
+        () => super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at),
+        (r) => r.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at),
+        ([t, a]) => ({ tuples: t, attributes: a }),
+        (m, s): [Tuple[], Attribute[]] => [
+          m.queryTuples(tenantId, s, tuples, at),
+          m.queryAttributes(tenantId, s, attributes, at),
+        ],
+      ),
     );
   }
 
