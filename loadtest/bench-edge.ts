@@ -4,6 +4,7 @@
  *
  *   node --experimental-strip-types loadtest/bench-edge.ts [--ids 100000] [--isolates 5] [--requests 200]
  *     [--seconds 0] [--replica-ms 3] [--primary-ms 100] [--lag-ms 0-2000] [--fresh-every 10] [--state DIR]
+ *     [--port N]
  *
  * 1. Seed (once per --state folder, latencies off): Permify's schema and seed writer (--ids ids: 6 tuples + 2
  *    attributes each; 100,000 = the 800,000-row dataset) into a persisted local D1, spot checks.
@@ -26,6 +27,10 @@
  *    freshness look; rows read by background loads; the seconds until an isolate finished loading; the seconds from
  *    spawning wrangler dev until /healthz answered (process start, module evaluation: not part of any check).
  *
+ * --port N: each `wrangler dev` listens on N + 2i and its inspector on N + 2i + 1 (i = 0, 1, ... per start);
+ * default: ports the system picks.
+ * The bench Worker's replica is a second local database fed late (loadtest/worker-edge): a state folder seeded
+ * before it existed lacks it, hence the state folder's default name.
  * --worker-root runs another checkout's Worker (e.g. a base commit's worktree) with this bench's Worker wrapper.
  */
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -56,6 +61,7 @@ const { values } = parseArgs({
     "fresh-every": { type: "string", default: "10" },
     state: { type: "string" },
     "worker-root": { type: "string" },
+    port: { type: "string" },
   },
 });
 const IDS = Number(values.ids);
@@ -64,7 +70,9 @@ const REQUESTS = Number(values.requests);
 const SECONDS = Number(values.seconds);
 const FRESH_EVERY = Number(values["fresh-every"]);
 const [LAG_MIN, LAG_MAX = LAG_MIN] = values["lag-ms"].split("-");
-const STATE = resolve(values.state ?? `/tmp/pemba-edge-state-${IDS}`);
+const STATE = resolve(values.state ?? `/tmp/pemba-edge-replicated-${IDS}`);
+const BASE_PORT = values.port === undefined ? undefined : Number(values.port);
+let starts = 0;
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
 
 /** The bench Worker's folder: this checkout's, or a copy inside --worker-root (which resolves its own packages). */
@@ -88,7 +96,10 @@ function start(latency: boolean): Promise<WranglerDev> {
         EDGE_LAG_MAX_MS: LAG_MAX,
       }
     : {};
-  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG);
+  const i = starts++;
+  const ports =
+    BASE_PORT === undefined ? undefined : { port: BASE_PORT + 2 * i, inspectorPort: BASE_PORT + 2 * i + 1 };
+  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG, ports);
 }
 
 // 1. seed once per state folder

@@ -7,8 +7,11 @@
  *   `first-primary` (and a binding used without a session) at the primary, a write always at the primary and the
  *   session stays there; a session started from a bookmark reads at a replica once that replica has the bookmark's
  *   write, i.e. after the write's lag (uniform in [EDGE_LAG_MIN_MS, EDGE_LAG_MAX_MS]), else at the primary.
- * - One local database holds the data, so a replica's answer is never actually older: staleness is what the
- *   bench checks end to end (a read with a fresh write's token must see the write), the routing is D1's.
+ * - Two local databases: DB is the primary, REPLICA the replica, which replays the primary's write batches in
+ *   order once each one's lag has passed (before any read there, and at the start of each request, outside its
+ *   timing), with the tenants' created_at copied from the primary (D1 replicates values, a replay recomputes
+ *   them). So a replica's answer IS older while a write lags: staleness is what the bench checks end to end (a
+ *   read with a fresh write's token must see the write).
  * - Response headers: x-edge-d1 (round trips), x-edge-primary (of them at the primary), x-edge-rows (rows read, as
  *   D1 reports them); GET /__edge/stats: totals of the isolate, including work kept alive by ctx.waitUntil
  *   (background loads) and how many such promises are pending. GET /healthz answers without opening Pemba, so the
@@ -20,6 +23,7 @@ import pemba, { type WorkerEnv, type WorkerExecutionContext } from "@pemba/worke
 
 interface EdgeEnv extends WorkerEnv {
   DB: D1Database;
+  REPLICA: D1Database;
   EDGE_REPLICA_MS: string;
   EDGE_PRIMARY_MS: string;
   EDGE_LAG_MIN_MS: string;
@@ -70,47 +74,85 @@ const totals: Figures & { pending: number; started: number; settled: number } = 
 };
 /** When each write's bookmark reaches the replicas (Date.now() ms). */
 const visibleAt = new Map<string, number>();
+
+/** The primary's write batches the replica has not replayed yet, in commit order, each with when it is due. */
+const unreplicated: { statements: { sql: string; params: unknown[] }[]; at: number }[] = [];
+/** When the last write reaches the replica: replication keeps the primary's order. */
+let lastVisibleAt = 0;
+let replaying: Promise<void> = Promise.resolve();
+
+/** Replays the write batches whose lag has passed on the replica database (one replay at a time). */
+function replicate(replica: D1Database, primary: D1Database): Promise<void> {
+  replaying = replaying.then(async () => {
+    let tenants = false;
+    while (unreplicated.length > 0 && unreplicated[0]!.at <= Date.now()) {
+      const { statements } = unreplicated.shift()!;
+      await replica.batch(statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
+      tenants ||= statements.some((s) => /tenants/i.test(s.sql));
+    }
+    if (!tenants) return;
+    const { results } = await primary.prepare("SELECT id, created_at FROM tenants").all();
+    if (results.length === 0) return;
+    await replica.batch(
+      results.map((r) =>
+        replica.prepare("UPDATE tenants SET created_at = ? WHERE id = ?").bind(r.created_at, r.id),
+      ),
+    );
+  });
+  return replaying;
+}
 const isRead = (sql: string) => /^\s*(SELECT|WITH)\b/i.test(sql);
 const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : undefined);
+
+/** The two databases and the latencies. */
+interface Databases {
+  primary: D1Database;
+  replica: D1Database;
+  latency: Latency;
+}
 
 class Session implements D1DatabaseSession {
   #atPrimary: boolean;
   /** When this session's last write reaches the replicas. */
   #wroteVisibleAt: number | undefined;
   readonly #inner: D1DatabaseSession | D1Database;
-  readonly #latency: Latency;
+  readonly #dbs: Databases;
 
-  constructor(inner: D1DatabaseSession | D1Database, atPrimary: boolean, latency: Latency) {
+  constructor(inner: D1DatabaseSession | D1Database, atPrimary: boolean, dbs: Databases) {
     this.#inner = inner;
     this.#atPrimary = atPrimary;
-    this.#latency = latency;
+    this.#dbs = dbs;
   }
 
   prepare(sql: string): D1PreparedStatement {
-    return new Statement(this, this.#inner.prepare(sql), sql);
+    return new Statement(this, sql, []);
   }
 
   batch(statements: D1PreparedStatement[]): Promise<D1Result[]> {
-    const list = statements as Statement[];
-    return this.run(
-      list.map((s) => s.sql),
-      () => this.#inner.batch(list.map((s) => s.inner)),
-    );
+    return this.run(statements as Statement[]);
   }
 
   getBookmark(): string | null {
     return "getBookmark" in this.#inner ? this.#inner.getBookmark() : null;
   }
 
-  async run(sqls: string[], send: () => Promise<D1Result[]>): Promise<D1Result[]> {
+  async run(statements: Statement[]): Promise<D1Result[]> {
+    const sqls = statements.map((s) => s.sql);
     const writes = sqls.some((sql) => !isRead(sql));
     if (writes) this.#atPrimary = true;
-    const latency = this.#latency;
+    const { latency, primary, replica } = this.#dbs;
     const atPrimary = this.#atPrimary;
     const f = figures.getStore();
     const start = f === undefined ? 0 : performance.now() - f.began;
     await sleep(atPrimary ? latency.primaryMs : latency.replicaMs);
-    const results = await send();
+    let results: D1Result[];
+    if (atPrimary) {
+      const inner = this.#inner;
+      results = await inner.batch(statements.map((s) => inner.prepare(s.sql).bind(...s.params)));
+    } else {
+      await replicate(replica, primary);
+      results = await replica.batch(statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
+    }
     const rows = results.reduce((n, r) => n + (r.meta?.rows_read ?? 0), 0);
     f?.trips?.push({
       at: atPrimary ? "primary" : "replica",
@@ -127,7 +169,14 @@ class Session implements D1DatabaseSession {
     }
     if (writes) {
       const lag = latency.lagMinMs + Math.random() * (latency.lagMaxMs - latency.lagMinMs);
-      this.#wroteVisibleAt = Date.now() + lag;
+      lastVisibleAt = Math.max(lastVisibleAt, Date.now() + lag);
+      this.#wroteVisibleAt = lastVisibleAt;
+      unreplicated.push({
+        statements: statements.map((s) => ({ sql: s.sql, params: s.params })),
+        at: lastVisibleAt,
+      });
+      // no lag (seeding): at once, so the queue never holds a whole dataset
+      if (lastVisibleAt <= Date.now()) await replicate(replica, primary);
     }
     // the session's bookmark after its write (and after its reads that follow, e.g. a replica's catch-up at the
     // primary: a snap token carries the latest) reaches the replicas with that write
@@ -140,37 +189,38 @@ class Session implements D1DatabaseSession {
 
 class Statement implements D1PreparedStatement {
   readonly session: Session;
-  readonly inner: D1PreparedStatement;
   readonly sql: string;
+  readonly params: unknown[];
 
-  constructor(session: Session, inner: D1PreparedStatement, sql: string) {
+  constructor(session: Session, sql: string, params: unknown[]) {
     this.session = session;
-    this.inner = inner;
     this.sql = sql;
+    this.params = params;
   }
 
   bind(...values: unknown[]): D1PreparedStatement {
-    return new Statement(this.session, this.inner.bind(...values), this.sql);
+    return new Statement(this.session, this.sql, values);
   }
 
   async all(): Promise<D1Result> {
-    const [result] = await this.session.run([this.sql], async () => [await this.inner.all()]);
+    const [result] = await this.session.run([this]);
     return result!;
   }
 }
 
-function latencyD1(db: D1Database, latency: Latency): D1Database {
-  const direct = new Session(db, true, latency);
+function latencyD1(dbs: Databases): D1Database {
+  const db = dbs.primary;
+  const direct = new Session(db, true, dbs);
   return {
     prepare: (sql) => direct.prepare(sql),
     batch: (statements) => direct.batch(statements),
     withSession(start = "first-unconstrained") {
       const inner = db.withSession(start);
-      if (start === "first-primary") return new Session(inner, true, latency);
-      if (start === "first-unconstrained") return new Session(inner, false, latency);
+      if (start === "first-primary") return new Session(inner, true, dbs);
+      if (start === "first-unconstrained") return new Session(inner, false, dbs);
       // a bookmark: a replica has it once its write's lag has passed (bookmarks of reads are never newer)
       const at = visibleAt.get(start);
-      return new Session(inner, at !== undefined && Date.now() < at, latency);
+      return new Session(inner, at !== undefined && Date.now() < at, dbs);
     },
   };
 }
@@ -185,7 +235,10 @@ function edgeEnv(env: EdgeEnv): EdgeEnv {
       lagMinMs: Number(env.EDGE_LAG_MIN_MS),
       lagMaxMs: Number(env.EDGE_LAG_MAX_MS),
     };
-    wrapped = { source: env, env: { ...env, DB: latencyD1(env.DB, latency) } };
+    wrapped = {
+      source: env,
+      env: { ...env, DB: latencyD1({ primary: env.DB, replica: env.REPLICA, latency }) },
+    };
   }
   return wrapped.env;
 }
@@ -203,6 +256,8 @@ export default {
       for (let i = 0; i < n; i++) x = (x + Math.sqrt(i)) % 1e9;
       return Response.json({ ms: performance.now() - t0, x });
     }
+    // the writes due at the replica by now, outside the request's figures (local work, not D1's latency)
+    await replicate(env.REPLICA, env.DB);
     const began = performance.now();
     const f = { d1: 0, primary: 0, rows: 0, trips: [] as Trip[], began };
     const counted = {

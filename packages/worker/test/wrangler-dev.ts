@@ -107,10 +107,12 @@ export async function startWranglerDev(
   logLevel: "warn" | "info" | "log" = "warn",
   /** Another wrangler config than the repository's (e.g. the load tests' bare Worker). */
   config = join(REPO_DIR, "wrangler.toml"),
+  /** The ports to listen on (the Worker's and the inspector's); default: free ones the system picks. */
+  ports?: { port: number; inspectorPort: number },
 ): Promise<WranglerDev> {
-  const port = await freePort();
+  const port = ports?.port ?? (await freePort());
   const scratch = mkdtempSync(join(tmpdir(), "pemba-wrangler-"));
-  const inspectorPort = await freePort();
+  const inspectorPort = ports?.inspectorPort ?? (await freePort());
   const args = [
     WRANGLER_CLI,
     "dev",
