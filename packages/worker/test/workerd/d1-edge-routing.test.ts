@@ -189,6 +189,28 @@ describe("the Worker's D1 round trips", () => {
     expect(older.result.can).toBe("CHECK_RESULT_ALLOWED");
   });
 
+  it("while the tenant loads, a schema newer than the replica: read in the request's own session, the data laid over", async () => {
+    const { writer, request, isolate } = await setUp();
+    const { service } = await isolate();
+    await request(() => service.check("t1", meta(), query("1", "ann")));
+    const { result: version } = await request(() =>
+      writer.writeSchema(
+        "t1",
+        SCHEMA.replace("relation viewer @user", "relation viewer @user\n  relation editor @user").replace(
+          "viewer or",
+          "viewer or editor or",
+        ),
+      ),
+    );
+    const { result: token } = await request(() =>
+      writer.writeData("t1", version, [tuple("doc:1", "editor", "user:zed")], []),
+    );
+    const fresh = await request(() => service.check("t1", meta(token), query("1", "zed")));
+    expect(fresh.result.can).toBe("CHECK_RESULT_ALLOWED");
+    // the look and the feed, then the new schema (not at the replica yet)
+    expect(trips(fresh.log).filter((t) => t === "primary")).toHaveLength(2);
+  });
+
   it("property: while the tenant loads, a fresh token's check at a lagging replica equals the primary's answer, with at most one round trip to the primary", async () => {
     const { db, writer, request, isolate } = await setUp(ATTRIBUTE_SCHEMA);
     const { replica, service } = await isolate();
@@ -270,6 +292,21 @@ describe("the Worker's D1 round trips", () => {
         if (atPrimary === 1) laidOver++;
         checked++;
       }
+      // lookups read subjects' tuples (laid over too) and object ids (in the request's own session)
+      const user = { type: "user", id: pick(users), relation: "" };
+      const entities = { entityType: "doc", permission: "view", subject: user, pageSize: 100 };
+      const { result: found } = await request(() => service.lookupEntity("t1", meta(token), entities));
+      const expected = await reference.lookupEntity("t1", meta(), entities);
+      expect(found.entityIds.sort(), `round ${round}: lookup-entity`).toEqual(expected.entityIds.sort());
+      const subjects = {
+        entity: { type: "doc", id: pick(docs) },
+        permission: "view",
+        subjectReference: { type: "user", relation: "" },
+        pageSize: 100,
+      };
+      const { result: who } = await request(() => service.lookupSubject("t1", meta(token), subjects));
+      const expectedWho = await reference.lookupSubject("t1", meta(), subjects);
+      expect(who.subjectIds.sort(), `round ${round}: lookup-subject`).toEqual(expectedWho.subjectIds.sort());
     }
     expect(replica.holds("t1")).toBe(false);
     expect(checked).toBeGreaterThan(60);
