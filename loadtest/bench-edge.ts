@@ -282,6 +282,8 @@ for (let isolate = 0; isolate < ISOLATES; isolate++) {
       if (i % 4 === 0) samples.ping.push((await timed(`${dev.url}/healthz`)).sample);
     }
     const stats = (await (await fetch(`${dev.url}/__edge/stats`)).json()) as { rows: number };
+    // the writes the replica has not replayed yet: replayed before the process ends (they live in the isolate)
+    await fetch(`${dev.url}/__edge/flush`);
     backgroundRows.push(stats.rows);
     loadSeconds.push(loaded ?? Number.NaN);
     log(

@@ -81,11 +81,13 @@ const unreplicated: { statements: { sql: string; params: unknown[] }[]; at: numb
 let lastVisibleAt = 0;
 let replaying: Promise<void> = Promise.resolve();
 
-/** Replays the write batches whose lag has passed on the replica database (one replay at a time). */
-function replicate(replica: D1Database, primary: D1Database): Promise<void> {
+/**
+ * Replays the write batches whose lag has passed (`all`: every one) on the replica database (one replay at a time).
+ */
+function replicate(replica: D1Database, primary: D1Database, all = false): Promise<void> {
   replaying = replaying.then(async () => {
     let tenants = false;
-    while (unreplicated.length > 0 && unreplicated[0]!.at <= Date.now()) {
+    while (unreplicated.length > 0 && (all || unreplicated[0]!.at <= Date.now())) {
       const { statements } = unreplicated.shift()!;
       await replica.batch(statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
       tenants ||= statements.some((s) => /tenants/i.test(s.sql));
@@ -248,6 +250,12 @@ export default {
     const path = new URL(request.url).pathname;
     if (path === "/healthz") return new Response("ok");
     if (path === "/__edge/stats") return Response.json(totals);
+    if (path === "/__edge/flush") {
+      // before the process ends: the queue lives in this isolate, and a write the replica never gets would leave
+      // it behind for good (the next process's replica would differ from the primary)
+      await replicate(env.REPLICA, env.DB, true);
+      return Response.json({ pending: unreplicated.length });
+    }
     if (path === "/__edge/spin") {
       // CPU without I/O: does workerd's clock advance during it? (bench-edge.ts reports it)
       const t0 = performance.now();
