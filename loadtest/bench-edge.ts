@@ -112,6 +112,7 @@ if (!existsSync(marker)) {
     const seeded = await seed(dev.url, version, log, { totalIds: IDS });
     log(`seeded ${seeded.tuples + seeded.attributes} rows in ${seeded.seconds.toFixed(1)} s`);
     await spotCheck(dev.url, version, undefined, IDS);
+    await fetch(`${dev.url}/__edge/flush`);
   } finally {
     await dev.close();
   }
@@ -262,7 +263,10 @@ for (let isolate = 0; isolate < ISOLATES; isolate++) {
           post(checkBody(`content:${x}`, `user:${follower}`, written.snap_token)),
         );
         if (JSON.parse(body).can !== "CHECK_RESULT_ALLOWED") stale++;
-        samples[loaded === undefined ? "fresh-loading" : "fresh"].push(sample);
+        const kind = loaded === undefined ? "fresh-loading" : "fresh";
+        if (kind === "fresh-loading" && samples[kind].length === 0)
+          log(`first fresh-token check while the tenant loads:\n${tripLines(sample.trips)}`);
+        samples[kind].push(sample);
         if (sample.primary > 1)
           log(`fresh-token check with ${sample.primary} primary trips:\n${tripLines(sample.trips)}`);
         continue;

@@ -5,13 +5,15 @@
  * - A round trip (one `all()` or one `batch()`) waits EDGE_REPLICA_MS when a replica answers it, EDGE_PRIMARY_MS when
  *   the primary does. D1's routing rules decide which: a session started `first-unconstrained` reads at a replica,
  *   `first-primary` (and a binding used without a session) at the primary, a write always at the primary and the
- *   session stays there; a session started from a bookmark reads at a replica once that replica has the bookmark's
- *   write, i.e. after the write's lag (uniform in [EDGE_LAG_MIN_MS, EDGE_LAG_MAX_MS]), else at the primary.
+ *   session stays there; a session started from a bookmark reads at the replica once the replica has the
+ *   bookmark's write, else at the primary.
  * - Two local databases: DB is the primary, REPLICA the replica, which replays the primary's write batches in
- *   order once each one's lag has passed (before any read there, and at the start of each request, outside its
- *   timing), with the tenants' created_at copied from the primary (D1 replicates values, a replay recomputes
- *   them). So a replica's answer IS older while a write lags: staleness is what the bench checks end to end (a
- *   read with a fresh write's token must see the write).
+ *   order once each one's lag (uniform in [EDGE_LAG_MIN_MS, EDGE_LAG_MAX_MS]) has passed, at the start of a request
+ *   (outside its timing: local work, not D1's latency; a replay inside a request's own reads would await a promise
+ *   of another request, which workerd refuses), with the tenants' created_at copied from the primary (D1 replicates
+ *   values, a replay recomputes them). So a replica's answer IS older while a write lags: staleness is what the
+ *   bench checks end to end (a read with a fresh write's token must see the write). GET /__edge/flush replays
+ *   every write left (bench-edge.ts, before a process ends: the queue lives in the isolate).
  * - Response headers: x-edge-d1 (round trips), x-edge-primary (of them at the primary), x-edge-rows (rows read, as
  *   D1 reports them); GET /__edge/stats: totals of the isolate, including work kept alive by ctx.waitUntil
  *   (background loads) and how many such promises are pending. GET /healthz answers without opening Pemba, so the
@@ -72,25 +74,37 @@ const totals: Figures & { pending: number; started: number; settled: number } = 
   started: 0,
   settled: 0,
 };
-/** When each write's bookmark reaches the replicas (Date.now() ms). */
-const visibleAt = new Map<string, number>();
+/** A primary's write batch the replica replays once `at` (Date.now() ms) has passed. */
+interface Replicated {
+  statements: { sql: string; params: unknown[] }[];
+  at: number;
+  replayed: boolean;
+}
 
-/** The primary's write batches the replica has not replayed yet, in commit order, each with when it is due. */
-const unreplicated: { statements: { sql: string; params: unknown[] }[]; at: number }[] = [];
+/** Each write's bookmark (and its session's later ones): the write, replayed at the replica or not yet. */
+const writeOf = new Map<string, Replicated>();
+/** The primary's write batches the replica has not replayed yet, in commit order. */
+const unreplicated: Replicated[] = [];
 /** When the last write reaches the replica: replication keeps the primary's order. */
 let lastVisibleAt = 0;
-let replaying: Promise<void> = Promise.resolve();
+/** A replay runs (in some request's context: workerd refuses a promise of one request awaited by another). */
+let replaying = false;
 
 /**
- * Replays the write batches whose lag has passed (`all`: every one) on the replica database (one replay at a time).
+ * Replays the write batches whose lag has passed (`all`: every one) on the replica database, in order. While one
+ * replay runs, another call returns at once: the running one takes the batches queued meanwhile too.
  */
-function replicate(replica: D1Database, primary: D1Database, all = false): Promise<void> {
-  replaying = replaying.then(async () => {
+async function replicate(replica: D1Database, primary: D1Database, all = false): Promise<void> {
+  if (replaying) return;
+  replaying = true;
+  try {
     let tenants = false;
     while (unreplicated.length > 0 && (all || unreplicated[0]!.at <= Date.now())) {
-      const { statements } = unreplicated.shift()!;
-      await replica.batch(statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
-      tenants ||= statements.some((s) => /tenants/i.test(s.sql));
+      const write = unreplicated[0]!;
+      await replica.batch(write.statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
+      write.replayed = true;
+      unreplicated.shift();
+      tenants ||= write.statements.some((s) => /tenants/i.test(s.sql));
     }
     if (!tenants) return;
     const { results } = await primary.prepare("SELECT id, created_at FROM tenants").all();
@@ -100,8 +114,9 @@ function replicate(replica: D1Database, primary: D1Database, all = false): Promi
         replica.prepare("UPDATE tenants SET created_at = ? WHERE id = ?").bind(r.created_at, r.id),
       ),
     );
-  });
-  return replaying;
+  } finally {
+    replaying = false;
+  }
 }
 const isRead = (sql: string) => /^\s*(SELECT|WITH)\b/i.test(sql);
 const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : undefined);
@@ -115,8 +130,8 @@ interface Databases {
 
 class Session implements D1DatabaseSession {
   #atPrimary: boolean;
-  /** When this session's last write reaches the replicas. */
-  #wroteVisibleAt: number | undefined;
+  /** This session's last write. */
+  #wrote: Replicated | undefined;
   readonly #inner: D1DatabaseSession | D1Database;
   readonly #dbs: Databases;
 
@@ -152,7 +167,6 @@ class Session implements D1DatabaseSession {
       const inner = this.#inner;
       results = await inner.batch(statements.map((s) => inner.prepare(s.sql).bind(...s.params)));
     } else {
-      await replicate(replica, primary);
       results = await replica.batch(statements.map((s) => replica.prepare(s.sql).bind(...s.params)));
     }
     const rows = results.reduce((n, r) => n + (r.meta?.rows_read ?? 0), 0);
@@ -172,19 +186,19 @@ class Session implements D1DatabaseSession {
     if (writes) {
       const lag = latency.lagMinMs + Math.random() * (latency.lagMaxMs - latency.lagMinMs);
       lastVisibleAt = Math.max(lastVisibleAt, Date.now() + lag);
-      this.#wroteVisibleAt = lastVisibleAt;
-      unreplicated.push({
+      this.#wrote = {
         statements: statements.map((s) => ({ sql: s.sql, params: s.params })),
         at: lastVisibleAt,
-      });
+        replayed: false,
+      };
+      unreplicated.push(this.#wrote);
       // no lag (seeding): at once, so the queue never holds a whole dataset
       if (lastVisibleAt <= Date.now()) await replicate(replica, primary);
     }
     // the session's bookmark after its write (and after its reads that follow, e.g. a replica's catch-up at the
-    // primary: a snap token carries the latest) reaches the replicas with that write
+    // primary: a snap token carries the latest) reaches the replica with that write
     const bookmark = this.getBookmark();
-    if (this.#wroteVisibleAt !== undefined && bookmark !== null)
-      visibleAt.set(bookmark, this.#wroteVisibleAt);
+    if (this.#wrote !== undefined && bookmark !== null) writeOf.set(bookmark, this.#wrote);
     return results;
   }
 }
@@ -220,9 +234,9 @@ function latencyD1(dbs: Databases): D1Database {
       const inner = db.withSession(start);
       if (start === "first-primary") return new Session(inner, true, dbs);
       if (start === "first-unconstrained") return new Session(inner, false, dbs);
-      // a bookmark: a replica has it once its write's lag has passed (bookmarks of reads are never newer)
-      const at = visibleAt.get(start);
-      return new Session(inner, at !== undefined && Date.now() < at, dbs);
+      // a bookmark: the replica has it once its write is replayed (bookmarks of reads are never newer)
+      const write = writeOf.get(start);
+      return new Session(inner, write !== undefined && !write.replayed, dbs);
     },
   };
 }

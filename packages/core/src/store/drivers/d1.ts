@@ -3,7 +3,8 @@
  * API. Reads without a snap token go to the nearest replica (`first-unconstrained`); writes go to the primary
  * (`first-primary`), each one ONE `batch()` (D1 has no interactive transactions: the tenant check is a statement
  * of the batch); a write's D1 bookmark travels in the snap token, and a read carrying it opens its session at that
- * bookmark, so no replica older than the write answers it. Statements stay within D1's limits (100 bound
+ * bookmark, so no replica older than the write answers it (`nearestReplica` reads at the nearest replica anyway,
+ * for a lazy replica that lays the primary's changes over them). Statements stay within D1's limits (100 bound
  * parameters, 100 KB of SQL, 2 MB per value, 1000 queries per invocation); a statement over them fails before
  * it is sent (a value over 2 MB, reachable through a 4 MiB request body, as ERROR_CODE_VALIDATION).
  *

@@ -22,6 +22,8 @@
  * the copy: one D1 batch); with `background`, a look due less than `2 x freshnessMs` after the last runs once the
  * response is ready instead of before it. With `background` (the Worker), no request waits for a tenant's load: the
  * first read starts it and, until it ends, the tenant's reads go to the inner store (one statement per walk level).
+ * A fresh snap token's reads of a tenant not held, over a store with a NearestReplica (D1): at the request's nearest
+ * replica, with the primary's changes since its head laid over them (overlay.ts): one primary round trip in all.
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
