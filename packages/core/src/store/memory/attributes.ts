@@ -8,7 +8,7 @@
  * - by (entity type, name): the newest row of a circular list (`nextT`), for reads without entity ids.
  */
 import type { AttributeValue } from "../../model.ts";
-import { ColumnBlock, emptySlots, hash2, hash3, LIVE, NEVER, NONE, nextCapacity, pow2 } from "./columns.ts";
+import { ColumnBlock, emptySlots, hash2, hash3, LIVE, NONE, nextCapacity, pow2 } from "./columns.ts";
 
 const TRUE_VALUE: AttributeValue = Object.freeze({ type: "ATTRIBUTE_TYPE_BOOLEAN", data: true });
 const FALSE_VALUE: AttributeValue = Object.freeze({ type: "ATTRIBUTE_TYPE_BOOLEAN", data: false });
@@ -33,11 +33,6 @@ export class AttributeTable {
   id: Float64Array;
   /** When the row stops counting (ms since the epoch); NEVER (+Infinity) when it does not expire. */
   expires: Float64Array;
-  /**
-   * The earliest `expires` of any row ever added (NEVER when none expires): a read at an evaluation time before it
-   * sees no row expired, so it skips the per-row comparison. Only falls; a lower bound once rows are gone.
-   */
-  minExpires = NEVER;
   values: AttributeValue[] = [];
   nextA: Int32Array;
   nextT: Int32Array;
@@ -115,7 +110,6 @@ export class AttributeTable {
     this.deleted[r] = LIVE;
     this.id[r] = ++this.seq;
     this.expires[r] = expires;
-    if (expires < this.minExpires) this.minExpires = expires;
     this.values[r] = value;
     this.link(r);
     return r;

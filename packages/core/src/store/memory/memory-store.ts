@@ -336,8 +336,6 @@ export class MemoryStore implements Store, ChangeSetSink {
     const s = strings.strings;
     const T = d.tuples;
     const { created, deleted, expires, nextE } = T;
-    // before every row's expiry (the usual case): no row is expired, the comparison is skipped
-    const expiring = at >= T.minExpires;
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
@@ -358,7 +356,7 @@ export class MemoryStore implements Store, ChangeSetSink {
           let r = tail;
           do {
             r = nextE[r];
-            if (created[r] <= snap && deleted[r] > snap && (!expiring || expires[r] > at)) {
+            if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               entity ??= { type: s[et], id: s[eid] };
               out.push({
                 entity,
@@ -390,7 +388,6 @@ export class MemoryStore implements Store, ChangeSetSink {
     const s = strings.strings;
     const T = d.tuples;
     const { created, deleted, expires, nextS } = T;
-    const expiring = at >= T.minExpires;
     const out: Tuple[] = [];
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
@@ -410,7 +407,7 @@ export class MemoryStore implements Store, ChangeSetSink {
           let r = tail;
           do {
             r = nextS[r];
-            if (created[r] <= snap && deleted[r] > snap && (!expiring || expires[r] > at)) {
+            if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               subject ??= { type: s[st], id: s[sid], relation: s[srel] };
               out.push({ entity: { type: s[et], id: s[T.eid[r]] }, relation: s[rel], subject });
             }
@@ -435,7 +432,6 @@ export class MemoryStore implements Store, ChangeSetSink {
     const s = strings.strings;
     const A = d.attributes;
     const { created, deleted, expires, nextA, nextT, values } = A;
-    const expiring = at >= A.minExpires;
     for (let qi = 0; qi < queries.length; qi++) {
       const q = queries[qi];
       const et = strings.lookupName(q.entityType);
@@ -451,7 +447,7 @@ export class MemoryStore implements Store, ChangeSetSink {
             // newest first: at most one row of an attribute is visible at a snap
             for (let r = A.newest(et, eid, name); r !== NONE; r = nextA[r]) {
               if (created[r] <= snap && deleted[r] > snap) {
-                if (!expiring || expires[r] > at) {
+                if (expires[r] > at) {
                   entity ??= { type: s[et], id: s[eid] };
                   out.push({ entity, attribute: s[name], value: values[r] });
                 }
@@ -469,8 +465,7 @@ export class MemoryStore implements Store, ChangeSetSink {
           let r = tail;
           do {
             r = nextT[r];
-            if (created[r] <= snap && deleted[r] > snap && (!expiring || expires[r] > at))
-              out.push(makeAttribute(A, s, r));
+            if (created[r] <= snap && deleted[r] > snap && expires[r] > at) out.push(makeAttribute(A, s, r));
           } while (r !== tail);
         }
       }

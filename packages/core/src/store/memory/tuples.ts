@@ -9,18 +9,7 @@
  * - live rows by all six fields: chained hash buckets over `nextL`, to find an existing tuple on write.
  * Slots hold no key: a probe compares the row it points at.
  */
-import {
-  ColumnBlock,
-  emptySlots,
-  hash3,
-  hash5,
-  hash6,
-  LIVE,
-  NEVER,
-  NONE,
-  nextCapacity,
-  pow2,
-} from "./columns.ts";
+import { ColumnBlock, emptySlots, hash3, hash5, hash6, LIVE, NONE, nextCapacity, pow2 } from "./columns.ts";
 
 export class TupleTable {
   /** Rows in use; rows are 0..n-1. */
@@ -38,11 +27,6 @@ export class TupleTable {
   id: Float64Array;
   /** When the row stops counting (ms since the epoch); NEVER (+Infinity) when it does not expire. */
   expires: Float64Array;
-  /**
-   * The earliest `expires` of any row ever added (NEVER when none expires): a read at an evaluation time before it
-   * sees no row expired, so it skips the per-row comparison. Only falls; a lower bound once rows are gone.
-   */
-  minExpires = NEVER;
   nextE: Int32Array;
   nextS: Int32Array;
   nextL: Int32Array;
@@ -167,7 +151,6 @@ export class TupleTable {
     this.deleted[r] = LIVE;
     this.id[r] = ++this.seq;
     this.expires[r] = expires;
-    if (expires < this.minExpires) this.minExpires = expires;
     this.linkEntity(r);
     this.linkSubject(r);
     this.linkLive(r);
