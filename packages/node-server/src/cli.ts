@@ -3,6 +3,7 @@
  * The `pemba` command line. The Node version is checked before anything else is loaded: an older Node would fail
  * later with an obscure error (chevrotain calls Object.groupBy, which Node 20 lacks).
  */
+import module from "node:module";
 import { nodeVersionProblem } from "./node-version.ts";
 
 const problem = nodeVersionProblem(process.versions.node);
@@ -10,5 +11,8 @@ if (problem !== undefined) {
   process.stderr.write(`pemba: ${problem}\n`);
   process.exitCode = 1;
 } else {
+  // V8's code for the modules loaded next is cached on disk (NODE_COMPILE_CACHE, default <tmpdir>/node-compile-cache;
+  // NODE_DISABLE_COMPILE_CACHE=1 turns it off): a short command starts ~80 ms sooner.
+  module.enableCompileCache?.();
   await import("./run-command.ts");
 }

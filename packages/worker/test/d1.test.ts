@@ -47,6 +47,7 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
+      "0005_partial_expiry_index.sql",
     ]);
     w = await startWranglerDev({}, 90_000, state);
   });
@@ -112,6 +113,7 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
+      "0005_partial_expiry_index.sql",
     ]);
   });
 });

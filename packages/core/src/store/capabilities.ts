@@ -3,7 +3,7 @@
  * Partial members (store.ts), a class that has one says `implements`, and a caller narrows with the guard next to
  * it, so the type checker sees every capability that is used (no probing for methods it does not know).
  */
-import type { Attribute, Tuple } from "../model.ts";
+import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import type {
   AttributeQuery,
   ChangeSet,
@@ -178,6 +178,15 @@ export interface WriteFeed {
   writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap, limit: number): Promise<FeedRead>;
 }
 
+/**
+ * Stores that count the rows a filtered read would return without returning them (SqlStore: one COUNT statement),
+ * for the schema diff's orphan counts; others page through readTuples / readAttributes. Same visibility as those.
+ */
+export interface RowCounts {
+  countTuples(tenantId: string, snap: Snap, filter: TupleFilter, at?: number): Promise<number>;
+  countAttributes(tenantId: string, snap: Snap, filter: AttributeFilter, at?: number): Promise<number>;
+}
+
 /** A copy that takes change sets (MemoryStore): what the replica loads and catches up through. */
 export interface ChangeSetSink {
   /** Applies one transaction's changes at its snap (snaps only grow per tenant). */
@@ -210,3 +219,6 @@ export const hasEmptyTenants = <S extends Partial<EmptyTenants>>(s: S): s is S &
 
 export const hasNearestReplica = <S extends Partial<NearestReplica>>(s: S): s is S & NearestReplica =>
   s.nearestReplica !== undefined;
+
+export const hasRowCounts = <S extends Partial<RowCounts>>(s: S): s is S & RowCounts =>
+  s.countTuples !== undefined && s.countAttributes !== undefined;

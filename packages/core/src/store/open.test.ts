@@ -40,6 +40,7 @@ describe("openStore", () => {
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
       "0004_expiry",
+      "0005_partial_expiry_index",
     ]);
     expect(await migrate(url)).toEqual([]);
     expect(await migrate(`file:${join(dir, "migrate-libsql.db")}`)).toEqual([
@@ -48,6 +49,7 @@ describe("openStore", () => {
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
       "0004_expiry",
+      "0005_partial_expiry_index",
     ]);
     expect(await migrate("memory:")).toEqual([]);
   });

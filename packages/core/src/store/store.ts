@@ -21,6 +21,7 @@ import type {
   EmptyTenants,
   HeadSchemaSource,
   QueryBudget,
+  RowCounts,
   SnapBookmarks,
   SnapDatabases,
   WriteFeed,
@@ -52,7 +53,8 @@ export interface Store
     Partial<WriteNotices>,
     Partial<WriteFeed>,
     Partial<SnapDatabases>,
-    Partial<EmptyTenants> {
+    Partial<EmptyTenants>,
+    Partial<RowCounts> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)

@@ -43,6 +43,7 @@ describe("D1Store", () => {
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
+      "0005_partial_expiry_index.sql",
     ]);
     expect(await store.headSnap("t1")).toBe(0);
     const snap = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
@@ -53,6 +54,7 @@ describe("D1Store", () => {
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
+      "0005_partial_expiry_index.sql",
     ]);
     expect(await again.headSnap("t1")).toBe(snap);
   });
@@ -84,6 +86,7 @@ describe("D1Store", () => {
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
+      "0005_partial_expiry_index.sql",
     ]);
     expect(await migrationNames()).toEqual([
       "0000_init.sql",
@@ -91,6 +94,7 @@ describe("D1Store", () => {
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
+      "0005_partial_expiry_index.sql",
     ]);
     const store = await D1Store.open(env.DB);
     expect(await migrationNames()).toEqual([
@@ -99,6 +103,7 @@ describe("D1Store", () => {
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
+      "0005_partial_expiry_index.sql",
     ]);
     expect((await store.getTenant("t1"))?.name).toBe("example tenant");
     expect(await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] })).toBe(1);

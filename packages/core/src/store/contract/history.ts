@@ -1,10 +1,13 @@
 /** Contract: reads at old snaps, paged reads with cursors, the change feed and garbage collection. */
 import { describe, expect, it } from "vitest";
 import type { Tuple } from "../../model.ts";
+import { hasRowCounts } from "../capabilities.ts";
 import { attr, keys, tuple } from "../testing/fixtures.ts";
 import type { StoreHandle } from "./handle.ts";
 
 const str = (data: string) => ({ type: "ATTRIBUTE_TYPE_STRING" as const, data });
+/** An evaluation time well after the epoch (as in the expiry contract): rows expire relative to it. */
+const T0 = Date.UTC(2030, 0, 1);
 const viewers = (ids: string[]) => [{ entityType: "doc", entityIds: ids, relations: ["viewer"] }];
 
 export function describeHistoryContract(h: StoreHandle): void {
@@ -100,6 +103,67 @@ export function describeHistoryContract(h: StoreHandle): void {
       await expect(s.readTuples("t1", snap, {}, 2, "%%%")).rejects.toMatchObject({
         code: "ERROR_CODE_INVALID_CONTINUOUS_TOKEN",
       });
+    });
+
+    it("countTuples / countAttributes (where a store has them) count what the filtered paged reads return", async () => {
+      const s = h.store;
+      if (!hasRowCounts(s)) return;
+      const s1 = await s.write("t1", {
+        tuples: [
+          "doc:1#viewer@user:1",
+          "doc:2#viewer@group:g#member",
+          "doc:2#owner@user:1",
+          "doc:3#viewer@user:2",
+          "folder:1#viewer@user:1",
+        ].map(tuple),
+        attributes: ["doc:1$a", "doc:2$a", "doc:2$b", "folder:1$a"].map((k) => attr(k, str(k))),
+      });
+      const s2 = await s.write("t1", {
+        deleteTuples: [tuple("doc:1#viewer@user:1")],
+        tuples: [{ ...tuple("doc:4#viewer@user:1"), expiresAt: T0 + 5000 }],
+        deleteAttributes: [{ entity: { type: "doc", id: "1" }, attribute: "a" }],
+        attributes: [{ ...attr("doc:3$a", str("x")), expiresAt: T0 + 5000 }],
+      });
+      const tupleFilters: Parameters<typeof s.readTuples>[2][] = [
+        {},
+        { entity: { type: "doc" } },
+        { entity: { type: "doc" }, relation: "viewer" },
+        { entity: { type: "doc", ids: ["2", "4"] } },
+        { subject: { type: "user" } },
+        { subject: { type: "group", relation: "member" } },
+        { entity: { type: "doc" }, subject: { type: "user", ids: ["1"] } },
+        { entity: { type: "nothing" } },
+      ];
+      const attributeFilters: Parameters<typeof s.readAttributes>[2][] = [
+        {},
+        { entity: { type: "doc" } },
+        { entity: { type: "doc" }, attributes: ["a"] },
+        { entity: { type: "doc", ids: ["2", "3"] }, attributes: ["a", "b"] },
+      ];
+      let counted = 0;
+      for (const snap of [s1, s2]) {
+        for (const at of [T0 + 1000, T0 + 5000]) {
+          for (const f of tupleFilters) {
+            const rows = (await s.readTuples("t1", snap, f, 100, undefined, at)).items.length;
+            expect(await s.countTuples("t1", snap, f, at)).toBe(rows);
+            counted += rows;
+          }
+          for (const f of attributeFilters) {
+            const rows = (await s.readAttributes("t1", snap, f, 100, undefined, at)).items.length;
+            expect(await s.countAttributes("t1", snap, f, at)).toBe(rows);
+            counted += rows;
+          }
+        }
+      }
+      // the filters and snaps above count rows (not only zeros), and the deleted and expired ones are gone
+      expect(counted).toBeGreaterThan(40);
+      expect(await s.countTuples("t1", s2, { entity: { type: "doc" }, relation: "viewer" }, T0 + 1000)).toBe(
+        3,
+      );
+      expect(await s.countTuples("t1", s2, { entity: { type: "doc" }, relation: "viewer" }, T0 + 5000)).toBe(
+        2,
+      );
+      expect(await s.countAttributes("t1", s2, { entity: { type: "doc" } }, T0 + 5000)).toBe(2);
     });
 
     it("readAttributes filters and pages", async () => {

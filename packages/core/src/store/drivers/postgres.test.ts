@@ -62,11 +62,30 @@ describe("PostgresStore", () => {
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
       "0004_expiry",
+      "0005_partial_expiry_index",
     ]);
     expect(await migrate(url)).toEqual([]);
     const store = await openStore(url.replace(/^postgres:/, "postgresql:"));
     expect(store.kind).toBe("postgres");
     expect((await store.getTenant("t1"))?.name).toBe("example tenant");
+    await store.close();
+  });
+
+  it("migration 0005: the expiry indexes hold only expiring rows", async () => {
+    const url = await freshUrl();
+    const store = await PostgresStore.open(url);
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    const { rows } = await db.query(
+      "SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%_expires_idx' ORDER BY indexname",
+    );
+    await db.end();
+    expect(rows).toEqual(
+      ["attributes", "tuples"].map((table) => ({
+        indexname: `${table}_expires_idx`,
+        indexdef: `CREATE INDEX ${table}_expires_idx ON public.${table} USING btree (tenant_id, expires_at) WHERE (expires_at IS NOT NULL)`,
+      })),
+    );
     await store.close();
   });
 

@@ -35,6 +35,42 @@ describe("SqliteStore", () => {
     await again.close();
   });
 
+  it("migration 0005: the expiry indexes hold only expiring rows, the sweep still searches them, and the sweep and nextExpiry answer as before", async () => {
+    const file = join(dir, "partial-expiry.db");
+    const store = SqliteStore.open(file);
+    const at = Date.UTC(2030, 0, 1);
+    await store.write("t1", {
+      tuples: [tuple("doc:1#viewer@user:1"), { ...tuple("doc:2#viewer@user:1"), expiresAt: at + 1000 }],
+      attributes: [
+        { ...attr("doc:1$a", { type: "ATTRIBUTE_TYPE_BOOLEAN", data: true }), expiresAt: at + 2000 },
+      ],
+    });
+    const raw = new Database(file);
+    for (const table of ["tuples", "attributes"]) {
+      const { sql } = raw
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
+        .get(`${table}_expires_idx`) as { sql: string };
+      expect(sql).toBe(
+        `CREATE INDEX \`${table}_expires_idx\` ON \`${table}\` (\`tenant_id\`,\`expires_at\`) WHERE "${table}"."expires_at" is not null`,
+      );
+      // the sweep's condition (expires_at <= ?) implies the index's: SQLite searches it
+      const plan = raw
+        .prepare(
+          `EXPLAIN QUERY PLAN UPDATE ${table} SET deleted_tx = 1 WHERE tenant_id = ? AND deleted_tx IS NULL AND expires_at <= ?`,
+        )
+        .all("t1", at) as { detail: string }[];
+      expect(plan.map((p) => p.detail).join(" ")).toContain(`USING INDEX ${table}_expires_idx`);
+    }
+    raw.close();
+    expect(await store.nextExpiry("t1")).toBe(at + 1000);
+    const swept = await store.write("t1", { expireUpTo: at + 1500 });
+    expect((await store.readTuples("t1", swept, {}, 10, undefined, 0)).items).toEqual([
+      tuple("doc:1#viewer@user:1"),
+    ]);
+    expect(await store.nextExpiry("t1")).toBe(at + 2000);
+    await store.close();
+  });
+
   it("a write the database rejects part-way leaves nothing (one real transaction)", async () => {
     const file = join(dir, "atomic.db");
     const store = SqliteStore.open(file);

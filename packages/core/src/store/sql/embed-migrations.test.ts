@@ -14,6 +14,7 @@ describe("embedded SQLite migrations", () => {
       "0002_per_tenant_tx_ids",
       "0003_subject_page_index",
       "0004_expiry",
+      "0005_partial_expiry_index",
     ]);
     expect(renderMigrationsModule(fromDisk)).toContain("export const SQLITE_MIGRATIONS");
   });

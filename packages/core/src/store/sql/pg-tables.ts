@@ -1,5 +1,5 @@
 /** PostgreSQL tables (drizzle pg-core); drizzle-kit generates packages/core/drizzle/pg from this file. */
-import { isNull } from "drizzle-orm";
+import { isNotNull, isNull } from "drizzle-orm";
 import {
   bigint,
   bigserial,
@@ -82,7 +82,8 @@ export const tuples = pgTable(
       .where(isNull(t.deletedTx)),
     index("tuples_created_idx").on(t.tenantId, t.createdTx),
     index("tuples_deleted_idx").on(t.tenantId, t.deletedTx),
-    index("tuples_expires_idx").on(t.tenantId, t.expiresAt),
+    /** Only expiring rows (the sweep and nextExpiry): a row without expiry costs its write no entry. */
+    index("tuples_expires_idx").on(t.tenantId, t.expiresAt).where(isNotNull(t.expiresAt)),
   ],
 );
 
@@ -109,7 +110,7 @@ export const attributes = pgTable(
       .where(isNull(t.deletedTx)),
     index("attributes_created_idx").on(t.tenantId, t.createdTx),
     index("attributes_deleted_idx").on(t.tenantId, t.deletedTx),
-    index("attributes_expires_idx").on(t.tenantId, t.expiresAt),
+    index("attributes_expires_idx").on(t.tenantId, t.expiresAt).where(isNotNull(t.expiresAt)),
   ],
 );
 

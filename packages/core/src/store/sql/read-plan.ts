@@ -267,6 +267,66 @@ function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias
   return d.statement(`${kind} ${filter.shape}`, build, [...live, ...gone, limit]);
 }
 
+/** How many rows of `table` a filtered read at (snap, at) returns (RowCounts): one COUNT, no rows sent. */
+function countVisible<K extends string, T extends (TuplesAlias | AttributesAlias) & Record<K, Column>>(
+  d: Dialect,
+  kind: string,
+  table: T,
+  filter: Filter<K>,
+  tenantId: string,
+  snap: number,
+  at: number,
+): Statement<{ n: number }> {
+  const has = (column: string) => filter.conditions.some((c) => c.column === column);
+  const tuples = table === d.tables.tuples;
+  // the index whose leading columns the filter fixes (SQLite pins it: without statistics it may walk the tenant)
+  const index = !has("entityType")
+    ? has("subjectType") && tuples
+      ? INDEXES.tuplesSubject
+      : undefined
+    : tuples
+      ? INDEXES.tuplesEntity
+      : INDEXES.attributesEntity;
+  const build = () => {
+    const t = aliasedTable(table, "t");
+    const from = index === undefined ? sql`${table} ${t}` : d.from(table, t, index);
+    return sql`SELECT COUNT(*) AS n FROM ${from} WHERE ${t.tenantId} = ${P}${filterSql(d, t, filter)} AND ${visibleAt(t)}`;
+  };
+  return d.statement(`${kind} ${filter.shape}`, build, [
+    tenantId,
+    ...filter.params,
+    ...visibleParams(snap, at),
+  ]);
+}
+
+export function countTuplesStatement(
+  d: Dialect,
+  tenantId: string,
+  snap: number,
+  at: number,
+  filter: TupleFilter,
+): Statement<{ n: number }> {
+  return countVisible(d, "count_tuples", d.tables.tuples, tupleFilter(d, filter), tenantId, snap, at);
+}
+
+export function countAttributesStatement(
+  d: Dialect,
+  tenantId: string,
+  snap: number,
+  at: number,
+  filter: AttributeFilter,
+): Statement<{ n: number }> {
+  return countVisible(
+    d,
+    "count_attributes",
+    d.tables.attributes,
+    attributeFilter(d, filter),
+    tenantId,
+    snap,
+    at,
+  );
+}
+
 export function readTuplesStatement(
   d: Dialect,
   tenantId: string,

@@ -11,6 +11,7 @@ import type {
   FeedRead,
   Freshness,
   FreshnessSource,
+  RowCounts,
   TenantHeads,
 } from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
@@ -56,6 +57,8 @@ import {
   type ChangedRow,
   changedRowsStatement,
   changedTxStatement,
+  countAttributesStatement,
+  countTuplesStatement,
   listObjectIdsStatement,
   nextExpiryStatement,
   queryAttributesStatement,
@@ -106,7 +109,9 @@ function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (r: R) => s
   return { items, cursor: more ? encodeCursor(key(rows[limit - 1]!)) : "" };
 }
 
-export abstract class SqlStore implements Store, CombinedReads, FreshnessSource, TenantHeads, EmptyTenants {
+export abstract class SqlStore
+  implements Store, CombinedReads, FreshnessSource, TenantHeads, EmptyTenants, RowCounts
+{
   abstract readonly kind: "sqlite" | "libsql" | "postgres" | "d1";
   protected readonly exec: SqlExecutor;
 
@@ -368,6 +373,22 @@ export abstract class SqlStore implements Store, CombinedReads, FreshnessSource,
     const s = readTuplesStatement(this.d, tenantId, snap, at, filter, after, limit + 1);
     const rows = await this.rows("read_tuples", s);
     return page(rows, limit, rowToTuple, (r) => Number(r.id));
+  }
+
+  async countTuples(tenantId: string, snap: Snap, filter: TupleFilter, at = Date.now()): Promise<number> {
+    const [row] = await this.rows("count_tuples", countTuplesStatement(this.d, tenantId, snap, at, filter));
+    return Number(row?.n ?? 0);
+  }
+
+  async countAttributes(
+    tenantId: string,
+    snap: Snap,
+    filter: AttributeFilter,
+    at = Date.now(),
+  ): Promise<number> {
+    const s = countAttributesStatement(this.d, tenantId, snap, at, filter);
+    const [row] = await this.rows("count_attributes", s);
+    return Number(row?.n ?? 0);
   }
 
   async readAttributes(

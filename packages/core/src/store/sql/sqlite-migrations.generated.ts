@@ -67,4 +67,15 @@ export const SQLITE_MIGRATIONS: EmbeddedMigration[] = [
       "\nCREATE INDEX `tuples_expires_idx` ON `tuples` (`tenant_id`,`expires_at`);",
     ],
   },
+  {
+    tag: "0005_partial_expiry_index",
+    folderMillis: 1795786358992,
+    hash: "2a0bf79062b6c2cc93b4070569c2ef6b222ab5b8598909aab765b3360e318d2f",
+    sql: [
+      "DROP INDEX `attributes_expires_idx`;",
+      '\nCREATE INDEX `attributes_expires_idx` ON `attributes` (`tenant_id`,`expires_at`) WHERE "attributes"."expires_at" is not null;',
+      "\nDROP INDEX `tuples_expires_idx`;",
+      '\nCREATE INDEX `tuples_expires_idx` ON `tuples` (`tenant_id`,`expires_at`) WHERE "tuples"."expires_at" is not null;',
+    ],
+  },
 ];

@@ -1,5 +1,5 @@
 /** SQLite/libSQL tables (drizzle sqlite-core); drizzle-kit generates packages/core/drizzle/sqlite from this file. */
-import { isNull } from "drizzle-orm";
+import { isNotNull, isNull } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Indexes the read plans pin with INDEXED BY (SQLite's planner has no statistics without ANALYZE). */
@@ -70,7 +70,8 @@ export const tuples = sqliteTable(
       .where(isNull(t.deletedTx)),
     index("tuples_created_idx").on(t.tenantId, t.createdTx),
     index("tuples_deleted_idx").on(t.tenantId, t.deletedTx),
-    index("tuples_expires_idx").on(t.tenantId, t.expiresAt),
+    /** Only expiring rows (the sweep and nextExpiry): a row without expiry costs its write no entry. */
+    index("tuples_expires_idx").on(t.tenantId, t.expiresAt).where(isNotNull(t.expiresAt)),
   ],
 );
 
@@ -97,7 +98,7 @@ export const attributes = sqliteTable(
       .where(isNull(t.deletedTx)),
     index("attributes_created_idx").on(t.tenantId, t.createdTx),
     index("attributes_deleted_idx").on(t.tenantId, t.deletedTx),
-    index("attributes_expires_idx").on(t.tenantId, t.expiresAt),
+    index("attributes_expires_idx").on(t.tenantId, t.expiresAt).where(isNotNull(t.expiresAt)),
   ],
 );
 

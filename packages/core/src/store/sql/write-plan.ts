@@ -116,6 +116,37 @@ function upsertTuples(d: Dialect): SQL {
     DO UPDATE SET ${name(tuples.deletedTx)} = ${currentTx(d)} WHERE ${differs}`;
 }
 
+/**
+ * PostgreSQL: both passes in ONE statement. The row set is bound once (CTE `w`); `up` is upsert_tuples, whose
+ * RETURNING names each key it inserted (deleted_tx NULL) or whose live row it marked deleted (deleted_tx set); the
+ * outer INSERT writes the marked ones again with their new expiry. The old live row, deleted by this transaction,
+ * no longer conflicts in the live unique index. Binds the rows, then the tenant twice.
+ */
+function upsertTuplesOnce(d: Dialect): SQL {
+  const { tuples } = d.tables;
+  const keyColumns = tupleColumns(tuples);
+  const key = [tuples.tenantId, ...keyColumns].map(name);
+  const columns = [tuples.tenantId, ...keyColumns, tuples.createdTx, tuples.expiresAt].map(name);
+  const [w, up] = [sql.identifier("w"), sql.identifier("up")];
+  const cell = (i: number) => sql`${w}.${cells(i + 1)[i]}`;
+  const expires = sql`CAST(NULLIF(${cell(6)}, '') AS BIGINT)`;
+  const differs = sql`COALESCE(${tuples.expiresAt}, -1) <> COALESCE(${sql.identifier("excluded")}.${name(tuples.expiresAt)}, -1)`;
+  const sameKey = sql.join(
+    keyColumns.map((c, i) => sql`${cell(i)} = ${up}.${name(c)}`),
+    sql` AND `,
+  );
+  const cellList = list(Array.from({ length: 6 }, (_, i) => cell(i)));
+  return sql`WITH ${w} AS MATERIALIZED (SELECT * FROM ${d.rows(7)} r),
+    ${up} AS (INSERT INTO ${tuples} (${list(columns)})
+      SELECT ${P}, ${cellList}, ${currentTx(d)}, ${expires} FROM ${w}
+      ON CONFLICT (${list(key)}) WHERE ${name(tuples.deletedTx)} IS NULL
+      DO UPDATE SET ${name(tuples.deletedTx)} = ${currentTx(d)} WHERE ${differs}
+      RETURNING ${list(keyColumns.map(name))}, ${name(tuples.deletedTx)})
+    INSERT INTO ${tuples} (${list(columns)})
+      SELECT ${P}, ${cellList}, ${currentTx(d)}, ${expires} FROM ${w} JOIN ${up} ON ${sameKey}
+      WHERE ${up}.${name(tuples.deletedTx)} IS NOT NULL`;
+}
+
 /** `INSERT INTO tuples ... SELECT` the row set (c0..c5, expiry c6) at the current transaction; binds the tenant, rows. */
 function insertTuples(d: Dialect): SQL {
   const { tuples } = d.tables;
@@ -170,9 +201,15 @@ export function planWrite(d: Dialect, tenantId: string, req: WriteRequest, now: 
   if (req.tuples?.length) {
     const unique = [...new Map(req.tuples.map((t) => [tupleKey(t), t])).values()];
     const rows = unique.map((t) => [...tupleCells(t), expiresCell(t.expiresAt)]);
-    const params = [tenantId, ...d.rowsParams(rows, 7)];
-    out.push(d.statement("upsert_tuples", () => upsertTuples(d), params));
-    out.push(d.statement("insert_tuples", () => sql`${insertTuples(d)} ON CONFLICT DO NOTHING`, params));
+    if (d.name === "pg") {
+      const params = [...d.rowsParams(rows, 7), tenantId, tenantId];
+      out.push(d.statement("upsert_tuples_once", () => upsertTuplesOnce(d), params));
+    } else {
+      // SQLite has no data-modifying CTE: the passes are two statements over the same row set
+      const params = [tenantId, ...d.rowsParams(rows, 7)];
+      out.push(d.statement("upsert_tuples", () => upsertTuples(d), params));
+      out.push(d.statement("insert_tuples", () => sql`${insertTuples(d)} ON CONFLICT DO NOTHING`, params));
+    }
   }
   if (req.attributes?.length) {
     // the last value written for an attribute wins
