@@ -4,6 +4,7 @@
  *
  *   node --experimental-strip-types loadtest/bench-edge.ts [--ids 100000] [--isolates 5] [--requests 200]
  *     [--seconds 0] [--replica-ms 3] [--primary-ms 100] [--lag-ms 0-2000] [--fresh-every 10] [--state DIR]
+ *     [--port 43000]
  *
  * 1. Seed (once per --state folder, latencies off): Permify's schema and seed writer (--ids ids: 6 tuples + 2
  *    attributes each; 100,000 = the 800,000-row dataset) into a persisted local D1, spot checks.
@@ -56,6 +57,8 @@ const { values } = parseArgs({
     "fresh-every": { type: "string", default: "10" },
     state: { type: "string" },
     "worker-root": { type: "string" },
+    /** First of the ports for wrangler dev (each start takes the next two: HTTP, inspector); default: free ports. */
+    port: { type: "string" },
   },
 });
 const IDS = Number(values.ids);
@@ -79,6 +82,8 @@ function workerConfig(): string {
 }
 const CONFIG = workerConfig();
 
+let nextPort = values.port === undefined ? undefined : Number(values.port);
+
 function start(latency: boolean): Promise<WranglerDev> {
   const vars: Record<string, string> = latency
     ? {
@@ -88,7 +93,9 @@ function start(latency: boolean): Promise<WranglerDev> {
         EDGE_LAG_MAX_MS: LAG_MAX,
       }
     : {};
-  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG);
+  const port = nextPort;
+  if (nextPort !== undefined) nextPort += 2;
+  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG, port);
 }
 
 // 1. seed once per state folder
