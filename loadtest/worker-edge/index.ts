@@ -11,12 +11,16 @@
  *   bench checks end to end (a read with a fresh write's token must see the write), the routing is D1's.
  * - Response headers: x-edge-d1 (round trips), x-edge-primary (of them at the primary), x-edge-rows (rows read, as
  *   D1 reports them); GET /__edge/stats: totals of the isolate, including work kept alive by ctx.waitUntil
- *   (background loads) and how many such promises are pending. GET /healthz answers without opening Pemba, so the
- *   first check of an isolate opens the store too, as on Cloudflare.
+ *   (background loads) and how many such promises are pending. GET /healthz answers without Pemba, so the
+ *   first check of an isolate sends the isolate's first D1 round trips, as on Cloudflare.
+ * - Pemba's handlers are created at module evaluation over the module's env (with DB wrapped), as the deployed
+ *   module does: what createWorker builds then is not part of any request's time.
  */
+
+import { env as moduleEnv } from "cloudflare:workers";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { D1Database, D1DatabaseSession, D1PreparedStatement, D1Result } from "@pemba/core";
-import pemba, { type WorkerEnv, type WorkerExecutionContext } from "@pemba/worker";
+import { createWorker, type WorkerEnv, type WorkerExecutionContext } from "@pemba/worker/handler";
 
 interface EdgeEnv extends WorkerEnv {
   DB: D1Database;
@@ -189,6 +193,9 @@ function edgeEnv(env: EdgeEnv): EdgeEnv {
   }
   return wrapped.env;
 }
+
+// as the deployed module (packages/worker/src/index.ts) does, over the module's env: the D1 binding wrapped
+const pemba = createWorker(edgeEnv(moduleEnv as unknown as EdgeEnv));
 
 export default {
   async fetch(request: Request, env: EdgeEnv, ctx: WorkerExecutionContext): Promise<Response> {
