@@ -32,6 +32,7 @@
  * --worker-root runs another checkout's Worker (e.g. a base commit's worktree) with this bench's Worker wrapper.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
@@ -97,7 +98,25 @@ const CONFIG = workerConfig();
 
 let nextPort = values.port === undefined ? undefined : Number(values.port);
 
-function start(latency: boolean): Promise<WranglerDev> {
+/** Whether nothing listens on 127.0.0.1:port (wrangler's and workerd's own ports are the OS's picks, maybe in range). */
+const isFree = (port: number) =>
+  new Promise<boolean>((done) => {
+    const probe = createServer();
+    probe.once("error", () => done(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => done(true)));
+  });
+
+/** The next pair of free ports from --port on (HTTP, inspector); undefined without --port. */
+async function nextPorts(): Promise<number | undefined> {
+  while (nextPort !== undefined) {
+    const port = nextPort;
+    nextPort += 2;
+    if ((await isFree(port)) && (await isFree(port + 1))) return port;
+  }
+  return undefined;
+}
+
+async function start(latency: boolean): Promise<WranglerDev> {
   const vars: Record<string, string> = latency
     ? {
         EDGE_REPLICA_MS: values["replica-ms"],
@@ -106,9 +125,7 @@ function start(latency: boolean): Promise<WranglerDev> {
         EDGE_LAG_MAX_MS: LAG_MAX,
       }
     : {};
-  const port = nextPort;
-  if (nextPort !== undefined) nextPort += 2;
-  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG, port);
+  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG, await nextPorts());
 }
 
 // 1. seed once per state folder
