@@ -6,6 +6,7 @@
 import { env } from "cloudflare:workers";
 import { createWorker } from "./handler.ts";
 
-export * from "./handler.ts";
+// workerd takes every export of the main module for an entrypoint: the default one only (the rest is in handler.ts)
+export type { WorkerConfig, WorkerEnv, WorkerExecutionContext, WorkerHandlers } from "./handler.ts";
 
 export default createWorker(env as never);

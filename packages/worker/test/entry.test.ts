@@ -2,8 +2,10 @@
  * The Worker module's fetch handler called directly (in Node, no workerd): startup failures and the
  * once-per-isolate app. The runtime behaviour is covered in workerd by worker.test.ts and libsql.test.ts.
  */
+
+import { compileSchema, parseSchema } from "@pemba/core";
 import { describe, expect, it } from "vitest";
-import { createWorker } from "../src/handler.ts";
+import { createWorker, WARM_UP_SCHEMA } from "../src/handler.ts";
 import { startFakeSqld } from "./fake-sqld.ts";
 
 const worker = createWorker();
@@ -103,5 +105,11 @@ describe("Worker entry", () => {
     const res = await broken.fetch(get("/healthz"), { PEMBA_DATABASE: "file:other.db" }, ctx);
     expect(res.status).toBe(500);
     expect(((await res.json()) as { message: string }).message).toContain('PEMBA_DATABASE "file:other.db"');
+  });
+
+  it("the schema compiled at module evaluation (the parser's and compiler's code, before any request) is valid", () => {
+    const compiled = compileSchema(parseSchema(WARM_UP_SCHEMA));
+    expect(Object.keys(parseSchema(WARM_UP_SCHEMA).entities)).toEqual(["user", "team", "doc"]);
+    expect(compiled).toBeDefined();
   });
 });
