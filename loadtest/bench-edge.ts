@@ -4,7 +4,7 @@
  *
  *   node --experimental-strip-types loadtest/bench-edge.ts [--ids 100000] [--isolates 5] [--requests 200]
  *     [--seconds 0] [--replica-ms 3] [--primary-ms 100] [--lag-ms 0-2000] [--fresh-every 10] [--state DIR]
- *     [--port N]
+ *     [--port 43000]
  *
  * 1. Seed (once per --state folder, latencies off): Permify's schema and seed writer (--ids ids: 6 tuples + 2
  *    attributes each; 100,000 = the 800,000-row dataset) into a persisted local D1, spot checks.
@@ -22,18 +22,21 @@
  *    answered by the bench Worker without Pemba) and inside the Worker (Server-Timing from the bench Worker's wrapper:
  *    from the wrapper's entry to Pemba's response; workerd's clock advances during CPU too, calibrated at start);
  *    of the Worker's time, the ms with a D1 round trip in flight and the ms local D1 took beyond the simulated
- *    latency (its own execution, not part of D1's latency on Cloudflare); D1 round trips, primary round trips and
+ *    latency (its own execution, not part of D1's latency on Cloudflare), and the Worker's time at D1's latency
+ *    (each trip's span replaced by its simulated latency: what a deployment would see, CPU as here); D1 round
+ *    trips, primary round trips and
  *    rows read per request (from the wrapper's response headers); warm checks with a D1 read other than the
  *    freshness look; rows read by background loads; the seconds until an isolate finished loading; the seconds from
  *    spawning wrangler dev until /healthz answered (process start, module evaluation: not part of any check).
  *
- * --port N: each `wrangler dev` listens on N + 2i and its inspector on N + 2i + 1 (i = 0, 1, ... per start);
+ * --port N: each `wrangler dev` listens on the next free pair from N up (HTTP, then its inspector on the next port);
  * default: ports the system picks.
  * The bench Worker's replica is a second local database fed late (loadtest/worker-edge): a state folder seeded
  * before it existed lacks it, hence the state folder's default name.
  * --worker-root runs another checkout's Worker (e.g. a base commit's worktree) with this bench's Worker wrapper.
  */
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
@@ -61,6 +64,7 @@ const { values } = parseArgs({
     "fresh-every": { type: "string", default: "10" },
     state: { type: "string" },
     "worker-root": { type: "string" },
+    /** First of the ports for wrangler dev (each start takes the next two: HTTP, inspector); default: free ports. */
     port: { type: "string" },
   },
 });
@@ -71,8 +75,6 @@ const SECONDS = Number(values.seconds);
 const FRESH_EVERY = Number(values["fresh-every"]);
 const [LAG_MIN, LAG_MAX = LAG_MIN] = values["lag-ms"].split("-");
 const STATE = resolve(values.state ?? `/tmp/pemba-edge-replicated-${IDS}`);
-const BASE_PORT = values.port === undefined ? undefined : Number(values.port);
-let starts = 0;
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
 
 /** The bench Worker's folder: this checkout's, or a copy inside --worker-root (which resolves its own packages). */
@@ -83,11 +85,42 @@ function workerConfig(): string {
   const there = join(resolve(root), "loadtest", "worker-edge");
   mkdirSync(there, { recursive: true });
   for (const file of ["index.ts", "wrangler.toml"]) copyFileSync(join(own, file), join(there, file));
+  if (!existsSync(join(resolve(root), "packages", "worker", "src", "handler.ts"))) {
+    // a Worker from before createWorker (built on its first request): the wrapper takes its default export
+    const wrapper = readFileSync(join(there, "index.ts"), "utf8")
+      .replace('import { env as moduleEnv } from "cloudflare:workers";\n', "")
+      .replace(
+        /import \{ createWorker, (.*) \} from "@pemba\/worker\/handler";/,
+        'import pemba, { $1 } from "@pemba/worker";',
+      )
+      .replace(/\nconst pemba = createWorker\(.*\);\n/, "\n");
+    writeFileSync(join(there, "index.ts"), wrapper);
+  }
   return join(there, "wrangler.toml");
 }
 const CONFIG = workerConfig();
 
-function start(latency: boolean): Promise<WranglerDev> {
+let nextPort = values.port === undefined ? undefined : Number(values.port);
+
+/** Whether nothing listens on 127.0.0.1:port (wrangler's and workerd's own ports are the OS's picks, maybe in range). */
+const isFree = (port: number) =>
+  new Promise<boolean>((done) => {
+    const probe = createServer();
+    probe.once("error", () => done(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => done(true)));
+  });
+
+/** The next pair of free ports from --port on (HTTP, inspector); undefined without --port. */
+async function nextPorts(): Promise<number | undefined> {
+  while (nextPort !== undefined) {
+    const port = nextPort;
+    nextPort += 2;
+    if ((await isFree(port)) && (await isFree(port + 1))) return port;
+  }
+  return undefined;
+}
+
+async function start(latency: boolean): Promise<WranglerDev> {
   const vars: Record<string, string> = latency
     ? {
         EDGE_REPLICA_MS: values["replica-ms"],
@@ -96,10 +129,7 @@ function start(latency: boolean): Promise<WranglerDev> {
         EDGE_LAG_MAX_MS: LAG_MAX,
       }
     : {};
-  const i = starts++;
-  const ports =
-    BASE_PORT === undefined ? undefined : { port: BASE_PORT + 2 * i, inspectorPort: BASE_PORT + 2 * i + 1 };
-  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG, ports);
+  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG, await nextPorts());
 }
 
 // 1. seed once per state folder
@@ -131,6 +161,11 @@ interface Sample {
   d1Wait: number;
   /** Of the trips: ms beyond the simulated latency (local D1's own execution, the hop to its workerd service). */
   localD1: number;
+  /**
+   * `worker` with each round trip taking its simulated latency only (D1's on Cloudflare): the Worker's time minus
+   * the trips' span in flight plus the simulated trips' span in flight (parallel trips overlap in both).
+   */
+  atD1: number;
   trips: Trip[];
 }
 type Kind = "cold" | "loading" | "warm" | "fresh-loading" | "fresh" | "ping";
@@ -178,6 +213,7 @@ async function timed(url: string, init?: RequestInit): Promise<{ sample: Sample;
       rows: header("x-edge-rows"),
       d1Wait: waited(trips),
       localD1: trips.reduce((n, t) => n + (t.end - t.start - t.ms), 0),
+      atD1: worker - waited(trips) + waited(trips.map((t) => ({ ...t, end: t.start + t.ms }))),
       trips,
     },
     body,
@@ -277,7 +313,7 @@ for (let isolate = 0; isolate < ISOLATES; isolate++) {
       if (i === 0) {
         samples.cold.push(sample);
         log(
-          `isolate ${isolate + 1} cold check: ${sample.ms.toFixed(1)} ms at the client, ${sample.worker.toFixed(1)} ms in the Worker ` +
+          `isolate ${isolate + 1} cold check: ${sample.ms.toFixed(1)} ms at the client, ${sample.worker.toFixed(1)} ms in the Worker, ${sample.atD1.toFixed(1)} ms at D1's latency ` +
             `(D1 in flight ${sample.d1Wait.toFixed(1)} ms, local D1 beyond the simulated latency ${sample.localD1.toFixed(1)} ms):\n${tripLines(sample.trips)}`,
         );
         continue;
@@ -310,15 +346,16 @@ console.log(
   `\nbench-edge: ids ${IDS} (${IDS * 8} rows), replica ${values["replica-ms"]} ms, primary ${values["primary-ms"]} ms, lag ${LAG_MIN}-${LAG_MAX} ms, ${ISOLATES} isolates x ${REQUESTS} requests${SECONDS > 0 ? ` or ${SECONDS} s` : ""}`,
 );
 console.log(
-  "| request | n | client p50 / p99 ms | Worker p50 / p99 ms | Worker, D1 in flight p50 ms | local D1 overhead p50 ms | D1 trips p50/max | primary trips p50/max | rows read p50/max |",
+  "| request | n | client p50 / p99 ms | Worker p50 / p99 ms | Worker at D1's latency p50 / p99 ms | Worker, D1 in flight p50 ms | local D1 overhead p50 ms | D1 trips p50/max | primary trips p50/max | rows read p50/max |",
 );
-console.log("| --- | --: | --: | --: | --: | --: | --: | --: | --: |");
+console.log("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
 for (const [kind, xs] of Object.entries(samples)) {
   const of = (f: (s: Sample) => number) => xs.map(f);
   const pair = (v: number[], digits = 1) => `${fmt(pct(v, 50), digits)} / ${fmt(pct(v, 99), digits)}`;
   const range = (v: number[]) => `${fmt(pct(v, 50), 0)}/${fmt(pct(v, 100), 0)}`;
   console.log(
     `| ${kind} | ${xs.length} | ${pair(of((s) => s.ms))} | ${kind === "ping" ? "-" : pair(of((s) => s.worker))} | ` +
+      `${kind === "ping" ? "-" : pair(of((s) => s.atD1))} | ` +
       `${fmt(
         pct(
           of((s) => s.d1Wait),

@@ -2,8 +2,13 @@
  * The Worker module's fetch handler called directly (in Node, no workerd): startup failures and the
  * once-per-isolate app. The runtime behaviour is covered in workerd by worker.test.ts and libsql.test.ts.
  */
+
+import { compileSchema, parseSchema } from "@pemba/core";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index.ts";
+import { createWorker, WARM_UP_SCHEMA } from "../src/handler.ts";
+import { startFakeSqld } from "./fake-sqld.ts";
+
+const worker = createWorker();
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} };
 const get = (path: string) => new Request(`http://worker.test${path}`);
@@ -64,5 +69,47 @@ describe("Worker entry", () => {
     ]);
     // The cron handler garbage-collects the same store.
     await expect(worker.scheduled({}, env, ctx)).resolves.toBeUndefined();
+  });
+
+  const listTenants = (key: string) =>
+    new Request("http://worker.test/v1/tenants/list", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ page_size: 10 }),
+    });
+
+  it("with the module's env (index.ts), builds the store and app at once: the first request's env is not read", async () => {
+    const early = createWorker({ PEMBA_AUTH_KEYS: "k1" });
+    // the request's env alone could not open anything: the app was built from the module's env
+    const res = await early.fetch(listTenants("k1"), { PEMBA_DATABASE: "file:pemba.db" }, ctx);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ tenants: [{ id: "t1" }] });
+  });
+
+  it("with the module's env of a libSQL server, opens nothing at once (I/O only within a request): the first request does", async () => {
+    const sqld = await startFakeSqld();
+    try {
+      const later = createWorker({ PEMBA_DATABASE: sqld.url });
+      await new Promise((done) => setTimeout(done, 100));
+      expect(sqld.requests()).toEqual([]);
+      const res = await later.fetch(get("/healthz"), { PEMBA_DATABASE: sqld.url }, ctx);
+      expect(res.status).toBe(200);
+      expect(sqld.pipelines()).toBeGreaterThan(0);
+    } finally {
+      await sqld.close();
+    }
+  });
+
+  it("with a module env that cannot start, the first request answers the error from its own env", async () => {
+    const broken = createWorker({ PEMBA_DATABASE: "file:pemba.db" });
+    const res = await broken.fetch(get("/healthz"), { PEMBA_DATABASE: "file:other.db" }, ctx);
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { message: string }).message).toContain('PEMBA_DATABASE "file:other.db"');
+  });
+
+  it("the schema compiled at module evaluation (the parser's and compiler's code, before any request) is valid", () => {
+    const compiled = compileSchema(parseSchema(WARM_UP_SCHEMA));
+    expect(Object.keys(parseSchema(WARM_UP_SCHEMA).entities)).toEqual(["user", "team", "doc"]);
+    expect(compiled).toBeDefined();
   });
 });

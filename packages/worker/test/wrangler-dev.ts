@@ -107,12 +107,12 @@ export async function startWranglerDev(
   logLevel: "warn" | "info" | "log" = "warn",
   /** Another wrangler config than the repository's (e.g. the load tests' bare Worker). */
   config = join(REPO_DIR, "wrangler.toml"),
-  /** The ports to listen on (the Worker's and the inspector's); default: free ones the system picks. */
-  ports?: { port: number; inspectorPort: number },
+  /** The HTTP port (its inspector listens on the next one); default: two free ports the OS picks. */
+  port?: number,
 ): Promise<WranglerDev> {
-  const port = ports?.port ?? (await freePort());
+  const httpPort = port ?? (await freePort());
   const scratch = mkdtempSync(join(tmpdir(), "pemba-wrangler-"));
-  const inspectorPort = ports?.inspectorPort ?? (await freePort());
+  const inspectorPort = port === undefined ? await freePort() : port + 1;
   const args = [
     WRANGLER_CLI,
     "dev",
@@ -121,7 +121,7 @@ export async function startWranglerDev(
     "--ip",
     "127.0.0.1",
     "--port",
-    String(port),
+    String(httpPort),
     "--inspector-port",
     String(inspectorPort),
     "--persist-to",
@@ -150,7 +150,7 @@ export async function startWranglerDev(
       done();
     }),
   );
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${httpPort}`;
 
   const close = async () => {
     if (child.exitCode === null && child.signalCode === null) {

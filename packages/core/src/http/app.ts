@@ -195,6 +195,9 @@ export function createApp(opts: AppOptions): PembaApp {
   });
   app.notFound((c) => notFound(c));
   app.onError((e) => errorResponse(e));
+  // Hono builds its router's matchers at the first match: here, with the app (a Worker builds the app at module
+  // evaluation), not in the first request
+  app.router.match("GET", "/healthz");
 
   return Object.assign(app, {
     handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, permissions.check),

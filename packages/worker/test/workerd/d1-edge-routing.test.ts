@@ -102,11 +102,14 @@ describe("the Worker's D1 round trips", () => {
   it("a cold isolate's first check without a token: every round trip at the replica, none at the primary", async () => {
     const { request, isolate } = await setUp();
     const { replica, service, openLog } = await isolate();
-    expect(trips(openLog)).toEqual(["replica"]); // the migrations, as applied
+    expect(openLog).toEqual([]); // opening sends nothing: the first reads carry the migration check
     const first = await request(() => service.check("t1", meta(), query("1", "ann")));
     expect(first.result.can).toBe("CHECK_RESULT_ALLOWED");
-    // the look at the head, the schema, then one statement per walk level (doc, then team)
+    // the look at the head and the schema (sent together, each with the migration check), then one statement per
+    // walk level (doc, then team)
     expect(trips(first.log)).toEqual(["replica", "replica", "replica", "replica"]);
+    const checks = first.log.filter((s) => s.sql === `SELECT name FROM "d1_migrations"`);
+    expect(checks.map((s) => s.request)).toEqual([first.log[0]!.request, first.log[2]!.request]);
     expect(replica.holds("t1")).toBe(false); // its load waits for the background
   });
 

@@ -15,7 +15,7 @@ import {
   ShardedStore,
 } from "@pemba/core";
 import { beforeEach, describe, expect, it } from "vitest";
-import { openWorker } from "../../src/index.ts";
+import { openWorker } from "../../src/handler.ts";
 import { checkBody, DATA, SCHEMA } from "../fixtures.ts";
 import { emptyDatabase } from "./d1-database.ts";
 

@@ -36,46 +36,78 @@ describe("D1Store", () => {
   });
 
   it("migrates on first use with wrangler's bookkeeping, once", async () => {
-    const store = await D1Store.open(env.DB);
-    expect(await migrationNames()).toEqual([
+    const all = [
       "0000_init.sql",
       "0001_seed.sql",
       "0002_per_tenant_tx_ids.sql",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
       "0005_partial_expiry_index.sql",
-    ]);
+    ];
+    const store = await D1Store.open(env.DB);
+    // opening sends nothing: a database nothing migrated has no d1_migrations table yet
+    await expect(migrationNames()).rejects.toThrow("no such table: d1_migrations");
     expect(await store.headSnap("t1")).toBe(0);
+    expect(await migrationNames()).toEqual(all);
     const snap = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
     const again = await D1Store.open(env.DB);
-    expect(await migrationNames()).toEqual([
-      "0000_init.sql",
-      "0001_seed.sql",
-      "0002_per_tenant_tx_ids.sql",
-      "0003_subject_page_index.sql",
-      "0004_expiry.sql",
-      "0005_partial_expiry_index.sql",
-    ]);
     expect(await again.headSnap("t1")).toBe(snap);
+    expect(await migrationNames()).toEqual(all);
   });
 
-  it("an isolate's start asks a replica first: one read there and nothing at the primary once it has every migration", async () => {
+  it("an isolate's start costs no round trip of its own: its first read carries the migration check, at a replica", async () => {
     await emptyDatabase(env.REPLICA);
     const db = new LaggingReplicaD1(env.DB, env.REPLICA);
-    // a fresh database: the replica has no d1_migrations table, so the primary checks and migrates
-    await D1Store.open(db);
-    expect(db.log.filter((s) => s.target === "primary").length).toBeGreaterThan(0);
-    // the replica has not seen the migrations yet: the primary is asked again, and applies nothing
-    db.log.length = 0;
-    await D1Store.open(db);
-    expect(db.log.map((s) => s.target)).toEqual(["replica", "primary", "primary"]);
-    // every migration applied once (wrangler's list of drizzle's files), none twice
+    const targets = () => {
+      const byRequest = new Map<number, string>();
+      for (const s of db.log) byRequest.set(s.request, s.target);
+      return [...byRequest.values()];
+    };
+    // a fresh database: the first write looks at the replica (no d1_migrations table), then the primary migrates
+    const first = await D1Store.open(db);
+    expect(db.log).toEqual([]);
+    expect(await first.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] })).toBe(1);
+    expect(targets()).toEqual(["replica", "primary", "primary", "primary"]);
     expect(await migrationNames()).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
     await db.catchUp();
+
+    // a new isolate, the replica up to date: ONE round trip, the check and the read in one batch at the replica
     db.log.length = 0;
-    await D1Store.open(db);
-    expect(db.log.map((s) => [s.target, s.sql])).toEqual([["replica", `SELECT name FROM "d1_migrations"`]]);
+    const store = await D1Store.open(db);
+    expect(db.log).toEqual([]);
+    expect(await store.headSnap("t1")).toBe(1);
+    expect(targets()).toEqual(["replica"]);
+    expect(db.log[0]!.sql).toBe(`SELECT name FROM "d1_migrations"`);
+    expect(db.log).toHaveLength(2);
+    // settled: later reads carry no check
+    db.log.length = 0;
+    expect(await store.headSnap("t1")).toBe(1);
+    expect(db.log).toHaveLength(1);
+    expect(db.log[0]!.sql).not.toContain("d1_migrations");
+
+    // a replica that lacks the newest migration: the primary is asked (it has them all: nothing applied twice) and
+    // the read is sent again, without the check
+    await env.REPLICA.prepare(`DELETE FROM d1_migrations WHERE name = '0004_expiry.sql'`).all();
+    db.log.length = 0;
+    const lagging = await D1Store.open(db);
+    expect(await lagging.headSnap("t1")).toBe(1);
+    expect(targets()).toEqual(["replica", "primary", "replica"]);
+    expect(await migrationNames()).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
     await emptyDatabase(env.REPLICA);
+  });
+
+  it("a migration that fails fails the request with its reason, and the next request tries again", async () => {
+    // a table in the way of the first migration's (and no d1_migrations): the migration batch fails as a whole
+    await env.DB.prepare(`CREATE TABLE tuples (x)`).all();
+    const store = await D1Store.open(env.DB);
+    await expect(store.headSnap("t1")).rejects.toMatchObject({
+      code: "ERROR_CODE_SQL_EXECUTION",
+      details: [{ reason: expect.stringMatching(/^cannot migrate the D1 database: .*already exists/) }],
+    });
+    await expect(migrationNames()).resolves.toEqual([]);
+    await env.DB.prepare(`DROP TABLE tuples`).all();
+    expect(await store.headSnap("t1")).toBe(0);
+    expect(await migrationNames()).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
   });
 
   it("opens a database that `wrangler d1 migrations apply` migrated (drizzle's files as wrangler splits them)", async () => {
@@ -111,6 +143,7 @@ describe("D1Store", () => {
 
   it("a write the database rejects part-way leaves nothing (one batch)", async () => {
     const store = await D1Store.open(env.DB);
+    await store.migrate();
     await env.DB.prepare(`CREATE TRIGGER boom BEFORE INSERT ON attributes WHEN NEW.attribute = 'boom'
       BEGIN SELECT RAISE(ABORT, 'boom'); END`).all();
     await expect(
@@ -126,6 +159,7 @@ describe("D1Store", () => {
   it("the tenant check is a statement of the write's batch: a missing tenant fails it, nothing is written", async () => {
     const db = new LaggingReplicaD1(env.DB);
     const store = await D1Store.open(db);
+    await store.migrate();
     db.log.length = 0;
     await expect(store.write("nope", { tuples: [tuple("doc:1#viewer@user:1")] })).rejects.toMatchObject({
       code: "ERROR_CODE_TENANT_NOT_FOUND",
@@ -144,6 +178,7 @@ describe("D1Store", () => {
   it("1000 tuples + 1000 attributes are ONE batch request of 7 statements, each within D1's limits", async () => {
     const db = new LaggingReplicaD1(env.DB);
     const store = await D1Store.open(db);
+    await store.migrate();
     db.log.length = 0;
     const tuples = Array.from({ length: 1000 }, (_, i) => tuple(`doc:${i}#viewer@user:${i % 37}`));
     const attributes = Array.from({ length: 1000 }, (_, i) =>
@@ -206,6 +241,7 @@ describe("D1Store", () => {
 
   it("a request stops before D1's 1000 queries per invocation, with a clear error", async () => {
     const store = await D1Store.open(env.DB);
+    await store.migrate();
     const sessions = new D1Sessions(env.DB, 3);
     const scoped = await D1Store.open(env.DB, { migrate: false, sessions: () => sessions });
     await scoped.headSnap("t1");

@@ -15,15 +15,20 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "d1_migrations"(
 		applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
 );`;
 
+/** The statement that lists the applied migrations (fails when no migration ever ran: no table). */
+export const APPLIED_MIGRATIONS_SQL = `SELECT name FROM "d1_migrations"`;
+
 /** The file name wrangler records for an embedded migration. */
 export const d1MigrationName = (tag: string): string => `${tag}.sql`;
 
 async function pendingMigrations(db: D1Database) {
-  const [, applied] = await db.batch([
-    db.prepare(CREATE_TABLE),
-    db.prepare(`SELECT name FROM "d1_migrations"`),
-  ]);
-  const names = new Set(applied.results.map((r) => r.name as string));
+  const [, applied] = await db.batch([db.prepare(CREATE_TABLE), db.prepare(APPLIED_MIGRATIONS_SQL)]);
+  return notApplied(applied.results);
+}
+
+/** The embedded migrations the rows of APPLIED_MIGRATIONS_SQL do not name. */
+function notApplied(applied: readonly Record<string, unknown>[]) {
+  const names = new Set(applied.map((r) => r.name as string));
   return SQLITE_MIGRATIONS.filter((m) => !names.has(d1MigrationName(m.tag)));
 }
 
@@ -36,20 +41,20 @@ async function pendingMigrations(db: D1Database) {
 async function appliedAtReplica(db: D1Database): Promise<boolean> {
   let applied: D1Result;
   try {
-    applied = await db.withSession("first-unconstrained").prepare(`SELECT name FROM "d1_migrations"`).all();
+    applied = await db.withSession("first-unconstrained").prepare(APPLIED_MIGRATIONS_SQL).all();
   } catch {
     return false; // no d1_migrations table yet
   }
-  const names = new Set(applied.results.map((r) => r.name as string));
-  return SQLITE_MIGRATIONS.every((m) => names.has(d1MigrationName(m.tag)));
+  return notApplied(applied.results).length === 0;
 }
 
 /**
  * Applies the pending migrations in ONE batch (all or nothing); returns their names. When another isolate applied
  * them at the same time, our batch fails on its first CREATE TABLE and rolls back, and nothing is left pending.
+ * `atReplica: false` skips the replica's look (the caller has just seen a replica without them).
  */
-export async function applyD1Migrations(db: D1Database): Promise<string[]> {
-  if (await appliedAtReplica(db)) return [];
+export async function applyD1Migrations(db: D1Database, atReplica = true): Promise<string[]> {
+  if (atReplica && (await appliedAtReplica(db))) return [];
   const pending = await pendingMigrations(db);
   if (pending.length === 0) return [];
   const statements = [];
@@ -64,4 +69,55 @@ export async function applyD1Migrations(db: D1Database): Promise<string[]> {
     return [];
   }
   return pending.map((m) => d1MigrationName(m.tag));
+}
+
+/**
+ * A store's migration check, carried by its first reads (no round trip of its own): until the database is known to
+ * have every migration, each read also lists the applied migrations in the same batch (the same round trip and
+ * consistent view; D1Executor sends it). A list naming them all settles the check, and that read's answer stands.
+ * A list missing some, or a read that failed (no d1_migrations table: a database nothing migrated yet), applies
+ * the pending migrations at the primary (`ensure`) and the read is sent again. Writes `ensure` before they are
+ * sent (a look at a replica, then the primary only when it lacks some). A migration that fails fails the request
+ * with its reason; the next request tries again.
+ */
+export class D1MigrationCheck {
+  readonly #db: D1Database;
+  #settled: boolean;
+  #applying: Promise<void> | undefined;
+
+  /** `settled`: the database is known to be migrated (or the caller migrates it), no check at all. */
+  constructor(db: D1Database, settled = false) {
+    this.#db = db;
+    this.#settled = settled;
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /** A read's rows of APPLIED_MIGRATIONS_SQL: settles the check when they name every migration; whether settled. */
+  saw(applied: readonly Record<string, unknown>[]): boolean {
+    if (notApplied(applied).length === 0) this.#settled = true;
+    return this.#settled;
+  }
+
+  /**
+   * Applies what is pending, one caller at a time (`atReplica: false` when a replica was just seen without them:
+   * straight to the primary); settled once it resolves.
+   */
+  ensure(atReplica = true): Promise<void> {
+    if (this.#settled) return Promise.resolve();
+    this.#applying ??= applyD1Migrations(this.#db, atReplica).then(
+      () => {
+        this.#settled = true;
+      },
+      (e: unknown) => {
+        this.#applying = undefined;
+        throw new Error(`cannot migrate the D1 database: ${e instanceof Error ? e.message : String(e)}`, {
+          cause: e,
+        });
+      },
+    );
+    return this.#applying;
+  }
 }

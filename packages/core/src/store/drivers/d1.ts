@@ -19,8 +19,14 @@ import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executo
 import { asSqlError, timed } from "../sql/executor.ts";
 import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
-import { D1_LIMITS, type D1Database, type D1DatabaseSession, type D1Queryable } from "./d1-binding.ts";
-import { applyD1Migrations } from "./d1-migrations.ts";
+import {
+  D1_LIMITS,
+  type D1Database,
+  type D1DatabaseSession,
+  type D1Queryable,
+  type D1Result,
+} from "./d1-binding.ts";
+import { APPLIED_MIGRATIONS_SQL, D1MigrationCheck } from "./d1-migrations.ts";
 
 export type { D1Database } from "./d1-binding.ts";
 
@@ -160,7 +166,11 @@ function valueBytes(value: unknown): number {
 
 export interface D1StoreOptions {
   onQuery?: QueryObserver;
-  /** Apply pending migrations at open (default true); `wrangler d1 migrations apply` records them the same way. */
+  /**
+   * Apply pending migrations (default true): checked by the store's first reads in their own round trips, applied
+   * before the first read or write that needs them (D1MigrationCheck); `wrangler d1 migrations apply` records them
+   * the same way.
+   */
   migrate?: boolean;
   /** The current request's sessions (default: one set for the store's life). */
   sessions?: () => D1Sessions | undefined;
@@ -173,10 +183,17 @@ class D1Executor implements SqlExecutor {
   readonly dialect = d1Dialect;
   readonly #sessions: () => D1Sessions;
   readonly #onQuery?: QueryObserver;
+  readonly #migrations: D1MigrationCheck;
   readonly #route: ReadRoute;
 
-  constructor(sessions: () => D1Sessions, onQuery?: QueryObserver, route: ReadRoute = "reader") {
+  constructor(
+    sessions: () => D1Sessions,
+    migrations: D1MigrationCheck,
+    onQuery?: QueryObserver,
+    route: ReadRoute = "reader",
+  ) {
     this.#sessions = sessions;
+    this.#migrations = migrations;
     this.#onQuery = onQuery;
     this.#route = route;
   }
@@ -191,19 +208,9 @@ class D1Executor implements SqlExecutor {
       this.#onQuery,
       kind,
       async () => {
-        assertWithinD1Limits(s.sql, s.params, kind);
-        const sessions = this.#sessions();
-        sessions.count(1);
-        try {
-          const result = await this.#readSession(sessions)
-            .prepare(s.sql)
-            .bind(...s.params)
-            .all();
-          rowsRead = result.meta?.rows_read;
-          return result.results as R[];
-        } catch (e) {
-          throw asSqlError(e);
-        }
+        const [result] = await this.#read(kind, [s]);
+        rowsRead = result!.meta?.rows_read;
+        return result!.results as R[];
       },
       (rows) => [rowsRead ?? rows.length, 1],
     );
@@ -216,20 +223,51 @@ class D1Executor implements SqlExecutor {
       this.#onQuery,
       kind,
       async () => {
-        for (const s of statements) assertWithinD1Limits(s.sql, s.params, kind);
-        const sessions = this.#sessions();
-        sessions.count(statements.length);
-        const db = this.#readSession(sessions);
-        try {
-          const results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
-          for (const r of results) rowsRead += r.meta?.rows_read ?? r.results.length;
-          return results.map((r) => r.results as Row[]);
-        } catch (e) {
-          throw asSqlError(e);
-        }
+        const results = await this.#read(kind, statements);
+        for (const r of results) rowsRead += r.meta?.rows_read ?? r.results.length;
+        return results.map((r) => r.results as Row[]);
       },
       () => [rowsRead, statements.length],
     );
+  }
+
+  /**
+   * Sends reads in one round trip through the request's reader session (one statement: `all()`, several: a
+   * batch); while the migration check is open, its statement rides in front of them (D1MigrationCheck).
+   */
+  async #read(kind: string, statements: Statement<unknown>[]): Promise<D1Result[]> {
+    for (const s of statements) assertWithinD1Limits(s.sql, s.params, kind);
+    const check = !this.#migrations.settled;
+    const sessions = this.#sessions();
+    sessions.count(statements.length + (check ? 1 : 0));
+    const db = this.#readSession(sessions);
+    const prepared = statements.map((s) => db.prepare(s.sql).bind(...s.params));
+    if (!check) {
+      try {
+        return prepared.length === 1 ? [await prepared[0]!.all()] : await db.batch(prepared);
+      } catch (e) {
+        throw asSqlError(e);
+      }
+    }
+    let results: D1Result[];
+    try {
+      results = await db.batch([db.prepare(APPLIED_MIGRATIONS_SQL), ...prepared]);
+    } catch {
+      // no d1_migrations table (nothing migrated yet), or a failure of the read itself: sent again once migrated
+      await this.#ensureMigrated(true);
+      return this.#read(kind, statements);
+    }
+    if (this.#migrations.saw(results[0]!.results)) return results.slice(1);
+    await this.#ensureMigrated(false);
+    return this.#read(kind, statements);
+  }
+
+  async #ensureMigrated(atReplica: boolean): Promise<void> {
+    try {
+      await this.#migrations.ensure(atReplica);
+    } catch (e) {
+      throw asSqlError(e);
+    }
   }
 
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
@@ -243,6 +281,7 @@ class D1Executor implements SqlExecutor {
           requireTenant === undefined ? statements : [requireTenantStatement(requireTenant), ...statements];
         if (all.length === 0) return [];
         for (const s of all) assertWithinD1Limits(s.sql, s.params, kind);
+        await this.#ensureMigrated(true);
         const sessions = this.#sessions();
         sessions.count(all.length);
         const db = sessions.writer();
@@ -278,18 +317,26 @@ export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget, Nea
   readonly kind = "d1" as const;
   readonly #sessions: () => D1Sessions;
   readonly #nearest: D1NearestReads;
+  readonly #migrations: D1MigrationCheck;
 
-  private constructor(sessions: () => D1Sessions, onQuery?: QueryObserver) {
-    super(new D1Executor(sessions, onQuery));
+  private constructor(sessions: () => D1Sessions, migrations: D1MigrationCheck, onQuery?: QueryObserver) {
+    super(new D1Executor(sessions, migrations, onQuery));
     this.#sessions = sessions;
-    this.#nearest = new D1NearestReads(new D1Executor(sessions, onQuery, "nearest"));
+    this.#nearest = new D1NearestReads(new D1Executor(sessions, migrations, onQuery, "nearest"));
+    this.#migrations = migrations;
   }
 
+  /** Sends nothing: the migration check rides on the store's first reads (D1MigrationCheck). */
   static async open(db: D1Database, opts: D1StoreOptions = {}): Promise<D1Store> {
-    if (opts.migrate !== false) await applyD1Migrations(db);
     const own = new D1Sessions(db);
     const scoped = opts.sessions;
-    return new D1Store(scoped ? () => scoped() ?? own : () => own, opts.onQuery);
+    const migrations = new D1MigrationCheck(db, opts.migrate === false);
+    return new D1Store(scoped ? () => scoped() ?? own : () => own, migrations, opts.onQuery);
+  }
+
+  /** Applies pending migrations now (what the first read or write does otherwise): a look at a replica first. */
+  migrate(): Promise<void> {
+    return this.#migrations.ensure();
   }
 
   /** The D1 bookmark after this request's write, carried in its snap token (one database: any tenant's). */
