@@ -7,7 +7,7 @@ import { migrate, openStore } from "../open.ts";
 import type { SqlExecutor } from "../sql/executor.ts";
 import { attr, tuple } from "../testing/fixtures.ts";
 import { type PostgresServer, startPostgres } from "../testing/postgres-server.ts";
-import { PostgresStore, preparedName } from "./postgres.ts";
+import { NAMED_MAX_LIST, PostgresStore, preparedName, preparesByName } from "./postgres.ts";
 
 let server: PostgresServer;
 let admin: pg.Pool;
@@ -144,6 +144,43 @@ describe("PostgresStore, prepared statements and pipelined transactions", () => 
       /Prepared statements must be unique/,
     );
     await client.end();
+  });
+
+  it("a statement whose lists hold at most NAMED_MAX_LIST values is prepared by name, a larger one is not", () => {
+    const list = (n: number) => Array.from({ length: n }, (_, i) => String(i));
+    const s = (params: unknown[]) => ({ sql: "SELECT 1", params });
+    expect(NAMED_MAX_LIST).toBe(16);
+    expect(preparesByName(s([]))).toBe(true);
+    expect(preparesByName(s(["t1", 5, null]))).toBe(true);
+    expect(preparesByName(s(["t1", list(1), list(16)]))).toBe(true);
+    expect(preparesByName(s(["t1", list(16), list(17)]))).toBe(false);
+    expect(preparesByName(s([list(1000)]))).toBe(false);
+  });
+
+  it("a 16-row write runs prepared statements, a 17-row write the same texts unnamed; the session keeps plan_cache_mode auto", async () => {
+    const store = await PostgresStore.open(await freshUrl(), { max: 1 });
+    const exec = (store as unknown as { exec: SqlExecutor }).exec;
+    const rows = (n: number, at: number) =>
+      Array.from({ length: n }, (_, i) => tuple(`doc:${at + i}#viewer@user:1`));
+    const upsertText = async () =>
+      (await prepared(store))
+        .filter((r) => /^INSERT INTO "tuples"/.test(r.statement))
+        .map((r) => r.statement);
+    await store.write("t1", { tuples: rows(17, 0) });
+    expect(await upsertText()).toEqual([]);
+    await store.write("t1", { tuples: rows(16, 100) });
+    const named = await upsertText();
+    // upsert_tuples and insert_tuples, once each
+    expect(named).toHaveLength(2);
+    await store.write("t1", { tuples: rows(17, 200) });
+    await store.write("t1", { tuples: rows(1000, 300) });
+    expect(await upsertText()).toEqual(named);
+    const head = await store.headSnap("t1");
+    expect((await store.readTuples("t1", head, {}, 2000)).items).toHaveLength(17 + 16 + 17 + 1000);
+    expect(await exec.all("test", { sql: "SHOW plan_cache_mode", params: [] })).toEqual([
+      { plan_cache_mode: "auto" },
+    ]);
+    await store.close();
   });
 
   it("a statement failing in a pipelined transaction rolls back the statements sent with it, and the connection goes on", async () => {

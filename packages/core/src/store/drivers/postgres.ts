@@ -40,6 +40,22 @@ export function preparedName(text: string): string {
   return `pemba_${createHash("sha256").update(text).digest("base64url").slice(0, 40)}`;
 }
 
+/** The most values a list or row-set parameter of a statement prepared by name holds (see preparesByName). */
+export const NAMED_MAX_LIST = 16;
+
+/**
+ * Whether a statement runs as a named prepared statement (parsed once per connection; PostgreSQL may then cache a
+ * generic plan for it, `plan_cache_mode=auto`) or as node-postgres' unnamed statement (parsed and planned for its own
+ * values at every execution). Named: every list parameter (a key list, a row set's column) holds at most
+ * NAMED_MAX_LIST values, e.g. a 1-row write, a check, a feed read. Unnamed: a larger list, e.g. a 1,000-row write.
+ * One text binds lists of any length (unnest), and a plan cached for a few values can cost many times more for
+ * thousands (a 1,000-row write ran 5x slower on a generic plan cached during 1-row writes); a parse and a plan cost
+ * little next to a large statement's execution, so large ones never share a cached plan.
+ */
+export function preparesByName(s: Statement<unknown>): boolean {
+  return s.params.every((p) => !Array.isArray(p) || p.length <= NAMED_MAX_LIST);
+}
+
 /** Statement texts -> prepared statement names (the texts are the dialect's few rendered shapes). */
 class PreparedNames {
   readonly #names = new Map<string, string>();
@@ -68,7 +84,9 @@ class PostgresExecutor implements SqlExecutor {
   }
 
   private config(s: Statement<unknown>): pg.QueryConfig {
-    return { name: this.names.of(s.sql), text: s.sql, values: s.params };
+    return preparesByName(s)
+      ? { name: this.names.of(s.sql), text: s.sql, values: s.params }
+      : { text: s.sql, values: s.params };
   }
 
   all<R>(kind: string, s: Statement<R>): Promise<R[]> {
@@ -222,10 +240,6 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
       max: opts.max ?? 10,
       // the library's pipelining: a transaction's statements go out without waiting for each other's answers
       pipeline: true,
-      // prepared statements skip the parse; each execution is still planned for its own values: a generic plan
-      // cached while the tables were small went stale as they grew (1,000-row writes at 4/s instead of 21/s
-      // after the 1-row cases of bench-writes)
-      options: "-c plan_cache_mode=force_custom_plan",
       types: {
         getTypeParser: ((oid: number, format?: string) =>
           oid === INT8_OID
