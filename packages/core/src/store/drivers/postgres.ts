@@ -30,6 +30,8 @@ export interface PostgresStoreOptions {
 }
 
 const INT8_OID = 20;
+/** SQLSTATE of a failsWithoutRow statement without its row. */
+const DIVISION_BY_ZERO = "22012";
 
 /**
  * The name of a statement's server-side prepared statement: a hash of its text, so one text has one name on every
@@ -97,7 +99,8 @@ class PostgresExecutor implements SqlExecutor {
    * The pool's connections pipeline (node-postgres' `pipeline` option): BEGIN, every statement and, when no
    * statement's answer decides the outcome, COMMIT go out together and their answers come back in order, one round
    * trip. A statement that fails aborts the transaction: the ones after it fail too and COMMIT rolls back. When a
-   * statement must return a row (`requireRow`, the tenant check), COMMIT waits for the answers: a second round trip.
+   * statement must return a row (`requireRow`, the tenant check), COMMIT waits for the answers (a second round
+   * trip), unless the statement fails by itself without its row (`failsWithoutRow`: a write's next_tx).
    */
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
     return timed(this.onQuery, kind, async () => {
@@ -111,7 +114,7 @@ class PostgresExecutor implements SqlExecutor {
               },
               ...statements,
             ];
-      const decided = checked.every((s) => s.requireRow === undefined);
+      const decided = checked.every((s) => s.requireRow === undefined || s.failsWithoutRow);
       const client = await this.pool.connect();
       try {
         const begin = client.query("BEGIN");
@@ -123,7 +126,10 @@ class PostgresExecutor implements SqlExecutor {
         const results: StatementResult[] = [];
         for (const [i, s] of checked.entries()) {
           const a = answers[i]!;
-          if (a.status === "rejected") throw a.reason;
+          if (a.status === "rejected") {
+            const missing = s.failsWithoutRow && (a.reason as { code?: unknown }).code === DIVISION_BY_ZERO;
+            throw missing ? new PembaError(s.requireRow!) : a.reason;
+          }
           if (s.requireRow !== undefined && a.value.rowCount === 0) throw new PembaError(s.requireRow);
           results.push({ rows: a.value.rows as Row[], changes: a.value.rowCount ?? 0 });
         }
