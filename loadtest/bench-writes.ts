@@ -3,7 +3,7 @@
  * as the last one answered, for a fixed time per case. Prints writes/s, rows/s and the latency p50/p99 per case.
  *
  *   node loadtest/bench-writes.ts [--repo DIR] [--databases pg,sqlite] [--writers 1,8,32,64]
- *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--cpu-prof-dir DIR]
+ *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--cpu-prof-dir DIR] [--client http|fetch]
  *
  * Cases: writers x tenancy (`shared`: every writer writes tenant w0; `per-writer`: writer i writes its own tenant
  * wi) x rows per write, on a throwaway PostgreSQL server (fsync=off) and a temp SQLite file. `--repo` runs the CLI
@@ -12,8 +12,13 @@
  *
  * CPU per write, by process, from /proc: the load generator (this process), the server, and PostgreSQL (postmaster
  * and backends); `cores` is their sum per second of the case (2 = both cores of a 2-core machine busy).
+ *
+ * `--client http` (default): node:http with a keep-alive Agent, about half the load generator's CPU per write of
+ * `--client fetch` (undici's fetch, what the figures before 2026-11-27 13:30 UTC used); on 2 cores the generator's
+ * CPU is taken from the server and PostgreSQL, so compare only runs with the same client.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,6 +35,7 @@ const { values } = parseArgs({
     rows: { type: "string", default: "1,1000" },
     seconds: { type: "string", default: "4" },
     "cpu-prof-dir": { type: "string" },
+    client: { type: "string", default: "http" },
   },
 });
 const repo = resolve(values.repo ?? REPO_DIR);
@@ -40,7 +46,36 @@ const TENANCY = values.tenancy.split(",") as ("shared" | "per-writer")[];
 const SECONDS = Number(values.seconds);
 const SCHEMA = "entity user {}\nentity doc {\n  relation viewer @user\n  permission view = viewer\n}";
 
-async function post(url: string, body: unknown): Promise<void> {
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** POST with node:http on kept-alive sockets; rejects unless 2xx. */
+function postHttp(url: string, body: unknown): Promise<void> {
+  const payload = JSON.stringify(body);
+  return new Promise((done, fail) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) done();
+          else fail(new Error(`${url}: ${status} ${Buffer.concat(chunks).toString().slice(0, 200)}`));
+        });
+        res.on("error", fail);
+      },
+    );
+    req.on("error", fail);
+    req.end(payload);
+  });
+}
+
+async function postFetch(url: string, body: unknown): Promise<void> {
   const response = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -49,6 +84,9 @@ async function post(url: string, body: unknown): Promise<void> {
   const text = await response.text();
   if (!response.ok) throw new Error(`${url}: ${response.status} ${text.slice(0, 200)}`);
 }
+
+if (values.client !== "http" && values.client !== "fetch") throw new Error("--client: http or fetch");
+const post = values.client === "http" ? postHttp : postFetch;
 
 const quantile = (sorted: number[], q: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -106,7 +144,7 @@ async function runCase(
   };
 }
 
-console.log(`repo ${repo} (${SECONDS} s per case)`);
+console.log(`repo ${repo} (${SECONDS} s per case, client ${values.client})`);
 console.log(
   "database  writers  tenancy     rows/write  writes/s    rows/s   p50 ms   p99 ms  cpu ms/write: gen  server      pg  cores",
 );
@@ -148,5 +186,6 @@ try {
     }
   }
 } finally {
+  agent.destroy();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -7,7 +7,7 @@ import { migrate, openStore } from "../open.ts";
 import type { SqlExecutor } from "../sql/executor.ts";
 import { attr, tuple } from "../testing/fixtures.ts";
 import { type PostgresServer, startPostgres } from "../testing/postgres-server.ts";
-import { PostgresStore, preparedName } from "./postgres.ts";
+import { NAMED_MAX_LIST, PostgresStore, preparedName, preparesByName } from "./postgres.ts";
 
 let server: PostgresServer;
 let admin: pg.Pool;
@@ -163,6 +163,98 @@ describe("PostgresStore, prepared statements and pipelined transactions", () => 
       /Prepared statements must be unique/,
     );
     await client.end();
+  });
+
+  it("a statement whose lists hold at most NAMED_MAX_LIST values is prepared by name, a larger one is not", () => {
+    const list = (n: number) => Array.from({ length: n }, (_, i) => String(i));
+    const s = (params: unknown[]) => ({ sql: "SELECT 1", params });
+    expect(NAMED_MAX_LIST).toBe(16);
+    expect(preparesByName(s([]))).toBe(true);
+    expect(preparesByName(s(["t1", 5, null]))).toBe(true);
+    expect(preparesByName(s(["t1", list(1), list(16)]))).toBe(true);
+    expect(preparesByName(s(["t1", list(16), list(17)]))).toBe(false);
+    expect(preparesByName(s([list(1000)]))).toBe(false);
+  });
+
+  it("a 16-row write runs prepared statements, a 17-row write the same texts unnamed; the session keeps plan_cache_mode auto", async () => {
+    const store = await PostgresStore.open(await freshUrl(), { max: 1 });
+    const exec = (store as unknown as { exec: SqlExecutor }).exec;
+    const rows = (n: number, at: number) =>
+      Array.from({ length: n }, (_, i) => tuple(`doc:${at + i}#viewer@user:1`));
+    const upsertText = async () =>
+      (await prepared(store))
+        .filter((r) => /^INSERT INTO "tuples"/.test(r.statement))
+        .map((r) => r.statement);
+    await store.write("t1", { tuples: rows(17, 0) });
+    expect(await upsertText()).toEqual([]);
+    await store.write("t1", { tuples: rows(16, 100) });
+    const named = await upsertText();
+    // upsert_tuples and insert_tuples, once each
+    expect(named).toHaveLength(2);
+    await store.write("t1", { tuples: rows(17, 200) });
+    await store.write("t1", { tuples: rows(1000, 300) });
+    expect(await upsertText()).toEqual(named);
+    const head = await store.headSnap("t1");
+    expect((await store.readTuples("t1", head, {}, 2000)).items).toHaveLength(17 + 16 + 17 + 1000);
+    expect(await exec.all("test", { sql: "SHOW plan_cache_mode", params: [] })).toEqual([
+      { plan_cache_mode: "auto" },
+    ]);
+    await store.close();
+  });
+
+  it("a write sends COMMIT before any answer (one round trip); without its tenant it fails with TENANT_NOT_FOUND and writes nothing", async () => {
+    const store = await PostgresStore.open(await freshUrl(), { max: 1 });
+    const pool = (store as unknown as { exec: { pool: pg.Pool } }).exec.pool;
+    // every query the pool's connection is sent, with how many answers had come back when it was sent
+    const sent: { text: string; answered: number }[] = [];
+    let answered = 0;
+    pool.on("acquire", (client) => {
+      const own = client as unknown as { query: (...a: unknown[]) => Promise<unknown>; traced?: true };
+      if (own.traced) return;
+      own.traced = true;
+      const query = own.query.bind(client);
+      own.query = (...a: unknown[]) => {
+        const c = a[0] as string | { text: string };
+        sent.push({ text: typeof c === "string" ? c : c.text, answered });
+        const last = a.at(-1);
+        if (typeof last === "function")
+          return query(...a.slice(0, -1), (...r: unknown[]) => {
+            answered++;
+            return last(...r);
+          });
+        const p = query(...a);
+        p.then(
+          () => answered++,
+          () => answered++,
+        );
+        return p;
+      };
+    });
+    const flight = async (write: () => Promise<unknown>) => {
+      sent.length = 0;
+      answered = 0;
+      await write();
+    };
+    await flight(() => store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] }));
+    expect(sent[0]).toEqual({ text: "BEGIN", answered: 0 });
+    expect(sent.at(-1)).toEqual({ text: "COMMIT", answered: 0 });
+    expect(sent.some((q) => /^WITH t AS \(UPDATE "tenants"/.test(q.text))).toBe(true);
+    await expect(
+      flight(() => store.write("nobody", { tuples: [tuple("doc:2#viewer@user:1")] })),
+    ).rejects.toMatchObject({ code: "ERROR_CODE_TENANT_NOT_FOUND" });
+    expect(sent.at(-1)?.text).toBe("ROLLBACK");
+    expect(sent.find((q) => q.text === "COMMIT")).toEqual({ text: "COMMIT", answered: 0 });
+    const exec = (store as unknown as { exec: SqlExecutor }).exec;
+    expect(
+      await exec.all("test", {
+        sql: "SELECT (SELECT count(*)::int FROM tuples) AS tuples, (SELECT count(*)::int FROM transactions) AS txs",
+        params: [],
+      }),
+    ).toEqual([{ tuples: 1, txs: 1 }]);
+    // the connection goes on
+    await store.write("t1", { tuples: [tuple("doc:3#viewer@user:1")] });
+    expect((await store.readTuples("t1", await store.headSnap("t1"), {}, 10)).items).toHaveLength(2);
+    await store.close();
   });
 
   it("a statement failing in a pipelined transaction rolls back the statements sent with it, and the connection goes on", async () => {

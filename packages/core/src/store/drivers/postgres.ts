@@ -30,6 +30,8 @@ export interface PostgresStoreOptions {
 }
 
 const INT8_OID = 20;
+/** SQLSTATE of a failsWithoutRow statement without its row. */
+const DIVISION_BY_ZERO = "22012";
 
 /**
  * The name of a statement's server-side prepared statement: a hash of its text, so one text has one name on every
@@ -38,6 +40,22 @@ const INT8_OID = 20;
  */
 export function preparedName(text: string): string {
   return `pemba_${createHash("sha256").update(text).digest("base64url").slice(0, 40)}`;
+}
+
+/** The most values a list or row-set parameter of a statement prepared by name holds (see preparesByName). */
+export const NAMED_MAX_LIST = 16;
+
+/**
+ * Whether a statement runs as a named prepared statement (parsed once per connection; PostgreSQL may then cache a
+ * generic plan for it, `plan_cache_mode=auto`) or as node-postgres' unnamed statement (parsed and planned for its own
+ * values at every execution). Named: every list parameter (a key list, a row set's column) holds at most
+ * NAMED_MAX_LIST values, e.g. a 1-row write, a check, a feed read. Unnamed: a larger list, e.g. a 1,000-row write.
+ * One text binds lists of any length (unnest), and a plan cached for a few values can cost many times more for
+ * thousands (a 1,000-row write ran 5x slower on a generic plan cached during 1-row writes); a parse and a plan cost
+ * little next to a large statement's execution, so large ones never share a cached plan.
+ */
+export function preparesByName(s: Statement<unknown>): boolean {
+  return s.params.every((p) => !Array.isArray(p) || p.length <= NAMED_MAX_LIST);
 }
 
 /** Statement texts -> prepared statement names (the texts are the dialect's few rendered shapes). */
@@ -68,7 +86,9 @@ class PostgresExecutor implements SqlExecutor {
   }
 
   private config(s: Statement<unknown>): pg.QueryConfig {
-    return { name: this.names.of(s.sql), text: s.sql, values: s.params };
+    return preparesByName(s)
+      ? { name: this.names.of(s.sql), text: s.sql, values: s.params }
+      : { text: s.sql, values: s.params };
   }
 
   all<R>(kind: string, s: Statement<R>): Promise<R[]> {
@@ -79,7 +99,8 @@ class PostgresExecutor implements SqlExecutor {
    * The pool's connections pipeline (node-postgres' `pipeline` option): BEGIN, every statement and, when no
    * statement's answer decides the outcome, COMMIT go out together and their answers come back in order, one round
    * trip. A statement that fails aborts the transaction: the ones after it fail too and COMMIT rolls back. When a
-   * statement must return a row (`requireRow`, the tenant check), COMMIT waits for the answers: a second round trip.
+   * statement must return a row (`requireRow`, the tenant check), COMMIT waits for the answers (a second round
+   * trip), unless the statement fails by itself without its row (`failsWithoutRow`: a write's next_tx).
    */
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
     return timed(this.onQuery, kind, async () => {
@@ -93,7 +114,7 @@ class PostgresExecutor implements SqlExecutor {
               },
               ...statements,
             ];
-      const decided = checked.every((s) => s.requireRow === undefined);
+      const decided = checked.every((s) => s.requireRow === undefined || s.failsWithoutRow);
       const client = await this.pool.connect();
       try {
         const begin = client.query("BEGIN");
@@ -105,7 +126,10 @@ class PostgresExecutor implements SqlExecutor {
         const results: StatementResult[] = [];
         for (const [i, s] of checked.entries()) {
           const a = answers[i]!;
-          if (a.status === "rejected") throw a.reason;
+          if (a.status === "rejected") {
+            const missing = s.failsWithoutRow && (a.reason as { code?: unknown }).code === DIVISION_BY_ZERO;
+            throw missing ? new PembaError(s.requireRow!) : a.reason;
+          }
           if (s.requireRow !== undefined && a.value.rowCount === 0) throw new PembaError(s.requireRow);
           results.push({ rows: a.value.rows as Row[], changes: a.value.rowCount ?? 0 });
         }
@@ -222,10 +246,6 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
       max: opts.max ?? 10,
       // the library's pipelining: a transaction's statements go out without waiting for each other's answers
       pipeline: true,
-      // prepared statements skip the parse; each execution is still planned for its own values: a generic plan
-      // cached while the tables were small went stale as they grew (1,000-row writes at 4/s instead of 21/s
-      // after the 1-row cases of bench-writes)
-      options: "-c plan_cache_mode=force_custom_plan",
       types: {
         getTypeParser: ((oid: number, format?: string) =>
           oid === INT8_OID

@@ -28,6 +28,11 @@ export interface Statement<R = Row> {
   readonly params: unknown[];
   /** Inside a transaction: when the statement returns no row, the transaction fails with this error. */
   readonly requireRow?: ErrorCode;
+  /**
+   * With requireRow: instead of returning no row the statement fails (division by zero, SQLSTATE 22012), aborting
+   * its transaction, so a pipelined transaction sends COMMIT with it (nothing commits); reported as requireRow.
+   */
+  readonly failsWithoutRow?: true;
   /** Type only: the rows it returns. */
   readonly [rowType]?: R;
 }

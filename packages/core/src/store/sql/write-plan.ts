@@ -28,8 +28,8 @@ export const WRITES_CHANNEL = "pemba_writes";
  *
  * SQLite (one writer at a time): bumps the store-wide "tx" counter. PostgreSQL: takes the tenant's row lock while
  * setting its `head_tx` to the next id of the sequence, records the transaction, and queues the commit's
- * notification, all in ONE statement; no row means no such tenant (the write fails with ERROR_CODE_TENANT_NOT_FOUND
- * and writes nothing). Writes of other tenants take other rows, so they run concurrently; writes of one tenant wait
+ * notification, all in ONE statement; no such tenant fails the statement (division by zero: failsWithoutRow), so the
+ * write fails with ERROR_CODE_TENANT_NOT_FOUND and writes nothing, though its COMMIT went out with it. Writes of other tenants take other rows, so they run concurrently; writes of one tenant wait
  * for each other here, so their ids commit in id order and a snap is exact (every id of the tenant up to it is
  * committed). On a wait, READ COMMITTED re-evaluates the SET on the row's new version, taking a newer id.
  */
@@ -40,11 +40,14 @@ export function nextTxStatement(d: Dialect, tenantId: string, now: number): Stat
       sql`WITH t AS (UPDATE ${tenants} SET ${name(tenants.headTx)} = nextval('${sql.raw(TX_IDS_SEQUENCE)}')
           WHERE ${tenants.id} = ${P} RETURNING ${name(tenants.headTx)}),
         i AS (INSERT INTO ${tx} (${list([name(tx.id), name(tx.tenantId), name(tx.createdAt)])})
-          SELECT ${sql.identifier("head_tx")}, ${P}, ${P} FROM t)
+          SELECT ${sql.identifier("head_tx")}, ${P}, ${P} FROM t),
+        v AS (SELECT max(${sql.identifier("head_tx")}) AS ${sql.identifier("head_tx")}, count(*) AS n FROM t)
         SELECT ${sql.identifier("head_tx")} AS ${sql.identifier("value")},
-          pg_notify('${sql.raw(WRITES_CHANNEL)}', json_build_array(${P}::text, ${sql.identifier("head_tx")})::text) FROM t`;
+          pg_notify('${sql.raw(WRITES_CHANNEL)}', json_build_array(${P}::text, ${sql.identifier("head_tx")})::text)
+        FROM v WHERE 1 / n = 1`;
     const s = d.statement<{ value: number }>("next_tx", build, [tenantId, tenantId, now, tenantId]);
-    return [{ ...s, requireRow: "ERROR_CODE_TENANT_NOT_FOUND" }];
+    // no tenant row: 1 / 0 fails the statement (failsWithoutRow), so the transaction's COMMIT can go with it
+    return [{ ...s, requireRow: "ERROR_CODE_TENANT_NOT_FOUND", failsWithoutRow: true }];
   }
   return [
     d.statement(
