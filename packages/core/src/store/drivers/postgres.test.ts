@@ -182,9 +182,7 @@ describe("PostgresStore, prepared statements and pipelined transactions", () => 
     const rows = (n: number, at: number) =>
       Array.from({ length: n }, (_, i) => tuple(`doc:${at + i}#viewer@user:1`));
     const upsertText = async () =>
-      (await prepared(store))
-        .filter((r) => /INSERT INTO "tuples"/.test(r.statement))
-        .map((r) => r.statement);
+      (await prepared(store)).filter((r) => /INSERT INTO "tuples"/.test(r.statement)).map((r) => r.statement);
     await store.write("t1", { tuples: rows(17, 0) });
     expect(await upsertText()).toEqual([]);
     await store.write("t1", { tuples: rows(16, 100) });
