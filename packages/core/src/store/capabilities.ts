@@ -4,13 +4,13 @@
  * it, so the type checker sees every capability that is used (no probing for methods it does not know).
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
-import type { Store } from "./store.ts";
 import type {
   AttributeQuery,
   ChangeSet,
   HeadSchemaListener,
   MaybePromise,
   Snap,
+  SubjectTupleQuery,
   Tenant,
   TupleQuery,
   WriteRequest,
@@ -65,9 +65,21 @@ export interface NearestReplica {
 }
 
 /** The engine reads and the look of a database as one of its replicas has it (NearestReplica). */
-export type ReplicaReads = FreshnessSource &
-  CombinedReads &
-  Pick<Store, "queryTuples" | "querySubjectTuples" | "queryAttributes">;
+export interface ReplicaReads extends FreshnessSource, CombinedReads {
+  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]>;
+  querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at?: number,
+  ): MaybePromise<Tuple[]>;
+  queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at?: number,
+  ): MaybePromise<Attribute[]>;
+}
 
 /**
  * Stores over several databases (ShardedStore: the Worker's D1 bindings): a snap is a position in ONE database, so
