@@ -64,8 +64,8 @@ export interface NearestReplica {
   nearestReplica(): { request: object; store: ReplicaReads };
 }
 
-/** The engine reads and the look of a database as one of its replicas has it (NearestReplica). */
-export interface ReplicaReads extends FreshnessSource, CombinedReads {
+/** The engine's reads at a snapshot, batched (every Store has them; `at`: the request's evaluation time). */
+export interface EngineReads {
   queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]>;
   querySubjectTuples(
     tenantId: string,
@@ -80,6 +80,9 @@ export interface ReplicaReads extends FreshnessSource, CombinedReads {
     at?: number,
   ): MaybePromise<Attribute[]>;
 }
+
+/** The engine reads and the look of a database as one of its replicas has it (NearestReplica). */
+export interface ReplicaReads extends FreshnessSource, CombinedReads, EngineReads {}
 
 /**
  * Stores over several databases (ShardedStore: the Worker's D1 bindings): a snap is a position in ONE database, so

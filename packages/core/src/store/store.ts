@@ -19,6 +19,7 @@ import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts
 import type {
   CombinedReads,
   EmptyTenants,
+  EngineReads,
   HeadSchemaSource,
   QueryBudget,
   RowCounts,
@@ -28,7 +29,6 @@ import type {
   WriteNotices,
 } from "./capabilities.ts";
 import type {
-  AttributeQuery,
   ChangeSet,
   DataBundle,
   HeadSchemaRecord,
@@ -36,9 +36,7 @@ import type {
   Page,
   SchemaRecord,
   Snap,
-  SubjectTupleQuery,
   Tenant,
-  TupleQuery,
   WriteRequest,
 } from "./types.ts";
 
@@ -46,7 +44,8 @@ export type * from "./types.ts";
 
 /** The optional members are the capabilities some stores have (capabilities.ts names them, with guards). */
 export interface Store
-  extends Partial<CombinedReads>,
+  extends EngineReads,
+    Partial<CombinedReads>,
     Partial<HeadSchemaSource>,
     Partial<SnapBookmarks>,
     Partial<QueryBudget>,
@@ -87,20 +86,7 @@ export interface Store
   /** Throws PembaError ERROR_CODE_SNAP_TOKEN_EXPIRED when `snap` is older than the GC window keeps. */
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void>;
 
-  // engine reads at a snapshot (batched)
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]>;
-  querySubjectTuples(
-    tenantId: string,
-    snap: Snap,
-    queries: SubjectTupleQuery[],
-    at?: number,
-  ): MaybePromise<Tuple[]>;
-  queryAttributes(
-    tenantId: string,
-    snap: Snap,
-    queries: AttributeQuery[],
-    at?: number,
-  ): MaybePromise<Attribute[]>;
+  // engine reads at a snapshot (batched): queryTuples, querySubjectTuples, queryAttributes (EngineReads)
   /** Distinct ids of `type` that appear anywhere (tuple entity or subject, attribute entity), sorted. */
   listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]>;
 
