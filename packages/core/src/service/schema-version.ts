@@ -23,9 +23,12 @@ function encodeBase32Hex(bytes: Uint8Array): string {
 }
 
 export class SchemaVersionGenerator {
-  /** Drawn at the first id, not at construction (Workers refuse random values at module evaluation). */
+  /**
+   * With the counter's start, drawn at the first id, not at construction (Workers refuse random values at module
+   * evaluation).
+   */
   #machine: Uint8Array | undefined;
-  #counter = -1;
+  #counter = 0;
   #last = new Uint8Array(12);
   readonly #now: () => number;
 
@@ -37,8 +40,10 @@ export class SchemaVersionGenerator {
     const bytes = new Uint8Array(12);
     const seconds = Math.floor(this.#now() / 1000) >>> 0;
     new DataView(bytes.buffer).setUint32(0, seconds);
-    this.#machine ??= crypto.getRandomValues(new Uint8Array(5));
-    if (this.#counter < 0) this.#counter = crypto.getRandomValues(new Uint32Array(1))[0]! & 0xffffff;
+    if (this.#machine === undefined) {
+      this.#machine = crypto.getRandomValues(new Uint8Array(5));
+      this.#counter = crypto.getRandomValues(new Uint32Array(1))[0]! & 0xffffff;
+    }
     bytes.set(this.#machine, 4);
     this.#counter = (this.#counter + 1) & 0xffffff;
     bytes[9] = this.#counter >>> 16;

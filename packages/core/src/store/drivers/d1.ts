@@ -167,9 +167,9 @@ function valueBytes(value: unknown): number {
 export interface D1StoreOptions {
   onQuery?: QueryObserver;
   /**
-   * Apply pending migrations (default true): checked by the store's first reads in their own round trips, applied
-   * before the first read or write that needs them (D1MigrationCheck); `wrangler d1 migrations apply` records them
-   * the same way.
+   * Apply pending migrations (default true): checked by the store's first reads in the same round trips (one more
+   * statement in their batch), applied before the first read or write that needs them (D1MigrationCheck);
+   * `wrangler d1 migrations apply` records them the same way.
    */
   migrate?: boolean;
   /** The current request's sessions (default: one set for the store's life). */
@@ -232,8 +232,8 @@ class D1Executor implements SqlExecutor {
   }
 
   /**
-   * Sends reads in one round trip through the request's reader session (one statement: `all()`, several: a
-   * batch); while the migration check is open, its statement rides in front of them (D1MigrationCheck).
+   * Sends reads in one round trip through the executor's session (the request's reader, or its nearest replica's;
+   * one statement: `all()`, several: a batch); while the migration check is open, its statement rides in front of them (D1MigrationCheck).
    */
   async #read(kind: string, statements: Statement<unknown>[]): Promise<D1Result[]> {
     for (const s of statements) assertWithinD1Limits(s.sql, s.params, kind);

@@ -35,10 +35,10 @@ export interface Overlay {
   sets: ChangeSet[];
 }
 
-/** The fresh token's looks, and the overlays they set up, per request (weakly) and tenant. */
 /** The database behind the lazy replica: its nearest replica, and the look and feed in the request's session. */
 export type OverlaySource = NearestReplica & Required<Pick<FreshnessSource, "freshnessAndChanges">>;
 
+/** The fresh token's looks, and the overlays they set up, per request (weakly) and tenant. */
 export class NearestOverlays {
   private readonly source: OverlaySource;
   private readonly byRequest = new WeakMap<object, Map<string, Overlay>>();
