@@ -391,7 +391,9 @@ describe("PostgresStore, concurrent writers", () => {
     let writing = true;
     const writer = async (w: number) => {
       const tenant = w % 2 === 0 ? "t1" : "t2";
-      for (let i = 0; i < 15; i++) {
+      // at least 15 writes each, and on until the reader has read during the race (writes take one round trip
+      // now: 240 of them can end before a slow reader's third pass)
+      for (let i = 0; i < 15 || reads.length <= 10; i++) {
         const id = `${w}-${i}`;
         const snap = await store.write(tenant, { tuples: [tuple(`doc:${id}#viewer@user:1`)] });
         acked.get(tenant)!.set(id, snap);
