@@ -201,58 +201,61 @@ describe("PostgresStore, prepared statements and pipelined transactions", () => 
     await store.close();
   });
 
-  it("a write sends COMMIT before any answer (one round trip); without its tenant it fails with TENANT_NOT_FOUND and writes nothing", async () => {
+  it("a write goes out as ONE Sync in one socket write, answered by one ReadyForQuery, with no BEGIN or COMMIT; without its tenant it fails with TENANT_NOT_FOUND and writes nothing", async () => {
     const store = await PostgresStore.open(await freshUrl(), { max: 1 });
     const pool = (store as unknown as { exec: { pool: pg.Pool } }).exec.pool;
-    // every query the pool's connection is sent, with how many answers had come back when it was sent
-    const sent: { text: string; answered: number }[] = [];
-    let answered = 0;
+    // the protocol messages the pool's connection sends, its socket writes, and its ReadyForQuery answers
+    const messages: string[] = [];
+    let socketWrites = 0;
+    let ready = 0;
     pool.on("acquire", (client) => {
-      const own = client as unknown as { query: (...a: unknown[]) => Promise<unknown>; traced?: true };
-      if (own.traced) return;
-      own.traced = true;
-      const query = own.query.bind(client);
-      own.query = (...a: unknown[]) => {
-        const c = a[0] as string | { text: string };
-        sent.push({ text: typeof c === "string" ? c : c.text, answered });
-        const last = a.at(-1);
-        if (typeof last === "function")
-          return query(...a.slice(0, -1), (...r: unknown[]) => {
-            answered++;
-            return last(...r);
-          });
-        const p = query(...a);
-        p.then(
-          () => answered++,
-          () => answered++,
-        );
-        return p;
-      };
+      const connection = (client as unknown as { connection: Record<string, unknown> & pg.Connection })
+        .connection;
+      if (connection.traced) return;
+      connection.traced = true;
+      for (const m of ["parse", "bind", "describe", "execute", "sync", "query"]) {
+        const send = (connection[m] as (...a: unknown[]) => unknown).bind(connection);
+        connection[m] = (...a: unknown[]) => {
+          messages.push(m === "query" ? `query ${a[0]}` : m);
+          return send(...a);
+        };
+      }
+      const stream = connection.stream as unknown as Record<string, (...a: unknown[]) => unknown>;
+      for (const w of ["_write", "_writev"]) {
+        const write = stream[w]!.bind(stream);
+        stream[w] = (...a: unknown[]) => {
+          socketWrites++;
+          return write(...a);
+        };
+      }
+      connection.on("readyForQuery", () => ready++);
     });
     const flight = async (write: () => Promise<unknown>) => {
-      sent.length = 0;
-      answered = 0;
+      messages.length = 0;
+      socketWrites = 0;
+      ready = 0;
       await write();
     };
+    // the first write parses its two named statements first (Parse and Sync each, pipelined before it)
     await flight(() => store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] }));
-    expect(sent[0]).toEqual({ text: "BEGIN", answered: 0 });
-    expect(sent.at(-1)).toEqual({ text: "COMMIT", answered: 0 });
-    expect(sent.some((q) => /^WITH t AS \(UPDATE "tenants"/.test(q.text))).toBe(true);
+    expect(messages.filter((m) => m === "parse")).toHaveLength(2);
+    const bound = ["bind", "describe", "execute", "bind", "describe", "execute", "sync"];
+    await flight(() => store.write("t1", { tuples: [tuple("doc:2#viewer@user:1")] }));
+    expect({ messages, socketWrites, ready }).toEqual({ messages: bound, socketWrites: 1, ready: 1 });
     await expect(
-      flight(() => store.write("nobody", { tuples: [tuple("doc:2#viewer@user:1")] })),
+      flight(() => store.write("nobody", { tuples: [tuple("doc:3#viewer@user:1")] })),
     ).rejects.toMatchObject({ code: "ERROR_CODE_TENANT_NOT_FOUND" });
-    expect(sent.at(-1)?.text).toBe("ROLLBACK");
-    expect(sent.find((q) => q.text === "COMMIT")).toEqual({ text: "COMMIT", answered: 0 });
+    expect({ messages, socketWrites, ready }).toEqual({ messages: bound, socketWrites: 1, ready: 1 });
     const exec = (store as unknown as { exec: SqlExecutor }).exec;
     expect(
       await exec.all("test", {
         sql: "SELECT (SELECT count(*)::int FROM tuples) AS tuples, (SELECT count(*)::int FROM transactions) AS txs",
         params: [],
       }),
-    ).toEqual([{ tuples: 1, txs: 1 }]);
+    ).toEqual([{ tuples: 2, txs: 2 }]);
     // the connection goes on
-    await store.write("t1", { tuples: [tuple("doc:3#viewer@user:1")] });
-    expect((await store.readTuples("t1", await store.headSnap("t1"), {}, 10)).items).toHaveLength(2);
+    await store.write("t1", { tuples: [tuple("doc:4#viewer@user:1")] });
+    expect((await store.readTuples("t1", await store.headSnap("t1"), {}, 10)).items).toHaveLength(3);
     await store.close();
   });
 

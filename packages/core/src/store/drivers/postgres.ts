@@ -74,6 +74,100 @@ class PreparedNames {
   }
 }
 
+/** The parts of node-postgres' connection (pg/lib/connection.js) a submittable writes protocol messages to. */
+interface PgConnection {
+  readonly stream: { cork?(): void; uncork?(): void };
+  readonly parsedStatements: Record<string, string | undefined>;
+  readonly submittedNamedStatements: Record<string, string | undefined>;
+  parse(query: { text: string; name: string; types?: unknown[] }): void;
+  bind(config: {
+    portal: string;
+    statement: string;
+    values: unknown[];
+    valueMapper: (v: unknown) => unknown;
+  }): void;
+  describe(msg: { type: "P"; name: string }): void;
+  execute(config: { portal: string; rows: number }): void;
+  sync(): void;
+}
+
+/** node-postgres' own mapping of a parameter value to its wire text (arrays as array literals, dates, buffers). */
+const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): unknown } }).utils.prepareValue;
+
+/** One pg result per statement, as node-postgres' Query collects them (one Result, or an array past the first). */
+interface PgResults {
+  rows: Row[];
+  rowCount: number | null;
+}
+
+/**
+ * Statements sent as ONE series of extended-protocol messages with ONE Sync at its end: Parse (unnamed statements
+ * only) / Bind / Describe / Execute per statement, then Sync, in one corked socket write. PostgreSQL runs what comes
+ * before a Sync as one implicit transaction ("Pipelining" in the protocol chapter of its manual): committed at the
+ * Sync; after an error it skips every message up to the Sync and rolls back. A subclass of node-postgres' Query (the
+ * client accepts custom submittables in pipeline mode only as Query instances), whose answers it collects as it
+ * collects a multi-statement query's: one Result per CommandComplete.
+ */
+class OneSync extends pg.Query {
+  readonly #configs: pg.QueryConfig[];
+
+  constructor(configs: pg.QueryConfig[]) {
+    super({ text: "" });
+    this.#configs = configs;
+  }
+
+  override submit = (connection: pg.Connection): void => {
+    const c = connection as unknown as PgConnection;
+    c.stream.cork?.();
+    try {
+      for (const q of this.#configs) {
+        if (q.name === undefined) c.parse({ text: q.text, name: "" });
+        c.bind({ portal: "", statement: q.name ?? "", values: q.values ?? [], valueMapper: prepareValue });
+        c.describe({ type: "P", name: "" });
+        c.execute({ portal: "", rows: 0 });
+      }
+      c.sync();
+    } finally {
+      c.stream.uncork?.();
+    }
+  };
+}
+
+/** A submittable's answer: node-postgres' Query emits `end` with its results, or `error`. */
+function answer(query: pg.Query): Promise<PgResults | PgResults[]> {
+  return new Promise((resolve, reject) => {
+    query.once("end", resolve as (r: unknown) => void);
+    query.once("error", reject);
+  });
+}
+
+/**
+ * Parses a named statement on a connection without running it: Parse and Sync. node-postgres records it as parsed
+ * (on ParseComplete, by the query's name and text) as for its own named queries, so later OneSyncs bind it by name.
+ */
+class PrepareOnly extends pg.Query {
+  readonly #name: string;
+  readonly #text: string;
+
+  constructor(name: string, text: string) {
+    super({ name, text });
+    this.#name = name;
+    this.#text = text;
+  }
+
+  override submit = (connection: pg.Connection): void => {
+    const c = connection as unknown as PgConnection;
+    c.stream.cork?.();
+    try {
+      c.parse({ text: this.#text, name: this.#name });
+      c.submittedNamedStatements[this.#name] = this.#text;
+      c.sync();
+    } finally {
+      c.stream.uncork?.();
+    }
+  };
+}
+
 class PostgresExecutor implements SqlExecutor {
   readonly dialect = pgDialect;
   private readonly pool: pg.Pool;
@@ -96,11 +190,12 @@ class PostgresExecutor implements SqlExecutor {
   }
 
   /**
-   * The pool's connections pipeline (node-postgres' `pipeline` option): BEGIN, every statement and, when no
-   * statement's answer decides the outcome, COMMIT go out together and their answers come back in order, one round
-   * trip. A statement that fails aborts the transaction: the ones after it fail too and COMMIT rolls back. When a
-   * statement must return a row (`requireRow`, the tenant check), COMMIT waits for the answers (a second round
-   * trip), unless the statement fails by itself without its row (`failsWithoutRow`: a write's next_tx).
+   * A transaction whose outcome no answer decides (no statement must return a row, or it fails by itself without
+   * it: a write's next_tx) goes out as ONE Sync (OneSync): PostgreSQL runs the statements up to a Sync as one
+   * implicit transaction, committed at the Sync, rolled back with all of them when one fails. One write on the
+   * socket, one answer back; no BEGIN or COMMIT. Otherwise (a `requireRow` statement, the tenant check): BEGIN and
+   * the statements are pipelined (node-postgres' `pipeline` option), and COMMIT waits for their answers, a second
+   * round trip.
    */
   transaction(kind: string, statements: Statement[], requireTenant?: string): Promise<StatementResult[]> {
     return timed(this.onQuery, kind, async () => {
@@ -117,33 +212,72 @@ class PostgresExecutor implements SqlExecutor {
       const decided = checked.every((s) => s.requireRow === undefined || s.failsWithoutRow);
       const client = await this.pool.connect();
       try {
-        const begin = client.query("BEGIN");
-        const sent = checked.map((s) => client.query(this.config(s)));
-        const commit = decided ? client.query("COMMIT") : undefined;
-        const [began, ...answers] = await Promise.allSettled([begin, ...sent, ...(commit ? [commit] : [])]);
-        if (began!.status === "rejected") throw began!.reason;
-        // the first failure in statement order decides, as if they had run one by one
-        const results: StatementResult[] = [];
-        for (const [i, s] of checked.entries()) {
-          const a = answers[i]!;
-          if (a.status === "rejected") {
-            const missing = s.failsWithoutRow && (a.reason as { code?: unknown }).code === DIVISION_BY_ZERO;
-            throw missing ? new PembaError(s.requireRow!) : a.reason;
-          }
-          if (s.requireRow !== undefined && a.value.rowCount === 0) throw new PembaError(s.requireRow);
-          results.push({ rows: a.value.rows as Row[], changes: a.value.rowCount ?? 0 });
-        }
-        if (commit === undefined) await client.query("COMMIT");
-        else if (answers[checked.length]!.status === "rejected")
-          throw (answers[checked.length] as PromiseRejectedResult).reason;
+        const results = decided ? await this.#oneSync(client, checked) : await this.#checked(client, checked);
         return requireTenant === undefined ? results : results.slice(1);
       } catch (e) {
-        await client.query("ROLLBACK").catch(() => {});
         throw asSqlError(e);
       } finally {
         client.release();
       }
     });
+  }
+
+  /** The statements in one implicit transaction (OneSync); a statement's failure is the transaction's. */
+  async #oneSync(client: pg.PoolClient, statements: Statement[]): Promise<StatementResult[]> {
+    const configs = statements.map((s) => this.config(s));
+    const connection = (client as unknown as { connection: PgConnection }).connection;
+    // a named statement new to this connection: parsed first, by node-postgres' own bookkeeping (PrepareOnly)
+    const prepares = configs
+      .filter(
+        (c) =>
+          c.name !== undefined &&
+          connection.parsedStatements[c.name] === undefined &&
+          connection.submittedNamedStatements[c.name] === undefined,
+      )
+      .map((c) => new PrepareOnly(c.name!, c.text));
+    const batch = new OneSync(configs);
+    const answers = [...prepares, batch].map((q) => {
+      const answered = answer(q);
+      client.query(q);
+      return answered;
+    });
+    const settled = await Promise.allSettled(answers);
+    const failed = settled.find((a) => a.status === "rejected");
+    if (failed !== undefined) {
+      const reason = failed.reason as { code?: unknown };
+      const missing = statements.find((s) => s.failsWithoutRow);
+      if (missing !== undefined && reason.code === DIVISION_BY_ZERO)
+        throw new PembaError(missing.requireRow!);
+      throw reason;
+    }
+    const results = (settled.at(-1) as PromiseFulfilledResult<PgResults | PgResults[]>).value;
+    const all = Array.isArray(results) ? results : [results];
+    if (all.length !== statements.length)
+      throw new Error(`one transaction of ${statements.length} statements answered ${all.length} results`);
+    return all.map((r) => ({ rows: r.rows, changes: r.rowCount ?? 0 }));
+  }
+
+  /** BEGIN and the statements pipelined; COMMIT once every `requireRow` statement returned its row. */
+  async #checked(client: pg.PoolClient, statements: Statement[]): Promise<StatementResult[]> {
+    try {
+      const begin = client.query("BEGIN");
+      const sent = statements.map((s) => client.query(this.config(s)));
+      const [began, ...answers] = await Promise.allSettled([begin, ...sent]);
+      if (began!.status === "rejected") throw began!.reason;
+      // the first failure in statement order decides, as if they had run one by one
+      const results: StatementResult[] = [];
+      for (const [i, s] of statements.entries()) {
+        const a = answers[i]!;
+        if (a.status === "rejected") throw a.reason;
+        if (s.requireRow !== undefined && a.value.rowCount === 0) throw new PembaError(s.requireRow);
+        results.push({ rows: a.value.rows as Row[], changes: a.value.rowCount ?? 0 });
+      }
+      await client.query("COMMIT");
+      return results;
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw e;
+    }
   }
 
   async close(): Promise<void> {
