@@ -3,12 +3,21 @@
  * as the last one answered, for a fixed time per case. Prints writes/s, rows/s and the latency p50/p99 per case.
  *
  *   node loadtest/bench-writes.ts [--repo DIR] [--databases pg,sqlite] [--writers 1,8,32,64]
- *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--cpu-prof-dir DIR] [--client http|fetch]
+ *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--warmup 2] [--seed-rows 2000]
+ *     [--cpu-prof-dir DIR] [--client http|fetch]
  *
  * Cases: writers x tenancy (`shared`: every writer writes tenant w0; `per-writer`: writer i writes its own tenant
  * wi) x rows per write, on a throwaway PostgreSQL server (fsync=off) and a temp SQLite file. `--repo` runs the CLI
  * of another checkout (e.g. a worktree of the base commit, for before/after in one session); its bundle is built
  * there first. `--cpu-prof-dir` writes the server's V8 CPU profile there (loadtest/profile-summary.ts reads it).
+ *
+ * Steady state, as pgbench measures it: before the cases every tenant gets `--seed-rows` tuples (1,000-row writes)
+ * and PostgreSQL's statistics are gathered (`ANALYZE` through psql, as `pgbench -i` ends with VACUUM ANALYZE); each
+ * case then runs unmeasured for `--warmup` seconds before its measured seconds, so the server's JIT has compiled
+ * the write path and the measured writes run on plans made for tables of their size. Without them a case on a fresh
+ * database measured the server's compilation (about half the server's CPU of a first 5-second case) and prepared
+ * statements whose generic plans were made while the tables were nearly empty (a feed read planned as a scan of the
+ * tenant's rows, 0.1 ms at first and 0.6 ms after 25,000 writes, until autovacuum's first ANALYZE a minute later).
  *
  * CPU per write, by process, from /proc: the load generator (this process), the server, and PostgreSQL (postmaster
  * and backends); `cores` is their sum per second of the case (2 = both cores of a 2-core machine busy).
@@ -17,6 +26,7 @@
  * `--client fetch` (undici's fetch, what the figures before 2026-11-27 13:30 UTC used); on 2 cores the generator's
  * CPU is taken from the server and PostgreSQL, so compare only runs with the same client.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -34,6 +44,8 @@ const { values } = parseArgs({
     tenancy: { type: "string", default: "shared,per-writer" },
     rows: { type: "string", default: "1,1000" },
     seconds: { type: "string", default: "4" },
+    warmup: { type: "string", default: "2" },
+    "seed-rows": { type: "string", default: "2000" },
     "cpu-prof-dir": { type: "string" },
     client: { type: "string", default: "http" },
   },
@@ -44,6 +56,8 @@ const WRITERS = numbers(values.writers);
 const ROWS = numbers(values.rows);
 const TENANCY = values.tenancy.split(",") as ("shared" | "per-writer")[];
 const SECONDS = Number(values.seconds);
+const WARMUP = Number(values.warmup);
+const SEED_ROWS = Number(values["seed-rows"]);
 const SCHEMA = "entity user {}\nentity doc {\n  relation viewer @user\n  permission view = viewer\n}";
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -106,14 +120,14 @@ async function runCase(
   tenancy: "shared" | "per-writer",
   rows: number,
 ) {
-  const latencies: number[] = [];
-  const deadline = performance.now() + SECONDS * 1000;
+  let latencies: number[] = [];
+  let deadline = performance.now() + WARMUP * 1000;
   const run = batch++;
-  const writer = async (w: number) => {
+  const writer = async (w: number, at = run) => {
     const tenant = tenancy === "shared" ? "w0" : `w${w}`;
     for (let i = 0; performance.now() < deadline; i++) {
       const tuples = Array.from({ length: rows }, (_, r) => ({
-        entity: { type: "doc", id: `${run}-${w}-${i}` },
+        entity: { type: "doc", id: `${at}-${w}-${i}` },
         relation: "viewer",
         subject: { type: "user", id: String(r) },
       }));
@@ -122,9 +136,14 @@ async function runCase(
       latencies.push(performance.now() - started);
     }
   };
+  // warm-up: the same writes, unmeasured (ids of another batch)
+  await Promise.all(Array.from({ length: writers }, (_, w) => writer(w)));
+  latencies = [];
+  deadline = performance.now() + SECONDS * 1000;
+  const measured = batch++;
   const started = performance.now();
   const before = cpu();
-  await Promise.all(Array.from({ length: writers }, (_, w) => writer(w)));
+  await Promise.all(Array.from({ length: writers }, (_, w) => writer(w, measured)));
   const after = cpu();
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
@@ -144,7 +163,15 @@ async function runCase(
   };
 }
 
-console.log(`repo ${repo} (${SECONDS} s per case, client ${values.client})`);
+/** `ANALYZE` of the whole database through psql (PostgreSQL's statistics for the seeded tables). */
+function analyze(url: string): void {
+  const bin = process.env.PEMBA_PG_BIN ?? "/usr/lib/postgresql/15/bin";
+  execFileSync(join(bin, "psql"), [url, "-q", "-c", "ANALYZE"], { stdio: "inherit" });
+}
+
+console.log(
+  `repo ${repo} (${SECONDS} s per case after ${WARMUP} s unmeasured; ${SEED_ROWS} rows seeded per tenant; client ${values.client})`,
+);
 console.log(
   "database  writers  tenancy     rows/write  writes/s    rows/s   p50 ms   p99 ms  cpu ms/write: gen  server      pg  cores",
 );
@@ -169,7 +196,19 @@ try {
       for (let w = 0; w < tenants; w++) {
         await post(`${server.url}/v1/tenants/create`, { id: `w${w}`, name: `writer ${w}` });
         await post(`${server.url}/v1/tenants/w${w}/schemas/write`, { schema: SCHEMA });
+        for (let done = 0; done < SEED_ROWS; done += 1000) {
+          const tuples = Array.from({ length: Math.min(1000, SEED_ROWS - done) }, (_, r) => ({
+            entity: { type: "doc", id: `seed-${done + r}` },
+            relation: "viewer",
+            subject: { type: "user", id: String(r % 100) },
+          }));
+          await post(`${server.url}/v1/tenants/w${w}/data/write`, {
+            metadata: { schema_version: "" },
+            tuples,
+          });
+        }
       }
+      if (pgPort !== undefined) analyze(db.url);
       for (const rows of ROWS) {
         for (const tenancy of TENANCY) {
           for (const writers of WRITERS) {

@@ -438,6 +438,15 @@ export function changedRowsStatement(
   return d.statement("changed_rows", build, [...params, ...params]);
 }
 
+/** The ids of the transactions that created or deleted `rows`, after `after`, ascending. */
+export function changedTxs(rows: readonly ChangedRow[], after: number): number[] {
+  const txs = new Set<number>();
+  for (const r of rows) {
+    for (const tx of [r.created_tx, r.deleted_tx]) if (tx != null && Number(tx) > after) txs.add(Number(tx));
+  }
+  return [...txs].sort((a, b) => a - b);
+}
+
 /** Groups changed rows into change sets: per transaction, tuple deletes, attribute deletes, then creates. */
 export function buildChangeSets(txs: number[], rows: ChangedRow[]): ChangeSet[] {
   const sets = new Map<

@@ -57,6 +57,7 @@ import {
   type ChangedRow,
   changedRowsStatement,
   changedTxStatement,
+  changedTxs,
   countAttributesStatement,
   countTuplesStatement,
   listObjectIdsStatement,
@@ -216,28 +217,28 @@ export abstract class SqlStore
   }
 
   /**
-   * A write that also reads the tenant's change feed after `after` (at most `limit` sets) and the GC horizon in its
-   * own transaction (see WriteFeed; a driver whose writes hold their tenant's row lock offers it). The feed's rows
-   * are read up to the open end: none of the tenant past the write's own snap can be committed yet.
+   * A write that also reads the tenant's change feed after `after` and the GC horizon in its own transaction (see
+   * WriteFeed; a driver whose writes hold their tenant's row lock offers it). The feed's rows are read up to the
+   * open end: none of the tenant past the write's own snap can be committed yet, so the rows changed after `after`
+   * name every transaction of the feed (a set per transaction that changed a row; the horizon read after them):
+   * no separate read of the transaction ids. All of them are returned (`limit` bounds only reads of history).
    */
   protected async writeAndReadFeed(
     tenantId: string,
     req: WriteRequest,
     after: Snap,
-    limit: number,
+    _limit: number,
   ): Promise<FeedRead> {
-    const [write, [txs, rows, horizon]] = await this.runWrite(tenantId, req, [
-      changedTxStatement(this.d, tenantId, after, limit),
+    const [write, [rows, horizonRow]] = await this.runWrite(tenantId, req, [
       changedRowsStatement(this.d, tenantId, after + 1, Number.MAX_SAFE_INTEGER),
       gcHorizonStatement(this.d),
     ]);
+    const changed = rows!.rows as ChangedRow[];
+    const horizon = Number(horizonRow!.rows[0]!.value);
     return {
       snap: Number(write[0]!.rows[0]!.value),
-      sets: buildChangeSets(
-        txs!.rows.map((r) => Number(r.tx)),
-        rows!.rows as ChangedRow[],
-      ),
-      horizon: Number(horizon!.rows[0]!.value),
+      sets: buildChangeSets(changedTxs(changed, Math.max(after, horizon)), changed),
+      horizon,
     };
   }
 
