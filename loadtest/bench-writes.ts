@@ -4,7 +4,7 @@
  *
  *   node loadtest/bench-writes.ts [--repo DIR] [--databases pg,sqlite] [--writers 1,8,32,64]
  *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--warmup 2] [--seed-rows 2000]
- *     [--cpu-prof-dir DIR] [--client http|fetch]
+ *     [--cpu-prof-dir DIR] [--client raw|http|fetch]
  *
  * Cases: writers x tenancy (`shared`: every writer writes tenant w0; `per-writer`: writer i writes its own tenant
  * wi) x rows per write, on a throwaway PostgreSQL server (fsync=off) and a temp SQLite file. `--repo` runs the CLI
@@ -22,13 +22,16 @@
  * CPU per write, by process, from /proc: the load generator (this process), the server, and PostgreSQL (postmaster
  * and backends); `cores` is their sum per second of the case (2 = both cores of a 2-core machine busy).
  *
- * `--client http` (default): node:http with a keep-alive Agent, about half the load generator's CPU per write of
- * `--client fetch` (undici's fetch, what the figures before 2026-11-27 13:30 UTC used); on 2 cores the generator's
- * CPU is taken from the server and PostgreSQL, so compare only runs with the same client.
+ * `--client raw` (default, from 2026-11-27 16:45 UTC): one kept-alive socket per writer speaking just enough
+ * HTTP/1.1 (RawConnection), about 0.05 ms of the generator's CPU per write. `--client http`: node:http with a
+ * keep-alive Agent, about 0.15 ms (the figures from 13:30 to 16:45 UTC); `--client fetch`: undici's fetch, about
+ * 0.3 ms (the figures before 13:30 UTC). On 2 cores the generator's CPU is taken from the server and PostgreSQL,
+ * so compare only runs with the same client.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -47,7 +50,7 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "2" },
     "seed-rows": { type: "string", default: "2000" },
     "cpu-prof-dir": { type: "string" },
-    client: { type: "string", default: "http" },
+    client: { type: "string", default: "raw" },
   },
 });
 const repo = resolve(values.repo ?? REPO_DIR);
@@ -89,6 +92,75 @@ function postHttp(url: string, body: unknown): Promise<void> {
   });
 }
 
+/**
+ * One kept-alive socket speaking just enough HTTP/1.1 for a POST and its answer (status line, Content-Length or
+ * chunked body), as wrk does: a few microseconds of the load generator's CPU per request, where node:http's client
+ * takes about 0.1 ms. On a 2-core machine the generator's CPU is taken from the server and PostgreSQL.
+ */
+class RawConnection {
+  readonly #socket: Socket;
+  #buffer: Buffer = Buffer.alloc(0);
+  #waiting: { done: () => void; fail: (e: Error) => void; url: string } | undefined;
+
+  constructor(host: string, port: number) {
+    this.#socket = connect({ host, port, noDelay: true });
+    this.#socket.on("data", (chunk: Buffer) => this.#read(chunk));
+    this.#socket.on("error", (e) => this.#waiting?.fail(e));
+  }
+
+  post(url: URL, payload: string): Promise<void> {
+    return new Promise((done, fail) => {
+      this.#waiting = { done, fail, url: url.href };
+      this.#socket.write(
+        `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+      );
+    });
+  }
+
+  #read(chunk: Buffer): void {
+    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+    const end = this.#buffer.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    const head = this.#buffer.subarray(0, end).toString("latin1");
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    const bodyStart = end + 4;
+    let total: number;
+    if (length) total = bodyStart + Number(length[1]);
+    else {
+      const last = this.#buffer.indexOf("\r\n0\r\n\r\n", bodyStart - 2);
+      if (last < 0) return;
+      total = last + 7;
+    }
+    if (this.#buffer.length < total) return;
+    const status = Number(head.slice(9, 12));
+    const body = this.#buffer.subarray(bodyStart, total).toString();
+    this.#buffer = this.#buffer.subarray(total);
+    const waiting = this.#waiting!;
+    this.#waiting = undefined;
+    if (status >= 200 && status < 300) waiting.done();
+    else waiting.fail(new Error(`${waiting.url}: ${status} ${body.slice(0, 200)}`));
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
+}
+
+const idle: RawConnection[] = [];
+const opened: RawConnection[] = [];
+
+/** POST on an idle raw connection (one is opened when none is idle); rejects unless 2xx. */
+async function postRaw(href: string, body: unknown): Promise<void> {
+  const url = new URL(href);
+  let connection = idle.pop();
+  if (connection === undefined) {
+    connection = new RawConnection(url.hostname, Number(url.port));
+    opened.push(connection);
+  }
+  await connection.post(url, JSON.stringify(body));
+  idle.push(connection);
+}
+
 async function postFetch(url: string, body: unknown): Promise<void> {
   const response = await fetch(url, {
     method: "POST",
@@ -99,8 +171,9 @@ async function postFetch(url: string, body: unknown): Promise<void> {
   if (!response.ok) throw new Error(`${url}: ${response.status} ${text.slice(0, 200)}`);
 }
 
-if (values.client !== "http" && values.client !== "fetch") throw new Error("--client: http or fetch");
-const post = values.client === "http" ? postHttp : postFetch;
+const CLIENTS = { raw: postRaw, http: postHttp, fetch: postFetch };
+const post = CLIENTS[values.client as keyof typeof CLIENTS];
+if (post === undefined) throw new Error("--client: raw, http or fetch");
 
 const quantile = (sorted: number[], q: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -226,5 +299,6 @@ try {
   }
 } finally {
   agent.destroy();
+  for (const connection of opened) connection.close();
   rmSync(dir, { recursive: true, force: true });
 }
