@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { decodeSnapToken } from "../../service/snap-token.ts";
 import { WatchHub } from "../../service/watch.ts";
 import { describeStoreContract } from "../contract/index.ts";
@@ -245,6 +245,8 @@ describe("PostgresStore, prepared statements and pipelined transactions", () => 
     await expect(
       flight(() => store.write("nobody", { tuples: [tuple("doc:3#viewer@user:1")] })),
     ).rejects.toMatchObject({ code: "ERROR_CODE_TENANT_NOT_FOUND" });
+    // the failure answers at its ErrorResponse; the ReadyForQuery of the Sync may come in a later packet
+    await vi.waitFor(() => expect(ready).toBe(1));
     expect({ messages, socketWrites, ready }).toEqual({ messages: bound, socketWrites: 1, ready: 1 });
     const exec = (store as unknown as { exec: SqlExecutor }).exec;
     expect(

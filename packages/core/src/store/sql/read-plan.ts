@@ -417,25 +417,46 @@ export function changedRowsStatement(
   from: number,
   to: number,
 ): Statement<ChangedRow> {
-  const build = () => {
-    const { tuples: u, attributes: a } = d.tables;
-    const nulls = (columns: Column[]) => columns.map((c) => sql`NULL AS ${name(c)}`);
-    const part = (t: TuplesAlias | AttributesAlias, kind: SQL, columns: SQL) =>
-      sql`SELECT ${kind} AS kind, ${t.id}, ${t.createdTx}, ${t.deletedTx}, ${t.expiresAt}, ${columns} FROM ${t}
-        WHERE ${t.tenantId} = ${P} AND ((${t.createdTx} >= ${P} AND ${t.createdTx} <= ${P}) OR (${t.deletedTx} >= ${P} AND ${t.deletedTx} <= ${P}))`;
-    const tupleCells = list([...tupleColumns(u), ...nulls([a.attribute, a.valueType, a.value])]);
-    const attributeCells = list([
-      a.entityType,
-      a.entityId,
-      ...nulls([u.relation, u.subjectType, u.subjectId, u.subjectRelation]),
-      a.attribute,
-      a.valueType,
-      a.value,
-    ]);
-    return sql`${part(u, sql`'t'`, tupleCells)} UNION ALL ${part(a, sql`'a'`, attributeCells)} ORDER BY ${name(u.id)}`;
-  };
+  return d.statement("changed_rows", () => changedRows(d), changedRowsParams(tenantId, from, to));
+}
+
+/**
+ * changed_rows with the GC horizon as `horizon` on every row, both read in ONE snapshot (a GC that commits before it
+ * shows in both, one after it in neither); no changed row gives one row of NULLs and the horizon.
+ */
+export function changedRowsAndHorizonStatement(
+  d: Dialect,
+  tenantId: string,
+  from: number,
+  to: number,
+): Statement<Partial<ChangedRow> & { horizon: number }> {
+  const build = () =>
+    sql`SELECT h.horizon, c.* FROM (SELECT ${gcHorizon(d)} AS horizon) h LEFT JOIN (${changedRows(d)}) c ON true ORDER BY c.${sql.identifier("id")}`;
+  return d.statement("changed_rows_and_horizon", build, changedRowsParams(tenantId, from, to));
+}
+
+function changedRowsParams(tenantId: string, from: number, to: number): unknown[] {
   const params = [tenantId, from, to, from, to];
-  return d.statement("changed_rows", build, [...params, ...params]);
+  return [...params, ...params];
+}
+
+/** The changed_rows query (binds changedRowsParams). */
+function changedRows(d: Dialect): SQL {
+  const { tuples: u, attributes: a } = d.tables;
+  const nulls = (columns: Column[]) => columns.map((c) => sql`NULL AS ${name(c)}`);
+  const part = (t: TuplesAlias | AttributesAlias, kind: SQL, columns: SQL) =>
+    sql`SELECT ${kind} AS kind, ${t.id}, ${t.createdTx}, ${t.deletedTx}, ${t.expiresAt}, ${columns} FROM ${t}
+        WHERE ${t.tenantId} = ${P} AND ((${t.createdTx} >= ${P} AND ${t.createdTx} <= ${P}) OR (${t.deletedTx} >= ${P} AND ${t.deletedTx} <= ${P}))`;
+  const tupleCells = list([...tupleColumns(u), ...nulls([a.attribute, a.valueType, a.value])]);
+  const attributeCells = list([
+    a.entityType,
+    a.entityId,
+    ...nulls([u.relation, u.subjectType, u.subjectId, u.subjectRelation]),
+    a.attribute,
+    a.valueType,
+    a.value,
+  ]);
+  return sql`${part(u, sql`'t'`, tupleCells)} UNION ALL ${part(a, sql`'a'`, attributeCells)} ORDER BY ${name(u.id)}`;
 }
 
 /** The ids of the transactions that created or deleted `rows`, after `after`, ascending. */

@@ -55,6 +55,7 @@ import {
 import {
   buildChangeSets,
   type ChangedRow,
+  changedRowsAndHorizonStatement,
   changedRowsStatement,
   changedTxStatement,
   changedTxs,
@@ -220,7 +221,7 @@ export abstract class SqlStore
    * A write that also reads the tenant's change feed after `after` and the GC horizon in its own transaction (see
    * WriteFeed; a driver whose writes hold their tenant's row lock offers it). The feed's rows are read up to the
    * open end: none of the tenant past the write's own snap can be committed yet, so the rows changed after `after`
-   * name every transaction of the feed (a set per transaction that changed a row; the horizon read after them):
+   * name every transaction of the feed (a set per transaction that changed a row; the horizon read with them):
    * no separate read of the transaction ids. All of them are returned (`limit` bounds only reads of history).
    */
   protected async writeAndReadFeed(
@@ -229,12 +230,13 @@ export abstract class SqlStore
     after: Snap,
     _limit: number,
   ): Promise<FeedRead> {
-    const [write, [rows, horizonRow]] = await this.runWrite(tenantId, req, [
-      changedRowsStatement(this.d, tenantId, after + 1, Number.MAX_SAFE_INTEGER),
-      gcHorizonStatement(this.d),
+    const [write, [read]] = await this.runWrite(tenantId, req, [
+      changedRowsAndHorizonStatement(this.d, tenantId, after + 1, Number.MAX_SAFE_INTEGER),
     ]);
-    const changed = rows!.rows as ChangedRow[];
-    const horizon = Number(horizonRow!.rows[0]!.value);
+    const rows = read!.rows as (Partial<ChangedRow> & { horizon: number })[];
+    const horizon = Number(rows[0]!.horizon);
+    // no changed row: the one row holds only the horizon
+    const changed = (rows[0]!.kind === null ? [] : rows) as ChangedRow[];
     return {
       snap: Number(write[0]!.rows[0]!.value),
       sets: buildChangeSets(changedTxs(changed, Math.max(after, horizon)), changed),
