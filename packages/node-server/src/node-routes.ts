@@ -18,6 +18,7 @@ import {
   type ApiRoute,
   matchRoute,
   type PembaApp,
+  PembaError,
   type RouteMatch,
   requestTooLarge,
 } from "@pemba/core";
@@ -66,21 +67,30 @@ class NodeRequest implements ApiRequest {
       }
       const chunks: Buffer[] = [];
       let bytes = 0;
+      const stop = (error: PembaError) => {
+        req.off("data", onData);
+        req.off("end", onEnd);
+        req.off("close", onClose);
+        reject(error);
+      };
       const onData = (chunk: Buffer) => {
         bytes += chunk.length;
         if (bytes <= maxBytes) {
           chunks.push(chunk);
           return;
         }
-        req.off("data", onData);
-        req.off("end", onEnd);
         this.cutOff = true;
-        reject(requestTooLarge());
+        stop(requestTooLarge());
       };
-      const onEnd = () =>
+      const onEnd = () => {
+        req.off("close", onClose);
         resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString());
+      };
+      // the client went away before the body ended: the request fails (and is logged) instead of waiting forever
+      const onClose = () => stop(new PembaError("ERROR_CODE_CANCELLED"));
       req.on("data", onData);
       req.on("end", onEnd);
+      req.on("close", onClose);
     });
   }
 }

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAdaptorServer, getRequestListener } from "@hono/node-server";
@@ -546,6 +546,41 @@ describe("every route that does not stream: node:http answers exactly as Hono do
     expect(compacted.filter((id) => id === ROUTES.dataWrite.operationId).length).toBeGreaterThan(10);
     expect(compacted).toContain(ROUTES.check.operationId);
     expect(compacted).not.toContain(ROUTES.watch.operationId);
+  });
+});
+
+describe("apiRequestListener: a client that goes away before its body ended", () => {
+  it("the request fails with ERROR_CODE_CANCELLED (observed and logged) instead of waiting forever", async () => {
+    const seen: RequestInfo[] = [];
+    let observed!: () => void;
+    const done = new Promise<void>((r) => {
+      observed = r;
+    });
+    const app = comparedApp((info) => {
+      seen.push(info);
+      observed();
+    });
+    const { url, server } = await listenOn(apiRequestListener(app));
+    try {
+      const socket = connect(Number(new URL(url).port), "127.0.0.1");
+      await new Promise<void>((r) => socket.once("connect", () => r()));
+      socket.write(
+        "POST /v1/tenants/t1/data/write HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\n" +
+          'Content-Length: 100\r\n\r\n{"metadata":',
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      await done;
+      expect(seen.map(({ route, status, error }) => ({ route, status, error }))).toEqual([
+        {
+          route: "/v1/tenants/:tenant_id/data/write",
+          status: 499,
+          error: { code: 1, message: "ERROR_CODE_CANCELLED" },
+        },
+      ]);
+    } finally {
+      await closeServer(server);
+    }
   });
 });
 
