@@ -6,13 +6,11 @@
 
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { getRequestListener } from "@hono/node-server";
 import { consoleAssets } from "@pemba/console";
 import {
   COMPACT_IDLE_MS,
   createPemba,
   describeDatabase,
-  matchRoute,
   type Pemba,
   type RequestInfo,
   replicaSettings,
@@ -25,7 +23,7 @@ import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
-import { handleNodeCheck } from "./node-check.ts";
+import { apiRequestListener } from "./node-routes.ts";
 import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
@@ -102,17 +100,17 @@ export async function startServer({
   let server: Server;
   let connections: Connections;
   try {
-    const listener = getRequestListener(app.fetch);
-    // Checks are answered straight on node:http (no Request/Response objects); everything else goes through Hono.
+    // The API routes that do not stream are answered straight on node:http (no Request/Response objects);
+    // everything else goes through Hono (node-routes.ts).
+    const listener = apiRequestListener(app, (route, req) => {
+      if (route.write) compactor.noteWrite(Number(req.headers["content-length"]));
+    });
     const open: Connections = { sockets: new Set(), closing: false };
     connections = open;
     server = createServer(STRICT_SERVER_OPTIONS, (req, res) => {
       if (refuseAmbiguousRequest(req, res)) return;
       // a request on a keep-alive connection during the shutdown: answered, then the connection closes
       if (open.closing) res.shouldKeepAlive = false;
-      const match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url);
-      if (handleNodeCheck(app, req, res, match)) return;
-      if (match?.route.write) compactor.noteWrite(Number(req.headers["content-length"]));
       listener(req, res);
     });
     trackConnections(server, open);

@@ -1,7 +1,8 @@
 /**
  * Request framings a proxy could read differently than Node (request smuggling) are refused with 400 and the
- * connection closed, on the check path served straight on node:http and on the routes Hono serves; the same
- * requests written plainly are answered 200. Raw bytes over TCP, against `startServer` on `memory:`.
+ * connection closed, on the routes served straight on node:http (the check) and on the routes Hono serves (the
+ * NDJSON streams); the same requests written plainly are answered 200. Raw bytes over TCP, against `startServer`
+ * on `memory:`.
  */
 import { connect } from "node:net";
 import pino from "pino";
@@ -45,7 +46,13 @@ function raw(head: string[], body: string): Promise<{ status: number; text: stri
 }
 
 const CHECK = "/v1/tenants/t1/permissions/check";
-const SCHEMA_READ = "/v1/tenants/t1/schemas/read";
+const LOOKUP_STREAM = "/v1/tenants/t1/permissions/lookup-entity-stream";
+const lookupJson = JSON.stringify({
+  metadata: { depth: 20 },
+  entity_type: "document",
+  permission: "view",
+  subject: { type: "user", id: "1" },
+});
 const checkJson = JSON.stringify(checkBody("document:1", "view", "user:1"));
 const chunked = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n0\r\n\r\n`;
 const plain = (path: string, body: string, extra: string[] = []) => [
@@ -58,8 +65,8 @@ const plain = (path: string, body: string, extra: string[] = []) => [
 ];
 
 describe.each([
-  ["the check path", CHECK, checkJson],
-  ["a Hono route", SCHEMA_READ, JSON.stringify({ metadata: { schema_version: "" } })],
+  ["the check (node:http)", CHECK, checkJson],
+  ["a stream (Hono)", LOOKUP_STREAM, lookupJson],
 ])("%s", (_, path, json) => {
   it("answers the plain request and a chunked one 200", async () => {
     expect((await raw(plain(path, json), json)).status).toBe(200);

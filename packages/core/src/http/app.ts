@@ -1,8 +1,8 @@
 /**
  * createApp: Pemba's Permify-compatible HTTP API as a Hono app, for Node and Workers alike (web APIs only). All 24
  * endpoints Permify serves over HTTP, plus Watch as NDJSON, /healthz, /metrics, /openapi.json, /docs. Every request
- * runs through the one request pipeline (pipeline.ts); `handleCheck` runs the check endpoint through it without
- * the router, for the node:http adapter of packages/node-server.
+ * runs through the one request pipeline (pipeline.ts); `handle` runs a route of the table through it without the
+ * router, for the node:http adapter of packages/node-server.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { PembaError } from "../errors.ts";
@@ -14,7 +14,7 @@ import { errorResponse } from "./error-response.ts";
 import { defaultLimits, type Limits } from "./limits.ts";
 import { type Answer, type ApiRequest, type Observe, RequestPipeline } from "./pipeline.ts";
 import { FetchRoutes } from "./route.ts";
-import { ROUTES } from "./route-table.ts";
+import type { ApiRoute } from "./route-table.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
 import { registerPermissionRoutes } from "./routes/permission.ts";
@@ -63,12 +63,11 @@ export interface ConsoleAssets {
 
 export type PembaApp = OpenAPIHono & {
   /**
-   * Answers a `POST /v1/tenants/{tenant_id}/permissions/check` request (`req.param("tenant_id")` gives the tenant)
-   * through the request pipeline, without the router: what the node:http adapter calls for checks.
+   * Answers a request of `route` (a route of the table, `ROUTES`; `req.param` gives its decoded path parameters)
+   * through the request pipeline with the handler Hono serves it with, without the router: what the node:http
+   * adapter calls. Undefined when the app has no handler for `route`.
    */
-  handleCheck(req: ApiRequest): Promise<Answer>;
-  /** The same for `POST /v1/tenants/{tenant_id}/permissions/explain` (Pemba's extension: the check body). */
-  handleExplain(req: ApiRequest): Promise<Answer>;
+  handle(route: ApiRoute, req: ApiRequest): Promise<Answer> | undefined;
 };
 
 /** `GET /console` (the page) and `GET /console/<file>`; `/console/` redirects to `/console` (relative links). */
@@ -186,7 +185,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerSchemaRoutes(deps);
   registerDataRoutes(deps);
   registerBundleRoutes(deps);
-  const permissions = registerPermissionRoutes(deps);
+  registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
   routes.finish();
 
@@ -200,7 +199,6 @@ export function createApp(opts: AppOptions): PembaApp {
   app.router.match("GET", "/healthz");
 
   return Object.assign(app, {
-    handleCheck: (req: ApiRequest) => pipeline.run(ROUTES.check.endpoint, req, permissions.check),
-    handleExplain: (req: ApiRequest) => pipeline.run(ROUTES.explain.endpoint, req, permissions.explain),
+    handle: (route: ApiRoute, req: ApiRequest) => routes.answer(route, req),
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The fetch adapter: Hono routes every request, and each route hands it to the one request pipeline
  * (pipeline.ts) as an `ApiRequest`, then turns the pipeline's `Answer` into a Response. `FetchRoutes.add`
- * registers a route of the route table (route-table.ts) and documents it in the OpenAPI registry.
+ * registers a route of the route table (route-table.ts) and documents it in the OpenAPI registry; `answer` runs
+ * the same route's handler for a request that another adapter (the node:http one) has matched already.
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -48,21 +49,33 @@ export class FetchRoutes {
   readonly #app: OpenAPIHono;
   readonly #pipeline: RequestPipeline;
   readonly #methodsByPath = new Map<string, Set<string>>();
+  /** Each route's handler, as `add` registered it with Hono. */
+  readonly #handlers = new Map<ApiRoute, Handler>();
 
   constructor(app: OpenAPIHono, pipeline: RequestPipeline) {
     this.#app = app;
     this.#pipeline = pipeline;
   }
 
-  /** Registers an API endpoint (documented in OpenAPI); returns its endpoint and handler for other adapters. */
-  add(def: RouteDef, handler: Handler): Handler {
+  /** Registers an API endpoint with Hono (documented in OpenAPI) and for `answer`. */
+  add(def: RouteDef, handler: Handler): void {
     const { endpoint, method } = def.route;
+    if (this.#handlers.has(def.route)) throw new Error(`route registered twice: ${def.route.operationId}`);
+    this.#handlers.set(def.route, handler);
     this.#document(def);
     const methods = this.#methodsByPath.get(endpoint.route) ?? new Set<string>();
     methods.add(method);
     this.#methodsByPath.set(endpoint.route, methods);
     this.#app.on(method, endpoint.route, this.serve(endpoint, handler));
-    return handler;
+  }
+
+  /**
+   * Answers `req`, already matched to `route` (its path parameters given by `req.param`), through the pipeline
+   * without the router; undefined when no handler is registered for `route`.
+   */
+  answer(route: ApiRoute, req: ApiRequest): Promise<Answer> | undefined {
+    const handler = this.#handlers.get(route);
+    return handler === undefined ? undefined : this.#pipeline.run(route.endpoint, req, handler);
   }
 
   /** A Hono handler that runs `handler` through the pipeline. */

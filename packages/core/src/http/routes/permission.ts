@@ -9,14 +9,7 @@ import type { MaybePromise } from "../../store/store.ts";
 import { scanCheckBody } from "../check-body-scanner.ts";
 import { contextFromWire, expandToWire } from "../convert.ts";
 import type { Limits } from "../limits.ts";
-import {
-  type Answer,
-  type ApiRequest,
-  type Handler,
-  jsonAnswer,
-  jsonTextAnswer,
-  ndjsonAnswer,
-} from "../pipeline.ts";
+import { type Answer, type ApiRequest, jsonAnswer, jsonTextAnswer, ndjsonAnswer } from "../pipeline.ts";
 import { parseJsonText, readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
 import type { WireContext } from "../wire/common.ts";
@@ -87,14 +80,11 @@ export function checkFromText(
 export const checkAnswer = (outcome: CheckOutcome): Answer =>
   jsonTextAnswer(`{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`, outcome.can);
 
-/** Registers the permission endpoints; returns the check's and explain's handlers (for the node:http adapter). */
-export function registerPermissionRoutes({ routes, service, limits }: AppDeps): {
-  check: Handler;
-  explain: Handler;
-} {
+/** Registers the permission endpoints. */
+export function registerPermissionRoutes({ routes, service, limits }: AppDeps): void {
   const context = (c: WireContext | undefined) => contextWithin(limits, c);
 
-  const check = routes.add(
+  routes.add(
     {
       route: ROUTES.check,
       summary: "check api",
@@ -151,7 +141,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
     },
   );
 
-  const explain = routes.add(
+  routes.add(
     {
       route: ROUTES.explain,
       summary: "explain api (Pemba extension)",
@@ -277,5 +267,4 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       return jsonAnswer({ results });
     },
   );
-  return { check, explain };
 }

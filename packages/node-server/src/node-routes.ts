@@ -1,0 +1,149 @@
+/**
+ * The node:http adapter of the API routes: a request the core route table (`matchRoute`) says is one of its routes
+ * whose answer does not stream goes from node:http's (req, res) straight to the core app's request pipeline
+ * (`app.handle`, the handler Hono serves the route with), without the router or Request/Response objects, and the
+ * answer goes out with a Content-Length (one socket write). Everything else goes to Hono through
+ * @hono/node-server: the NDJSON streams (watch, lookup-entity-stream), CORS preflights, /healthz, /metrics, /docs,
+ * /openapi.json, /console, unknown paths, a known path with another method, and a path parameter that is not
+ * valid percent-encoding (Hono keeps such a parameter as it stands). Both run the same pipeline: auth, tenant,
+ * limits, errors, CORS, observe.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { getRequestListener } from "@hono/node-server";
+import {
+  type Answer,
+  type ApiRequest,
+  type ApiRoute,
+  matchRoute,
+  type PembaApp,
+  PembaError,
+  type RouteMatch,
+  requestTooLarge,
+} from "@pemba/core";
+
+/** A match's path parameters, percent-decoded; undefined when one of them is not valid percent-encoding. */
+export function decodedParams(match: RouteMatch): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  try {
+    for (const name in match.params) params[name] = decodeURIComponent(match.params[name]!);
+  } catch {
+    return undefined;
+  }
+  return params;
+}
+
+/** An IncomingMessage as the pipeline's request; the body is read under the limit, counted while it arrives. */
+class NodeRequest implements ApiRequest {
+  readonly #req: IncomingMessage;
+  readonly #params: Record<string, string>;
+  readonly method: string;
+  /** The body was cut off at the limit: the answer closes the connection instead of reading the rest. */
+  cutOff = false;
+
+  constructor(req: IncomingMessage, method: string, params: Record<string, string>) {
+    this.#req = req;
+    this.method = method;
+    this.#params = params;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.#req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  param(name: string): string | undefined {
+    return this.#params[name];
+  }
+
+  text(maxBytes: number): Promise<string> {
+    const req = this.#req;
+    return new Promise((resolve, reject) => {
+      if (Number(req.headers["content-length"]) > maxBytes) {
+        this.cutOff = true;
+        reject(requestTooLarge());
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const stop = (error: PembaError) => {
+        req.off("data", onData);
+        req.off("end", onEnd);
+        req.off("close", onClose);
+        reject(error);
+      };
+      const onData = (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= maxBytes) {
+          chunks.push(chunk);
+          return;
+        }
+        this.cutOff = true;
+        stop(requestTooLarge());
+      };
+      const onEnd = () => {
+        req.off("close", onClose);
+        resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString());
+      };
+      // the client went away before the body ended: the request fails (and is logged) instead of waiting forever
+      const onClose = () => stop(new PembaError("ERROR_CODE_CANCELLED"));
+      req.on("data", onData);
+      req.on("end", onEnd);
+      req.on("close", onClose);
+    });
+  }
+}
+
+/**
+ * Writes an answer: a string (or no) body with a Content-Length in one `end`; a stream body piped as it comes
+ * (chunked). `close`: end the connection after it.
+ */
+export function writeAnswer(res: ServerResponse, answer: Answer, close: boolean): void {
+  const body = answer.body;
+  const headers = close ? answer.headers.concat("connection", "close") : answer.headers;
+  if (body !== null && typeof body !== "string") {
+    res.writeHead(answer.status, headers);
+    Readable.fromWeb(body as NodeReadableStream<Uint8Array>).pipe(res);
+    return;
+  }
+  const text = body ?? "";
+  res.writeHead(answer.status, headers.concat("content-length", String(Buffer.byteLength(text))));
+  res.end(text);
+}
+
+/**
+ * Answers `req` when the route table's `match` is a route whose answer does not stream (with decodable path
+ * parameters) and returns true; returns false for anything else (hand it to Hono).
+ */
+export function handleNodeRoute(
+  app: PembaApp,
+  req: IncomingMessage,
+  res: ServerResponse,
+  match: RouteMatch | undefined,
+): boolean {
+  if (match === undefined || match.route.endpoint.stream) return false;
+  const params = decodedParams(match);
+  if (params === undefined) return false;
+  const request = new NodeRequest(req, match.route.method, params);
+  const answer = app.handle(match.route, request);
+  if (answer === undefined) return false;
+  void answer.then((a) => writeAnswer(res, a, request.cutOff));
+  return true;
+}
+
+/**
+ * The server's request listener: the table's non-streaming routes on node:http (`handleNodeRoute`), everything
+ * else through Hono. `onRoute` sees every request of the table's routes first (the heap compactor counts writes).
+ */
+export function apiRequestListener(
+  app: PembaApp,
+  onRoute?: (route: ApiRoute, req: IncomingMessage) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const hono = getRequestListener(app.fetch);
+  return (req, res) => {
+    const match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url);
+    if (match !== undefined) onRoute?.(match.route, req);
+    if (!handleNodeRoute(app, req, res, match)) void hono(req, res);
+  };
+}
