@@ -286,6 +286,8 @@ describe("PostgresStore, prepared statements and pipelined transactions", () => 
       { rows: [{ name: "a" }], changes: 1 },
       { rows: [{ n: 1 }], changes: 1 },
     ]);
+    // no statement: nothing sent, no result
+    expect(await exec.transaction("test", [])).toEqual([]);
     await store.close();
   });
 });

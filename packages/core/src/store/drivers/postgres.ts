@@ -224,6 +224,7 @@ class PostgresExecutor implements SqlExecutor {
 
   /** The statements in one implicit transaction (OneSync); a statement's failure is the transaction's. */
   async #oneSync(client: pg.PoolClient, statements: Statement[]): Promise<StatementResult[]> {
+    if (statements.length === 0) return [];
     const configs = statements.map((s) => this.config(s));
     const connection = (client as unknown as { connection: PgConnection }).connection;
     // a named statement new to this connection: parsed first, by node-postgres' own bookkeeping (PrepareOnly)
