@@ -3,6 +3,12 @@ import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts
 
 export type MaybePromise<T> = T | Promise<T>;
 
+/** Two answers as one: a promise when either is one, the pair itself when neither is. */
+export function both<A, B>(a: MaybePromise<A>, b: MaybePromise<B>): MaybePromise<[A, B]> {
+  if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]);
+  return [a, b];
+}
+
 /** A transaction id. 0 = before any write. */
 export type Snap = number;
 

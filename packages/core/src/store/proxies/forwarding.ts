@@ -29,6 +29,7 @@ import type {
   TupleQuery,
   WriteRequest,
 } from "../store.ts";
+import { both } from "../types.ts";
 
 export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, QueryBudget {
   readonly kind: Store["kind"];
@@ -129,10 +130,10 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     const inner = this.storeFor(tenantId);
     if (hasCombinedReads(inner))
       return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
-    const t = inner.queryTuples(tenantId, snap, tuples, at);
-    const a = inner.queryAttributes(tenantId, snap, attributes, at);
-    if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
-    return [t, a];
+    return both(
+      inner.queryTuples(tenantId, snap, tuples, at),
+      inner.queryAttributes(tenantId, snap, attributes, at),
+    );
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]> {

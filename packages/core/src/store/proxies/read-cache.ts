@@ -10,6 +10,7 @@
  */
 import type { Attribute, Tuple } from "../../model.ts";
 import type { AttributeQuery, MaybePromise, Snap, Store, TupleQuery } from "../store.ts";
+import { both } from "../types.ts";
 import { ForwardingStore } from "./forwarding.ts";
 
 /** (type, relation or attribute) -> entity id -> what the inner store answered. */
@@ -25,12 +26,6 @@ function slot<V>(table: Table<V>, type: string, name: string): Map<string, V> {
     table.set(g, ids);
   }
   return ids;
-}
-
-/** Two reads' answers as one, a promise when either is. */
-function pair<A, B>(a: MaybePromise<A>, b: MaybePromise<B>): MaybePromise<[A, B]> {
-  if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]);
-  return [a, b];
 }
 
 /** A read split into what the cache holds and what the inner store must answer. */
@@ -211,8 +206,8 @@ export class ReadCache extends ForwardingStore {
     const a = this.#splitAttributes(attributes);
     if (t.missing.length === 0 && a.missing.length === 0) return [t.hits, a.hits];
     const read = (): MaybePromise<[Tuple[], Attribute[]]> => {
-      if (a.missing.length === 0) return pair(this.inner.queryTuples(tenantId, snap, t.missing, at), []);
-      if (t.missing.length === 0) return pair([], this.inner.queryAttributes(tenantId, snap, a.missing, at));
+      if (a.missing.length === 0) return both(this.inner.queryTuples(tenantId, snap, t.missing, at), []);
+      if (t.missing.length === 0) return both([], this.inner.queryAttributes(tenantId, snap, a.missing, at));
       return super.queryTuplesAndAttributes(tenantId, snap, t.missing, a.missing, at);
     };
     return this.#settle(read, ([rt, ra]): [Tuple[], Attribute[]] => [

@@ -30,6 +30,7 @@ import type {
   TupleQuery,
   WriteRequest,
 } from "../store.ts";
+import { both } from "../types.ts";
 import { validateWriteRequest } from "../validate.ts";
 import type { Statement } from "./dialect.ts";
 import type { SqlExecutor, StatementResult } from "./executor.ts";
@@ -350,10 +351,10 @@ export abstract class SqlStore
     const s = queryReadsStatement(this.d, tenantId, snap, tuples, attributes, at);
     if (s.params.length <= this.d.maxParams) return then(this.exec.all("query_reads", s), splitReads);
     // too many parameters for one statement (D1: 100): the two reads separately
-    const t = this.queryTuples(tenantId, snap, tuples, at);
-    const a = this.queryAttributes(tenantId, snap, attributes, at);
-    if (t instanceof Promise || a instanceof Promise) return Promise.all([t, a]);
-    return [t, a];
+    return both(
+      this.queryTuples(tenantId, snap, tuples, at),
+      this.queryAttributes(tenantId, snap, attributes, at),
+    );
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string, at = Date.now()): MaybePromise<string[]> {
