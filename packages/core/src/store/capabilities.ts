@@ -167,18 +167,18 @@ export interface FeedRead {
   snap: Snap;
   /** The feed after `after`, at most `limit` change sets, the write's own last: every change up to `snap`. */
   sets: ChangeSet[];
-  /** The GC horizon, read after the feed. */
+  /** The GC horizon, read with the feed (one snapshot). */
   horizon: Snap;
 }
 
 /**
  * A write that also reads its tenant's change feed after `after` (and the GC horizon) in its own transaction, so
- * a copy catches up to the write without statements of its own (PostgreSQL: the reads go out with the write's
- * statements, before its COMMIT). Exact because the write holds its tenant's row lock: every earlier write of the
+ * a copy catches up to the write without statements of its own (PostgreSQL: one read, sent in the write's one
+ * Sync). Every change set after `after` is returned. Exact because the write holds its tenant's row lock: every earlier write of the
  * tenant has committed and no later one can, so the feed it sees ends at its own snap.
  */
 export interface WriteFeed {
-  writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap, limit: number): Promise<FeedRead>;
+  writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap): Promise<FeedRead>;
 }
 
 /**

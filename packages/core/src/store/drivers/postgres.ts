@@ -365,8 +365,8 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
   }
 
   /** Writes and reads the tenant's feed in one transaction: the write holds the tenant's row lock (WriteFeed). */
-  writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap, limit: number): Promise<FeedRead> {
-    return this.writeAndReadFeed(tenantId, req, after, limit);
+  writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap): Promise<FeedRead> {
+    return this.writeAndReadFeed(tenantId, req, after);
   }
 
   override async close(): Promise<void> {

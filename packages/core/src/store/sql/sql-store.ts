@@ -223,14 +223,9 @@ export abstract class SqlStore
    * WriteFeed; a driver whose writes hold their tenant's row lock offers it). The feed's rows are read up to the
    * open end: none of the tenant past the write's own snap can be committed yet, so the rows changed after `after`
    * name every transaction of the feed (a set per transaction that changed a row; the horizon read with them):
-   * no separate read of the transaction ids. All of them are returned (`limit` bounds only reads of history).
+   * no separate read of the transaction ids. All of them are returned.
    */
-  protected async writeAndReadFeed(
-    tenantId: string,
-    req: WriteRequest,
-    after: Snap,
-    _limit: number,
-  ): Promise<FeedRead> {
+  protected async writeAndReadFeed(tenantId: string, req: WriteRequest, after: Snap): Promise<FeedRead> {
     const [write, [read]] = await this.runWrite(tenantId, req, [
       changedRowsAndHorizonStatement(this.d, tenantId, after + 1, Number.MAX_SAFE_INTEGER),
     ]);

@@ -597,11 +597,6 @@ export class TenantCopies {
     return h;
   }
 
-  /** Change sets per feed read. */
-  get feedLimit(): number {
-    return this.feedBatch;
-  }
-
   /**
    * A committed write heard of (WriteNotices): catches the tenant up to its snap, which is exact (every write of the
    * tenant up to it has committed); a tenant not held yet is loaded.

@@ -469,7 +469,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       if (st === undefined || !alone || !hasWriteFeed(inner)) snap = await inner.write(tenantId, req);
       else {
         const from = Math.max(st.caughtUp, st.applied);
-        const read = await inner.writeReadingFeed(tenantId, req, from, this.copies.feedLimit);
+        const read = await inner.writeReadingFeed(tenantId, req, from);
         snap = read.snap;
         try {
           await this.copies.catchUp(st, snap, true, { from, sets: read.sets, horizon: read.horizon });
