@@ -39,7 +39,7 @@ class NodeRequest implements ApiRequest {
   readonly #req: IncomingMessage;
   readonly #params: Record<string, string>;
   readonly method: string;
-  /** The body was cut off at the limit: the answer closes the connection instead of reading the rest. */
+  /** The body was cut off at the limit: after the answer the rest is drained, then the connection closes. */
   cutOff = false;
 
   constructor(req: IncomingMessage, method: string, params: Record<string, string>) {
@@ -95,21 +95,52 @@ class NodeRequest implements ApiRequest {
   }
 }
 
-/**
- * Writes an answer: a string (or no) body with a Content-Length in one `end`; a stream body piped as it comes
- * (chunked). `close`: end the connection after it.
- */
-export function writeAnswer(res: ServerResponse, answer: Answer, close: boolean): void {
+/** Writes an answer: a string (or no) body with a Content-Length in one `end`; a stream body piped as it comes (chunked). */
+export function writeAnswer(res: ServerResponse, answer: Answer): void {
   const body = answer.body;
-  const headers = close ? answer.headers.concat("connection", "close") : answer.headers;
   if (body !== null && typeof body !== "string") {
-    res.writeHead(answer.status, headers);
+    res.writeHead(answer.status, answer.headers);
     Readable.fromWeb(body as NodeReadableStream<Uint8Array>).pipe(res);
     return;
   }
   const text = body ?? "";
-  res.writeHead(answer.status, headers.concat("content-length", String(Buffer.byteLength(text))));
+  res.writeHead(answer.status, answer.headers.concat("content-length", String(Buffer.byteLength(text))));
   res.end(text);
+}
+
+/** How long, and how many bytes, the rest of a body cut off at the limit is read and dropped before the close. */
+export const DRAIN_MS = 500;
+export const DRAIN_BYTES = 64 * 1048576;
+
+/**
+ * After the answer to a body cut off at the limit (413), reads and drops the rest of the body for at most DRAIN_MS
+ * and DRAIN_BYTES, then ends the connection. Closing at once would make the kernel answer the client's next bytes
+ * with a reset, and a reset can discard the 413 before the client has read it (the client then sees EPIPE or
+ * ECONNRESET instead of the answer). A body that ends within the budget leaves the connection open for the next
+ * request. The same budget and behaviour as @hono/node-server's, which serves the other routes.
+ */
+export function drainThenClose(req: IncomingMessage): void {
+  let bytes = 0;
+  const done = () => {
+    clearTimeout(timer);
+    req.off("data", onData);
+    req.off("end", done);
+    req.off("error", done);
+  };
+  const close = () => {
+    done();
+    if (!req.socket.destroyed) req.socket.destroySoon();
+  };
+  const onData = (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > DRAIN_BYTES) close();
+  };
+  const timer = setTimeout(close, DRAIN_MS);
+  timer.unref();
+  req.on("data", onData);
+  req.on("end", done);
+  req.on("error", done);
+  req.resume();
 }
 
 /**
@@ -128,7 +159,10 @@ export function handleNodeRoute(
   const request = new NodeRequest(req, match.route.method, params);
   const answer = app.handle(match.route, request);
   if (answer === undefined) return false;
-  void answer.then((a) => writeAnswer(res, a, request.cutOff));
+  void answer.then((a) => {
+    writeAnswer(res, a);
+    if (request.cutOff) drainThenClose(req);
+  });
   return true;
 }
 

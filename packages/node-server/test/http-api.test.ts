@@ -532,8 +532,9 @@ describe("every route that does not stream: node:http answers exactly as Hono do
         const undecodable = what === "an undecodable path parameter" && route.path.includes("{");
         const handedOver = undecodable || what === "another method";
         expect({ what, toHono: toHono.length }).toEqual({ what, toHono: handedOver ? 1 : 0 });
-        if (a.status === 413) expect({ what, connection }).toEqual({ what, connection: "close" });
-        const { seen: b } = await send(hono.url, method, url, sent, headers);
+        // a 413 included: both keep the connection while they drain the rest of the body (then close it)
+        const { seen: b, connection: honoConnection } = await send(hono.url, method, url, sent, headers);
+        expect({ what, connection }).toEqual({ what, connection: honoConnection });
         a.body = comparable(a.body, direct.versions);
         b.body = comparable(b.body, hono.versions);
         expect({ what, ...a }).toEqual({ what, ...b });
@@ -605,7 +606,7 @@ describe("writeAnswer", () => {
         },
       });
       const body = req.url === "/stream" ? stream : "héllo";
-      writeAnswer(res, { status: 200, headers: ["content-type", "text/plain"], body }, req.url === "/close");
+      writeAnswer(res, { status: 200, headers: ["content-type", "text/plain"], body });
     });
     try {
       const streamed = await fetch(`${url}/stream`);
@@ -614,8 +615,6 @@ describe("writeAnswer", () => {
       const text = await fetch(`${url}/text`);
       expect(text.headers.get("content-length")).toBe("6");
       expect(await text.text()).toBe("héllo");
-      const closing = await fetch(`${url}/close`);
-      expect(closing.headers.get("connection")).toBe("close");
     } finally {
       await closeServer(server);
     }
