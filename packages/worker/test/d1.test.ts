@@ -48,6 +48,7 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
       "0005_partial_expiry_index.sql",
+      "0006_drop_subject_page_index.sql",
     ]);
     w = await startWranglerDev({}, 90_000, state);
   });
@@ -114,6 +115,7 @@ describe("Worker on D1 (wrangler d1 migrations apply + wrangler dev, local D1)",
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
       "0005_partial_expiry_index.sql",
+      "0006_drop_subject_page_index.sql",
     ]);
   });
 });

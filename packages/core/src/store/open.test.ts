@@ -41,6 +41,7 @@ describe("openStore", () => {
       "0003_subject_page_index",
       "0004_expiry",
       "0005_partial_expiry_index",
+      "0006_drop_subject_page_index",
     ]);
     expect(await migrate(url)).toEqual([]);
     expect(await migrate(`file:${join(dir, "migrate-libsql.db")}`)).toEqual([
@@ -50,6 +51,7 @@ describe("openStore", () => {
       "0003_subject_page_index",
       "0004_expiry",
       "0005_partial_expiry_index",
+      "0006_drop_subject_page_index",
     ]);
     expect(await migrate("memory:")).toEqual([]);
   });

@@ -43,6 +43,7 @@ describe("D1Store", () => {
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
       "0005_partial_expiry_index.sql",
+      "0006_drop_subject_page_index.sql",
     ];
     const store = await D1Store.open(env.DB);
     // opening sends nothing: a database nothing migrated has no d1_migrations table yet
@@ -119,6 +120,7 @@ describe("D1Store", () => {
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
       "0005_partial_expiry_index.sql",
+      "0006_drop_subject_page_index.sql",
     ]);
     expect(await migrationNames()).toEqual([
       "0000_init.sql",
@@ -127,6 +129,7 @@ describe("D1Store", () => {
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
       "0005_partial_expiry_index.sql",
+      "0006_drop_subject_page_index.sql",
     ]);
     const store = await D1Store.open(env.DB);
     expect(await migrationNames()).toEqual([
@@ -136,6 +139,7 @@ describe("D1Store", () => {
       "0003_subject_page_index.sql",
       "0004_expiry.sql",
       "0005_partial_expiry_index.sql",
+      "0006_drop_subject_page_index.sql",
     ]);
     expect((await store.getTenant("t1"))?.name).toBe("example tenant");
     expect(await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] })).toBe(1);

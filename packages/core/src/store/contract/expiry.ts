@@ -149,6 +149,34 @@ export function describeExpiryContract(h: StoreHandle): void {
       expect(again).toBeGreaterThan(permanent);
     });
 
+    it("in a tenant with no expiring row: a permanent tuple written again is a no-op, written with an expiry is replaced", async () => {
+      const s = h.store;
+      const base = await s.write("t1", {
+        tuples: [tuple("doc:1#viewer@user:a"), tuple("doc:1#viewer@user:b")],
+      });
+      const same = await s.write("t1", {
+        tuples: [tuple("doc:1#viewer@user:b"), tuple("doc:1#viewer@user:a")],
+      });
+      expect(await s.changes("t1", base, 10)).toEqual([]);
+      const expiringNow = await s.write("t1", {
+        tuples: [expiring("doc:1#viewer@user:a", T0 + 1000), tuple("doc:1#viewer@user:b")],
+      });
+      expect(await s.changes("t1", same, 10)).toEqual([
+        {
+          snap: expiringNow,
+          changes: [
+            { operation: "OPERATION_DELETE", tuple: tuple("doc:1#viewer@user:a") },
+            { operation: "OPERATION_CREATE", tuple: expiring("doc:1#viewer@user:a", T0 + 1000) },
+          ],
+        },
+      ]);
+      const all = await s.readTuples("t1", expiringNow, {}, 100, undefined, 0);
+      expect(all.items.map((t) => `${keys([t])[0]} ${t.expiresAt ?? "-"}`).sort()).toEqual([
+        `doc:1#viewer@user:a ${T0 + 1000}`,
+        "doc:1#viewer@user:b -",
+      ]);
+    });
+
     it("one write of new, re-expiring, unchanged and newly expiring tuples: only the changed ones are replaced", async () => {
       const s = h.store;
       const base = await s.write("t1", {

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeStoreContract } from "../contract/index.ts";
+import { sqliteDialect } from "../sql/dialect.ts";
+import { readTuplesStatement } from "../sql/read-plan.ts";
 import { attr, tuple } from "../testing/fixtures.ts";
 import { LOCK_WAIT_MS, SqliteStore } from "./sqlite.ts";
 
@@ -68,6 +70,59 @@ describe("SqliteStore", () => {
       tuple("doc:1#viewer@user:1"),
     ]);
     expect(await store.nextExpiry("t1")).toBe(at + 2000);
+    await store.close();
+  });
+
+  it("tuples have one subject index (migration 0006 dropped the page index); a subject page reads by it", async () => {
+    const file = join(dir, "indexes.db");
+    const store = SqliteStore.open(file);
+    await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1"), tuple("doc:2#viewer@user:1")] });
+    const raw = new Database(file);
+    const names = raw
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tuples' AND sql IS NOT NULL",
+      )
+      .all()
+      .map((r) => (r as { name: string }).name)
+      .sort();
+    expect(names).toEqual([
+      "tuples_created_idx",
+      "tuples_deleted_idx",
+      "tuples_entity_idx",
+      "tuples_expires_idx",
+      "tuples_live_unique",
+      "tuples_subject_idx",
+    ]);
+    // both halves of a page filtered by subject seek the subject's rows, then sort them by id under the LIMIT
+    const page = readTuplesStatement(
+      sqliteDialect,
+      "t1",
+      9,
+      0,
+      { subject: { type: "user", ids: ["1"] } },
+      0,
+      50,
+    );
+    const plan = (
+      raw.prepare(`EXPLAIN QUERY PLAN ${page.sql}`).all(...page.params) as { detail: string }[]
+    ).map((p) => p.detail);
+    const seeks = plan.filter((d) =>
+      d.includes("USING INDEX tuples_subject_idx (tenant_id=? AND subject_type=? AND subject_id=?)"),
+    );
+    expect(seeks).toHaveLength(2);
+    raw.close();
+    expect(
+      (
+        await store.readTuples(
+          "t1",
+          store.headSnap("t1"),
+          { subject: { type: "user", ids: ["1"] } },
+          1,
+          undefined,
+          0,
+        )
+      ).items,
+    ).toEqual([tuple("doc:1#viewer@user:1")]);
     await store.close();
   });
 

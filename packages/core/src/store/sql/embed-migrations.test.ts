@@ -15,6 +15,7 @@ describe("embedded SQLite migrations", () => {
       "0003_subject_page_index",
       "0004_expiry",
       "0005_partial_expiry_index",
+      "0006_drop_subject_page_index",
     ]);
     expect(renderMigrationsModule(fromDisk)).toContain("export const SQLITE_MIGRATIONS");
   });

@@ -223,13 +223,17 @@ export function listObjectIdsStatement(
 /**
  * The index a filtered page reads by, pinned for SQLite (whose planner, without statistics, walks the tenant's
  * (tenant_id, deleted_tx) index and filters every live row): entity ids -> the entity index, else subject ids -> the
- * subject page index (tenant, subject type, subject id, id); no ids -> none (the id-ordered walk below).
+ * subject index; no ids -> none (the id-ordered walk below). PostgreSQL chooses for itself: there a subject page is
+ * one range of its subject page index (tenant, subject type, subject id, id). SQLite has no such index (migration
+ * 0006 dropped it: every 1,000-row write paid a second scattered index, +43%); it reads the subject's rows by the
+ * subject index and sorts them by id under the page's LIMIT, so a subject page costs in proportion to the subject's
+ * rows, not the tenant's (loadtest/RESULTS.md, "SQLite keeps one subject index").
  */
 function pageIndex(tuples: boolean, filter: Filter<string>): string | undefined {
   const has = (column: string) => filter.conditions.some((c) => c.column === column);
   if (!tuples) return has("entityType") && has("entityId") ? INDEXES.attributesEntity : undefined;
   if (has("entityType") && has("entityId")) return INDEXES.tuplesEntity;
-  if (has("subjectType") && has("subjectId")) return INDEXES.tuplesSubjectPage;
+  if (has("subjectType") && has("subjectId")) return INDEXES.tuplesSubject;
   return undefined;
 }
 

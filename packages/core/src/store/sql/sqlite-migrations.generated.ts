@@ -78,4 +78,10 @@ export const SQLITE_MIGRATIONS: EmbeddedMigration[] = [
       '\nCREATE INDEX `tuples_expires_idx` ON `tuples` (`tenant_id`,`expires_at`) WHERE "tuples"."expires_at" is not null;',
     ],
   },
+  {
+    tag: "0006_drop_subject_page_index",
+    folderMillis: 1795807423953,
+    hash: "6ba0f512e6a4b43dec217d499a28fe923eea03c7a74613603a2d3e8d1aebb54e",
+    sql: ["DROP INDEX `tuples_subject_page_idx`;"],
+  },
 ];

@@ -6,7 +6,6 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 export const INDEXES = {
   tuplesEntity: "tuples_entity_idx",
   tuplesSubject: "tuples_subject_idx",
-  tuplesSubjectPage: "tuples_subject_page_idx",
   attributesEntity: "attributes_entity_idx",
 } as const;
 
@@ -63,8 +62,6 @@ export const tuples = sqliteTable(
       t.entityType,
       t.relation,
     ),
-    /** Relationships reads filtered by subject, paged in id order. */
-    index(INDEXES.tuplesSubjectPage).on(t.tenantId, t.subjectType, t.subjectId, t.id),
     uniqueIndex("tuples_live_unique")
       .on(t.tenantId, t.entityType, t.entityId, t.relation, t.subjectType, t.subjectId, t.subjectRelation)
       .where(isNull(t.deletedTx)),

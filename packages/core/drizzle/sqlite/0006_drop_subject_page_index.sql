@@ -1,0 +1,1 @@
+DROP INDEX `tuples_subject_page_idx`;
