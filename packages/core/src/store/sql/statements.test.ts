@@ -125,11 +125,16 @@ describe("table definitions", () => {
       "schemas",
       "bundles",
     ]);
-    // PostgreSQL's one object more: the sequence of transaction ids, named as the statements name it
+    // PostgreSQL's objects more: the sequence of transaction ids, named as the statements name it, and the subject
+    // page index (SQLite's migration 0006 dropped it: its second scattered index slowed 1,000-row writes ~50%)
     const { txIds, ...pg } = pgTables;
     expect(txIds.seqName).toBe(TX_IDS_SEQUENCE);
     expect(Object.keys(pg)).toEqual(Object.keys(sqlite));
-    expect(Object.values(pg).map((t) => names(pgTableConfig(t)))).toEqual(sqliteNames);
+    const pgNames = Object.values(pg).map((t) => names(pgTableConfig(t)));
+    const pgTuples = pgNames.find((t) => t.name === "tuples")!;
+    expect(pgTuples.indexes).toContain("tuples_subject_page_idx");
+    pgTuples.indexes = pgTuples.indexes.filter((index) => index !== "tuples_subject_page_idx");
+    expect(pgNames).toEqual(sqliteNames);
   });
 
   it("the indexes the read plans pin exist", () => {
