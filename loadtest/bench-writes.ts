@@ -3,13 +3,17 @@
  * as the last one answered, for a fixed time per case. Prints writes/s, rows/s and the latency p50/p99 per case.
  *
  *   node loadtest/bench-writes.ts [--repo DIR] [--databases pg,sqlite] [--writers 1,8,32,64]
- *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--warmup 2] [--seed-rows 2000]
+ *     [--tenancy shared,per-writer] [--rows 1,1000] [--seconds 4] [--warmup 2] [--seed-rows 2000] [--fresh]
  *     [--cpu-prof-dir DIR] [--client raw|http|fetch]
  *
  * Cases: writers x tenancy (`shared`: every writer writes tenant w0; `per-writer`: writer i writes its own tenant
  * wi) x rows per write, on a throwaway PostgreSQL server (fsync=off) and a temp SQLite file. `--repo` runs the CLI
  * of another checkout (e.g. a worktree of the base commit, for before/after in one session); its bundle is built
  * there first. `--cpu-prof-dir` writes the server's V8 CPU profile there (loadtest/profile-summary.ts reads it).
+ *
+ * `--fresh`: each case on a database of its own (a new PostgreSQL server or SQLite file, and a new server), seeded
+ * with only the tenants it writes; without it every case runs on one database, which the earlier cases have grown
+ * (a later case then also measures their rows and PostgreSQL's autovacuum of them).
  *
  * Steady state, as pgbench measures it: before the cases every tenant gets `--seed-rows` tuples (1,000-row writes)
  * and PostgreSQL's statistics are gathered (`ANALYZE` through psql, as `pgbench -i` ends with VACUUM ANALYZE); each
@@ -49,6 +53,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "4" },
     warmup: { type: "string", default: "2" },
     "seed-rows": { type: "string", default: "2000" },
+    fresh: { type: "boolean", default: false },
     "cpu-prof-dir": { type: "string" },
     client: { type: "string", default: "raw" },
   },
@@ -279,53 +284,78 @@ console.log(
 console.log(
   "database  writers  tenancy     rows/write  writes/s    rows/s   p50 ms   p99 ms  cpu ms/write: gen  server      pg  cores",
 );
-const dir = mkdtempSync(join(tmpdir(), "pemba-bench-writes-"));
-try {
-  for (const name of values.databases.split(",")) {
-    const db = await startDatabase(name === "pg", dir);
-    const profileDir = values["cpu-prof-dir"];
-    const nodeFlags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${resolve(profileDir)}`] : [];
-    const server = await startPemba(db.url, ["--log-level", "warn"], nodeFlags, repo);
-    const pgPort = name === "pg" ? Number(new URL(db.url).port) : undefined;
-    const cpu = (): CpuSample => {
+/** A database, a server on it, its tenants (w0..) seeded and analyzed, and the CPU sampler of the three. */
+interface Setup {
+  url: string;
+  cpu: () => CpuSample;
+  stop(): Promise<void>;
+}
+
+async function setUp(name: string, tenants: number, dir: string): Promise<Setup> {
+  const db = await startDatabase(name === "pg", mkdtempSync(join(dir, "case-")));
+  const profileDir = values["cpu-prof-dir"];
+  const nodeFlags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${resolve(profileDir)}`] : [];
+  const server = await startPemba(db.url, ["--log-level", "warn"], nodeFlags, repo);
+  const stop = async () => {
+    await server.stop();
+    await db.stop();
+  };
+  const pgPort = name === "pg" ? Number(new URL(db.url).port) : undefined;
+  try {
+    for (let w = 0; w < tenants; w++) {
+      await post(`${server.url}/v1/tenants/create`, { id: `w${w}`, name: `writer ${w}` });
+      await post(`${server.url}/v1/tenants/w${w}/schemas/write`, { schema: SCHEMA });
+      for (let done = 0; done < SEED_ROWS; done += 1000) {
+        const tuples = Array.from({ length: Math.min(1000, SEED_ROWS - done) }, (_, r) => ({
+          entity: { type: "doc", id: `seed-${done + r}` },
+          relation: "viewer",
+          subject: { type: "user", id: String(r % 100) },
+        }));
+        await post(`${server.url}/v1/tenants/w${w}/data/write`, { metadata: { schema_version: "" }, tuples });
+      }
+    }
+    if (pgPort !== undefined) analyze(db.url);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return {
+    url: server.url,
+    cpu: () => {
       const own = process.cpuUsage();
       return {
         generator: (own.user + own.system) / 1e6,
         server: cpuSeconds(server.pid),
         postgres: pgPort === undefined ? new Map() : postgresCpu(pgPort),
       };
-    };
+    },
+    stop,
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "pemba-bench-writes-"));
+try {
+  for (const name of values.databases.split(",")) {
+    // one database for every case, or (--fresh) one per case with only the tenants the case writes
+    const shared = values.fresh ? undefined : await setUp(name, Math.max(...WRITERS), dir);
     try {
-      const tenants = Math.max(...WRITERS);
-      for (let w = 0; w < tenants; w++) {
-        await post(`${server.url}/v1/tenants/create`, { id: `w${w}`, name: `writer ${w}` });
-        await post(`${server.url}/v1/tenants/w${w}/schemas/write`, { schema: SCHEMA });
-        for (let done = 0; done < SEED_ROWS; done += 1000) {
-          const tuples = Array.from({ length: Math.min(1000, SEED_ROWS - done) }, (_, r) => ({
-            entity: { type: "doc", id: `seed-${done + r}` },
-            relation: "viewer",
-            subject: { type: "user", id: String(r % 100) },
-          }));
-          await post(`${server.url}/v1/tenants/w${w}/data/write`, {
-            metadata: { schema_version: "" },
-            tuples,
-          });
-        }
-      }
-      if (pgPort !== undefined) analyze(db.url);
       for (const rows of ROWS) {
         for (const tenancy of TENANCY) {
           for (const writers of WRITERS) {
-            const r = await runCase(server.url, cpu, writers, tenancy, rows);
-            console.log(
-              `${name.padEnd(8)}  ${String(writers).padStart(7)}  ${tenancy.padEnd(10)}  ${String(rows).padStart(10)}  ${r.writesPerSecond.toFixed(0).padStart(8)}  ${r.rowsPerSecond.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}  ${r.cpuMsPerWrite.generator.toFixed(3).padStart(17)}  ${r.cpuMsPerWrite.server.toFixed(3).padStart(6)}  ${r.cpuMsPerWrite.postgres.toFixed(3).padStart(6)}  ${r.cores.toFixed(2).padStart(5)}`,
-            );
+            const setup = shared ?? (await setUp(name, tenancy === "shared" ? 1 : writers, dir));
+            try {
+              const r = await runCase(setup.url, setup.cpu, writers, tenancy, rows);
+              console.log(
+                `${name.padEnd(8)}  ${String(writers).padStart(7)}  ${tenancy.padEnd(10)}  ${String(rows).padStart(10)}  ${r.writesPerSecond.toFixed(0).padStart(8)}  ${r.rowsPerSecond.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}  ${r.cpuMsPerWrite.generator.toFixed(3).padStart(17)}  ${r.cpuMsPerWrite.server.toFixed(3).padStart(6)}  ${r.cpuMsPerWrite.postgres.toFixed(3).padStart(6)}  ${r.cores.toFixed(2).padStart(5)}`,
+              );
+            } finally {
+              if (shared === undefined) await setup.stop();
+            }
           }
         }
       }
     } finally {
-      await server.stop();
-      await db.stop();
+      await shared?.stop();
     }
   }
 } finally {
