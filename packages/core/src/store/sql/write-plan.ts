@@ -139,14 +139,17 @@ function reinsertMarkedTuples(d: Dialect): SQL {
  * PostgreSQL: both passes in ONE statement. The row set is bound once (CTE `w`); `up` is upsert_tuples, whose
  * RETURNING names each key it inserted (deleted_tx NULL) or whose live row it marked deleted (deleted_tx set); the
  * outer INSERT writes the marked ones again with their new expiry. The old live row, deleted by this transaction,
- * no longer conflicts in the live unique index. Binds the rows, then the tenant twice.
+ * no longer conflicts in the live unique index. The join runs only when `up` marked a row (an uncorrelated EXISTS:
+ * PostgreSQL's one-time filter): a write that changes no expiry, the usual one, skips it. Without it the planner,
+ * which cannot know how many rows `up` marks, sorted the whole row set for a merge join every time (3 ms of a
+ * 1,000-row write). Binds the rows, then the tenant twice.
  */
 function upsertTuplesOnce(d: Dialect): SQL {
   const { tuples } = d.tables;
   const keyColumns = tupleColumns(tuples);
   const key = [tuples.tenantId, ...keyColumns].map(name);
   const columns = [tuples.tenantId, ...keyColumns, tuples.createdTx, tuples.expiresAt].map(name);
-  const [w, up] = [sql.identifier("w"), sql.identifier("up")];
+  const [w, up, marked] = [sql.identifier("w"), sql.identifier("up"), sql.identifier("marked")];
   const cell = (i: number) => sql`${w}.${cells(i + 1)[i]}`;
   const expires = sql`CAST(NULLIF(${cell(6)}, '') AS BIGINT)`;
   const differs = sql`COALESCE(${tuples.expiresAt}, -1) <> COALESCE(${sql.identifier("excluded")}.${name(tuples.expiresAt)}, -1)`;
@@ -163,7 +166,8 @@ function upsertTuplesOnce(d: Dialect): SQL {
       RETURNING ${list(keyColumns.map(name))}, ${name(tuples.deletedTx)})
     INSERT INTO ${tuples} (${list(columns)})
       SELECT ${P}, ${cellList}, ${currentTx(d)}, ${expires} FROM ${w} JOIN ${up} ON ${sameKey}
-      WHERE ${up}.${name(tuples.deletedTx)} IS NOT NULL`;
+      WHERE ${up}.${name(tuples.deletedTx)} IS NOT NULL
+        AND EXISTS (SELECT 1 FROM ${up} ${marked} WHERE ${marked}.${name(tuples.deletedTx)} IS NOT NULL)`;
 }
 
 /** `INSERT INTO tuples ... SELECT` the row set (c0..c5, expiry c6) at the current transaction; binds the tenant, rows. */

@@ -2,6 +2,8 @@
  * A throwaway PostgreSQL server for tests: initdb into a temp dir, start on a free port (unix socket in the same
  * dir), stop with `pg_ctl stop -m immediate`. initdb refuses to run as root, so as root the data dir is handed to
  * the `postgres` OS user and the tools run through `su`. Binaries: $PEMBA_PG_BIN or /usr/lib/postgresql/15/bin.
+ * $PEMBA_PG_EXTRA: more server options, for diagnosing a benchmark's statements, e.g.
+ * `-c shared_preload_libraries=pg_stat_statements,auto_explain -c auto_explain.log_min_duration=20`.
  */
 import { execFile } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
@@ -63,7 +65,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     data,
   ]);
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off ${process.env.PEMBA_PG_EXTRA ?? ""}`;
   await asServerUser(asRoot, ctl, ["start", "-w", "-D", data, "-l", join(dir, "server.log"), "-o", options]);
   let stopped = false;
   return {
