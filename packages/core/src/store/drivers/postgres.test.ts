@@ -5,9 +5,10 @@ import { WatchHub } from "../../service/watch.ts";
 import { describeStoreContract } from "../contract/index.ts";
 import { migrate, openStore } from "../open.ts";
 import type { SqlExecutor } from "../sql/executor.ts";
+import { preparedName } from "../sql/pg-dialect.ts";
 import { attr, tuple } from "../testing/fixtures.ts";
 import { type PostgresServer, startPostgres } from "../testing/postgres-server.ts";
-import { NAMED_MAX_LIST, PostgresStore, preparedName, preparesByName } from "./postgres.ts";
+import { NAMED_MAX_LIST, PostgresStore, preparesByName } from "./postgres.ts";
 
 let server: PostgresServer;
 let admin: pg.Pool;

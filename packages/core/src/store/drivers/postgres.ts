@@ -3,7 +3,6 @@
  * write takes its id while holding its tenant's row lock (nextTxStatement), so writes of different tenants run
  * concurrently and the ids of one tenant commit in order; a tenant's head snap is its last committed id.
  */
-import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
@@ -33,15 +32,6 @@ const INT8_OID = 20;
 /** SQLSTATE of a failsWithoutRow statement without its row. */
 const DIVISION_BY_ZERO = "22012";
 
-/**
- * The name of a statement's server-side prepared statement: a hash of its text, so one text has one name on every
- * connection (node-postgres parses a named statement once per connection and then only binds and executes it) and
- * two texts never share one (node-postgres refuses a name reused for another text on a connection).
- */
-export function preparedName(text: string): string {
-  return `pemba_${createHash("sha256").update(text).digest("base64url").slice(0, 40)}`;
-}
-
 /** The most values a list or row-set parameter of a statement prepared by name holds (see preparesByName). */
 export const NAMED_MAX_LIST = 16;
 
@@ -56,22 +46,6 @@ export const NAMED_MAX_LIST = 16;
  */
 export function preparesByName(s: Statement<unknown>): boolean {
   return s.params.every((p) => !Array.isArray(p) || p.length <= NAMED_MAX_LIST);
-}
-
-/** Statement texts -> prepared statement names (the texts are the dialect's few rendered shapes). */
-class PreparedNames {
-  readonly #names = new Map<string, string>();
-
-  of(text: string): string {
-    let name = this.#names.get(text);
-    if (name === undefined) {
-      // bounded like the dialect's text cache (shapes vary with filter shapes)
-      if (this.#names.size >= 4096) this.#names.clear();
-      name = preparedName(text);
-      this.#names.set(text, name);
-    }
-    return name;
-  }
 }
 
 /** The parts of node-postgres' connection (pg/lib/connection.js) a submittable writes protocol messages to. */
@@ -172,7 +146,6 @@ class PostgresExecutor implements SqlExecutor {
   readonly dialect = pgDialect;
   private readonly pool: pg.Pool;
   private readonly onQuery?: QueryObserver;
-  private readonly names = new PreparedNames();
 
   constructor(pool: pg.Pool, onQuery?: QueryObserver) {
     this.pool = pool;
@@ -180,8 +153,9 @@ class PostgresExecutor implements SqlExecutor {
   }
 
   private config(s: Statement<unknown>): pg.QueryConfig {
-    return preparesByName(s)
-      ? { name: this.names.of(s.sql), text: s.sql, values: s.params }
+    // the name comes with the text from the dialect's cache (pg-dialect.ts preparedName)
+    return preparesByName(s) && s.name !== undefined
+      ? { name: s.name, text: s.sql, values: s.params }
       : { text: s.sql, values: s.params };
   }
 

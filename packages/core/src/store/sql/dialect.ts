@@ -33,6 +33,8 @@ export interface Statement<R = Row> {
    * its transaction, so a pipelined transaction sends COMMIT with it (nothing commits); reported as requireRow.
    */
   readonly failsWithoutRow?: true;
+  /** Its text's name as a server-side prepared statement, where the dialect names texts (PostgreSQL). */
+  readonly name?: string;
   /** Type only: the rows it returns. */
   readonly [rowType]?: R;
 }
@@ -82,11 +84,14 @@ export const name = (column: Column): SQLChunk => sql.identifier(column.name);
 
 /** The texts of one dialect's statements by shape, rendered on first use. */
 export class StatementTexts {
-  readonly #texts = new Map<string, { sql: string; params: number }>();
+  readonly #texts = new Map<string, { sql: string; params: number; name?: string }>();
   readonly #render: (query: SQL) => { sql: string; params: unknown[] };
+  readonly #nameOf: ((text: string) => string) | undefined;
 
-  constructor(render: (query: SQL) => { sql: string; params: unknown[] }) {
+  /** `nameOf`: the name of a text's prepared statement, computed once per shape with its text (PostgreSQL). */
+  constructor(render: (query: SQL) => { sql: string; params: unknown[] }, nameOf?: (text: string) => string) {
     this.#render = render;
+    this.#nameOf = nameOf;
   }
 
   statement<R>(shape: string, build: () => SQL, params: unknown[]): Statement<R> {
@@ -96,14 +101,14 @@ export class StatementTexts {
       // every value goes through `params`: a value inside the template would be rendered into the shared text
       if (!rendered.params.every((p) => p instanceof Placeholder))
         throw new Error(`statement ${shape}: a value inside the template`);
-      text = { sql: rendered.sql, params: rendered.params.length };
+      text = { sql: rendered.sql, params: rendered.params.length, name: this.#nameOf?.(rendered.sql) };
       // shapes vary with batch sizes and filter shapes; keep the cache bounded
       if (this.#texts.size >= 4096) this.#texts.clear();
       this.#texts.set(shape, text);
     }
     if (params.length !== text.params)
       throw new Error(`statement ${shape}: ${params.length} parameters for ${text.params} placeholders`);
-    return { sql: text.sql, params };
+    return text.name === undefined ? { sql: text.sql, params } : { sql: text.sql, params, name: text.name };
   }
 }
 

@@ -14,7 +14,7 @@ import * as arb from "../testing/arbitraries.ts";
 import { type Dialect, P, type Statement, sqliteDialect, sqliteDialectWith } from "./dialect.ts";
 import { TX_IDS_SEQUENCE } from "./fragments.ts";
 import * as meta from "./meta-plan.ts";
-import { createPgDialect, pgDialect } from "./pg-dialect.ts";
+import { createPgDialect, pgDialect, preparedName } from "./pg-dialect.ts";
 import * as pgTables from "./pg-tables.ts";
 import * as read from "./read-plan.ts";
 import * as sqliteTables from "./sqlite-tables.ts";
@@ -29,12 +29,14 @@ const DIALECTS: [string, Dialect, () => Dialect][] = [
   ["pg", pgDialect, createPgDialect],
 ];
 
-const plain = (s: Statement<unknown>) => ({ sql: s.sql, params: s.params });
+const plain = (s: Statement<unknown>) => ({ sql: s.sql, params: s.params, name: s.name });
 
 describe.each(DIALECTS)("%s statements", (_name, shared, fresh) => {
   const same = (build: (d: Dialect) => Statement<unknown> | Statement<unknown>[]) => {
     const all = (d: Dialect) => [build(d)].flat().map(plain);
     expect(all(shared)).toEqual(all(fresh()));
+    // PostgreSQL's statements carry their prepared statement's name, computed with the cached text
+    for (const s of all(shared)) expect(s.name).toBe(shared.name === "pg" ? preparedName(s.sql) : undefined);
   };
 
   it("engine reads: the cached text of every shape is drizzle's rendering", () => {
