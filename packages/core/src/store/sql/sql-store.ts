@@ -280,15 +280,9 @@ export abstract class SqlStore
       rows = Number(lookRows[0]?.head) > after ? await this.rows("changes", feed) : [];
     }
     const changed = rows as unknown as ChangedRow[];
-    const txs = new Set<number>();
-    for (const r of changed) {
-      if (Number(r.created_tx) > after) txs.add(Number(r.created_tx));
-      if (r.deleted_tx != null && Number(r.deleted_tx) > after) txs.add(Number(r.deleted_tx));
-    }
-    const ordered = [...txs].sort((a, b) => a - b);
     return {
       freshness: toFreshness(lookRows[0] as unknown as Parameters<typeof toFreshness>[0]),
-      changes: buildChangeSets(ordered, changed),
+      changes: buildChangeSets(changedTxs(changed, after), changed),
     };
   }
 
