@@ -225,9 +225,9 @@ export function listObjectIdsStatement(
  * (tenant_id, deleted_tx) index and filters every live row): entity ids -> the entity index, else subject ids -> the
  * subject index; no ids -> none (the id-ordered walk below). PostgreSQL chooses for itself: there a subject page is
  * one range of its subject page index (tenant, subject type, subject id, id). SQLite has no such index (migration
- * 0006 dropped it: every 1,000-row write paid a second scattered index, +43%); it reads the subject's rows by the
- * subject index and sorts them by id under the page's LIMIT, so a subject page costs in proportion to the subject's
- * rows, not the tenant's (loadtest/RESULTS.md, "SQLite keeps one subject index").
+ * 0006 dropped it: a 1,000-row write naming 1,000 subjects paid a second scattered index, +47-57% at the store); it
+ * reads the subject's rows by the subject index and sorts them by id under the page's LIMIT, so a subject page costs
+ * in proportion to the subject's rows, not the tenant's (loadtest/RESULTS.md, "Issue 18, stop 27").
  */
 function pageIndex(tuples: boolean, filter: Filter<string>): string | undefined {
   const has = (column: string) => filter.conditions.some((c) => c.column === column);
