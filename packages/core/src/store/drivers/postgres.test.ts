@@ -64,6 +64,7 @@ describe("PostgresStore", () => {
       "0003_subject_page_index",
       "0004_expiry",
       "0005_partial_expiry_index",
+      "0006_byte_order_keys",
     ]);
     expect(await migrate(url)).toEqual([]);
     const store = await openStore(url.replace(/^postgres:/, "postgresql:"));
@@ -87,6 +88,49 @@ describe("PostgresStore", () => {
         indexdef: `CREATE INDEX ${table}_expires_idx ON public.${table} USING btree (tenant_id, expires_at) WHERE (expires_at IS NOT NULL)`,
       })),
     );
+    await store.close();
+  });
+
+  it("migration 0006: on a database collating by ICU en-US, key columns still compare byte by byte; the deleted-tx indexes hold only deleted rows", async () => {
+    const name = `pemba_icu_${n++}`;
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+    const url = server.url.replace(/\/postgres$/, `/${name}`);
+    const store = await PostgresStore.open(url);
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    // the database's own order puts "a" before "B"; byte order (SQLite's, JavaScript's) puts "B" first
+    const own = await db.query("SELECT x FROM (VALUES ('a'), ('B')) v(x) ORDER BY x");
+    expect(own.rows.map((r) => r.x)).toEqual(["a", "B"]);
+    for (const id of ["a", "B"]) await store.createTenant(id, id);
+    const p1 = await store.listTenants(2);
+    expect(p1.items.map((t) => t.id)).toEqual(["B", "a"]);
+    expect((await store.listTenants(2, p1.cursor)).items.map((t) => t.id)).toEqual(["t1"]);
+    const { rows } = await db.query(
+      "SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%_deleted_idx' ORDER BY indexname",
+    );
+    expect(rows).toEqual(
+      ["attributes", "tuples"].map((table) => ({
+        indexname: `${table}_deleted_idx`,
+        indexdef: `CREATE INDEX ${table}_deleted_idx ON public.${table} USING btree (tenant_id, deleted_tx) WHERE (deleted_tx IS NOT NULL)`,
+      })),
+    );
+    const collations = await db.query(
+      `SELECT table_name, column_name, collation_name FROM information_schema.columns
+        WHERE table_schema = 'public' AND data_type = 'text' AND table_name IN ('tuples', 'attributes')
+        ORDER BY table_name, column_name`,
+    );
+    const keyed = ["entity_id", "entity_type", "tenant_id"];
+    expect(
+      collations.rows.map((r) => `${r.table_name}.${r.column_name} ${r.collation_name ?? "default"}`),
+    ).toEqual([
+      ...["attribute", ...keyed].map((c) => `attributes.${c} C`),
+      "attributes.value default",
+      "attributes.value_type default",
+      ...[...keyed, "relation", "subject_id", "subject_relation", "subject_type"]
+        .sort()
+        .map((c) => `tuples.${c} C`),
+    ]);
+    await db.end();
     await store.close();
   });
 

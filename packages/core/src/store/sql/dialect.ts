@@ -68,8 +68,6 @@ export interface Dialect {
   listParam(values: string[]): unknown;
   /** `table alias`, pinned to `index` where the planner needs it (SQLite has no statistics without ANALYZE). */
   from(table: Table, alias: Table, index: string): SQL;
-  /** ORDER BY expression for a text column in byte order. */
-  orderText(column: Column): SQL;
 }
 
 /** Column names of a derived table (`rows`), and its columns' references. */
@@ -145,7 +143,6 @@ export function sqliteDialectWith(maxValuesParams: number, maxParams: number): D
     inList: (column) => sql`${column} IN (SELECT value FROM json_each(${P}))`,
     listParam: (values) => JSON.stringify(values),
     from: (table, alias, index) => sql`${table} ${alias} INDEXED BY ${sql.identifier(index)}`,
-    orderText: (column) => sql`${column}`,
   };
 }
 

@@ -63,10 +63,9 @@ export function deleteTenantStatements(d: Dialect, id: string): Statement[] {
 
 export function listTenantsStatement(d: Dialect, after: string, limit: number): Statement<TenantRow> {
   const { tenants } = d.tables;
-  const build = () => {
-    const id = d.orderText(tenants.id);
-    return sql`SELECT ${tenantColumns(d)} FROM ${tenants} WHERE ${id} > ${P} ORDER BY ${id} LIMIT ${P}`;
-  };
+  // byte order on both dialects: PostgreSQL's key columns are COLLATE "C" (pg-tables.ts)
+  const build = () =>
+    sql`SELECT ${tenantColumns(d)} FROM ${tenants} WHERE ${tenants.id} > ${P} ORDER BY ${tenants.id} LIMIT ${P}`;
   return d.statement("list_tenants", build, [after, limit]);
 }
 

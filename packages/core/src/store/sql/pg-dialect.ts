@@ -36,7 +36,6 @@ export function createPgDialect(): Dialect {
     inList: (column) => sql`${column} = ANY(${P}::text[])`,
     listParam: (values) => values,
     from: (table, alias) => sql`${table} ${alias}`,
-    orderText: (column) => sql`${column} COLLATE "C"`,
   };
 }
 

@@ -3,6 +3,7 @@ import { isNotNull, isNull } from "drizzle-orm";
 import {
   bigint,
   bigserial,
+  customType,
   index,
   pgSequence,
   pgTable,
@@ -12,6 +13,13 @@ import {
 } from "drizzle-orm/pg-core";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
+
+/**
+ * Text compared byte by byte (`COLLATE "C"`), for every column an index keys on: the same order as SQLite's and
+ * JavaScript's whatever the server's locale, and memcmp instead of the locale's strcoll on each index comparison
+ * (a 1,000-row write's index inserts, loadtest/RESULTS.md "Issue 18, stop 28").
+ */
+const key = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
 
 /**
  * Store-wide counters: "gc_horizon" (snaps below it are expired); "tx" is SQLite's transaction counter, unused here
@@ -29,7 +37,7 @@ export const meta = pgTable("pemba_meta", {
 export const txIds = pgSequence("pemba_tx_ids");
 
 export const tenants = pgTable("tenants", {
-  id: text().primaryKey(),
+  id: key().primaryKey(),
   name: text().notNull(),
   createdAt: ms("created_at").notNull(),
   /** PostgreSQL: the id of the tenant's last committed write (its head snap, with the GC horizon); SQLite: 0. */
@@ -40,7 +48,7 @@ export const transactions = pgTable(
   "transactions",
   {
     id: bigint({ mode: "number" }).primaryKey(),
-    tenantId: text("tenant_id").notNull(),
+    tenantId: key("tenant_id").notNull(),
     createdAt: ms("created_at").notNull(),
   },
   (t) => [
@@ -53,13 +61,13 @@ export const tuples = pgTable(
   "tuples",
   {
     id: bigserial({ mode: "number" }).primaryKey(),
-    tenantId: text("tenant_id").notNull(),
-    entityType: text("entity_type").notNull(),
-    entityId: text("entity_id").notNull(),
-    relation: text().notNull(),
-    subjectType: text("subject_type").notNull(),
-    subjectId: text("subject_id").notNull(),
-    subjectRelation: text("subject_relation").notNull(),
+    tenantId: key("tenant_id").notNull(),
+    entityType: key("entity_type").notNull(),
+    entityId: key("entity_id").notNull(),
+    relation: key().notNull(),
+    subjectType: key("subject_type").notNull(),
+    subjectId: key("subject_id").notNull(),
+    subjectRelation: key("subject_relation").notNull(),
     createdTx: bigint("created_tx", { mode: "number" }).notNull(),
     deletedTx: bigint("deleted_tx", { mode: "number" }),
     /** Pemba extension: ms since the epoch from which the row is absent from reads; NULL = never. */
@@ -81,7 +89,8 @@ export const tuples = pgTable(
       .on(t.tenantId, t.entityType, t.entityId, t.relation, t.subjectType, t.subjectId, t.subjectRelation)
       .where(isNull(t.deletedTx)),
     index("tuples_created_idx").on(t.tenantId, t.createdTx),
-    index("tuples_deleted_idx").on(t.tenantId, t.deletedTx),
+    /** Only deleted rows (the change feed, GC): an insert costs it no entry. */
+    index("tuples_deleted_idx").on(t.tenantId, t.deletedTx).where(isNotNull(t.deletedTx)),
     /** Only expiring rows (the sweep and nextExpiry): a row without expiry costs its write no entry. */
     index("tuples_expires_idx").on(t.tenantId, t.expiresAt).where(isNotNull(t.expiresAt)),
   ],
@@ -91,10 +100,10 @@ export const attributes = pgTable(
   "attributes",
   {
     id: bigserial({ mode: "number" }).primaryKey(),
-    tenantId: text("tenant_id").notNull(),
-    entityType: text("entity_type").notNull(),
-    entityId: text("entity_id").notNull(),
-    attribute: text().notNull(),
+    tenantId: key("tenant_id").notNull(),
+    entityType: key("entity_type").notNull(),
+    entityId: key("entity_id").notNull(),
+    attribute: key().notNull(),
     valueType: text("value_type").notNull(),
     /** JSON of the value's data; `valueType` keeps integer vs double. */
     value: text().notNull(),
@@ -109,7 +118,7 @@ export const attributes = pgTable(
       .on(t.tenantId, t.entityType, t.entityId, t.attribute)
       .where(isNull(t.deletedTx)),
     index("attributes_created_idx").on(t.tenantId, t.createdTx),
-    index("attributes_deleted_idx").on(t.tenantId, t.deletedTx),
+    index("attributes_deleted_idx").on(t.tenantId, t.deletedTx).where(isNotNull(t.deletedTx)),
     index("attributes_expires_idx").on(t.tenantId, t.expiresAt).where(isNotNull(t.expiresAt)),
   ],
 );
@@ -118,8 +127,8 @@ export const schemas = pgTable(
   "schemas",
   {
     seq: bigserial({ mode: "number" }).primaryKey(),
-    tenantId: text("tenant_id").notNull(),
-    version: text().notNull(),
+    tenantId: key("tenant_id").notNull(),
+    version: key().notNull(),
     schema: text().notNull(),
     createdAt: ms("created_at").notNull(),
   },
@@ -129,8 +138,8 @@ export const schemas = pgTable(
 export const bundles = pgTable(
   "bundles",
   {
-    tenantId: text("tenant_id").notNull(),
-    name: text().notNull(),
+    tenantId: key("tenant_id").notNull(),
+    name: key().notNull(),
     /** JSON of the DataBundle. */
     payload: text().notNull(),
   },
