@@ -4,16 +4,17 @@
  * it, so the type checker sees every capability that is used (no probing for methods it does not know).
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
-import type {
-  AttributeQuery,
-  ChangeSet,
-  HeadSchemaListener,
-  MaybePromise,
-  Snap,
-  SubjectTupleQuery,
-  Tenant,
-  TupleQuery,
-  WriteRequest,
+import {
+  type AttributeQuery,
+  both,
+  type ChangeSet,
+  type HeadSchemaListener,
+  type MaybePromise,
+  type Snap,
+  type SubjectTupleQuery,
+  type Tenant,
+  type TupleQuery,
+  type WriteRequest,
 } from "./types.ts";
 
 /**
@@ -201,6 +202,19 @@ export interface ChangeSetSink {
 
 export const hasCombinedReads = <S extends Partial<CombinedReads>>(s: S): s is S & CombinedReads =>
   s.queryTuplesAndAttributes !== undefined;
+
+/** Tuples and attributes at one snap: one call where `s` has the combined read, both reads at once otherwise. */
+export function queryBoth(
+  s: EngineReads & Partial<CombinedReads>,
+  tenantId: string,
+  snap: Snap,
+  tuples: TupleQuery[],
+  attributes: AttributeQuery[],
+  at?: number,
+): MaybePromise<[Tuple[], Attribute[]]> {
+  if (hasCombinedReads(s)) return s.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
+  return both(s.queryTuples(tenantId, snap, tuples, at), s.queryAttributes(tenantId, snap, attributes, at));
+}
 
 export const hasQueryBudget = <S extends Partial<QueryBudget>>(s: S): s is S & QueryBudget =>
   s.queriesLeft !== undefined;

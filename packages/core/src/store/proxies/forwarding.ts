@@ -7,10 +7,10 @@
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
 import {
   type CombinedReads,
-  hasCombinedReads,
   hasQueryBudget,
   hasWriteNotices,
   type QueryBudget,
+  queryBoth,
   type SnapBookmarks,
   type WriteListener,
 } from "../capabilities.ts";
@@ -29,7 +29,6 @@ import type {
   TupleQuery,
   WriteRequest,
 } from "../store.ts";
-import { both } from "../types.ts";
 
 export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, QueryBudget {
   readonly kind: Store["kind"];
@@ -127,13 +126,7 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     attributes: AttributeQuery[],
     at?: number,
   ): MaybePromise<[Tuple[], Attribute[]]> {
-    const inner = this.storeFor(tenantId);
-    if (hasCombinedReads(inner))
-      return inner.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
-    return both(
-      inner.queryTuples(tenantId, snap, tuples, at),
-      inner.queryAttributes(tenantId, snap, attributes, at),
-    );
+    return queryBoth(this.storeFor(tenantId), tenantId, snap, tuples, attributes, at);
   }
 
   listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]> {

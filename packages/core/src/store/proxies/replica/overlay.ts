@@ -102,12 +102,12 @@ export function laidOver<T>(
   snap: Snap,
   read: (reads: ReplicaReads) => MaybePromise<T>,
   rows: (result: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
-  again: (scratch: MemoryStore, snap: Snap) => T,
+  again: (scratch: MemoryStore, snap: Snap) => MaybePromise<T>,
 ): MaybePromise<T> {
   const sets = overlay.sets.filter((s) => s.snap <= snap);
   const result = read(overlay.reads);
   if (sets.length === 0) return result;
-  const apply = (r: T): T => {
+  const apply = (r: T): MaybePromise<T> => {
     const scratch = new MemoryStore();
     let at = 1;
     scratch.applyChangeSet(tenantId, { snap: at, changes: created(rows(r)) });

@@ -28,11 +28,13 @@
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
 import {
+  type CombinedReads,
+  type EngineReads,
   type HeadSchemaSource,
   hasNearestReplica,
   hasWriteFeed,
   hasWriteNotices,
-  type ReplicaReads,
+  queryBoth,
 } from "../../capabilities.ts";
 import type { MemoryStore } from "../../memory/memory-store.ts";
 import type {
@@ -245,7 +247,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private async slow<T>(
     tenantId: string,
     snap: Snap,
-    fromMemory: () => T,
+    fromMemory: () => MaybePromise<T>,
     fromInner: () => MaybePromise<T>,
   ): Promise<T> {
     for (;;) {
@@ -264,21 +266,24 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   }
 
   /**
-   * A read of a tenant the copy does not cover, in SQL: at the nearest replica with the primary's changes laid over
-   * the rows when this request's fresh token set that up (overlay.ts), else in the request's own session (`read` of
-   * the inner store).
+   * An engine read (`read`, the same call of whichever store answers it at a snap): of the copy where it covers
+   * `snap`, else once the tenant is loaded or caught up; else in SQL, at the nearest replica with the primary's
+   * changes laid over the rows when this request's fresh token set that up (overlay.ts; `rows` names the rows a
+   * result holds), else in the request's own session (the inner store).
    */
-  private fromSql<T>(
+  private engineRead<T>(
     tenantId: string,
     snap: Snap,
-    direct: () => MaybePromise<T>,
-    read: (reads: ReplicaReads) => MaybePromise<T>,
+    read: (store: EngineReads & Partial<CombinedReads>, snap: Snap) => MaybePromise<T>,
     rows: (result: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
-    again: (scratch: MemoryStore, snap: Snap) => T,
   ): MaybePromise<T> {
-    const overlay = this.overlays?.at(tenantId, snap);
-    if (overlay === undefined) return direct();
-    return laidOver(overlay, tenantId, snap, read, rows, again);
+    const fromMemory = () => read(this.memory, snap);
+    if (this.covers(tenantId, snap)) return fromMemory();
+    return this.slow(tenantId, snap, fromMemory, () => {
+      const overlay = this.overlays?.at(tenantId, snap);
+      if (overlay === undefined) return read(this.inner, snap);
+      return laidOver(overlay, tenantId, snap, (r) => read(r, snap), rows, read);
+    });
   }
 
   override headSnap(tenantId: string): MaybePromise<Snap> {
@@ -350,20 +355,11 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     queries: TupleQuery[],
     at: number = Date.now(),
   ): MaybePromise<Tuple[]> {
-    if (this.covers(tenantId, snap)) return this.memory.queryTuples(tenantId, snap, queries, at);
-    return this.slow(
+    return this.engineRead(
       tenantId,
       snap,
-      () => this.memory.queryTuples(tenantId, snap, queries, at),
-      () =>
-        this.fromSql(
-          tenantId,
-          snap,
-          () => this.inner.queryTuples(tenantId, snap, queries, at),
-          (r) => r.queryTuples(tenantId, snap, queries, at),
-          (tuples) => ({ tuples }),
-          (m, s) => m.queryTuples(tenantId, s, queries, at),
-        ),
+      (s, snap) => s.queryTuples(tenantId, snap, queries, at),
+      (tuples) => ({ tuples }),
     );
   }
 
@@ -373,20 +369,11 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     queries: SubjectTupleQuery[],
     at: number = Date.now(),
   ): MaybePromise<Tuple[]> {
-    if (this.covers(tenantId, snap)) return this.memory.querySubjectTuples(tenantId, snap, queries, at);
-    return this.slow(
+    return this.engineRead(
       tenantId,
       snap,
-      () => this.memory.querySubjectTuples(tenantId, snap, queries, at),
-      () =>
-        this.fromSql(
-          tenantId,
-          snap,
-          () => this.inner.querySubjectTuples(tenantId, snap, queries, at),
-          (r) => r.querySubjectTuples(tenantId, snap, queries, at),
-          (tuples) => ({ tuples }),
-          (m, s) => m.querySubjectTuples(tenantId, s, queries, at),
-        ),
+      (s, snap) => s.querySubjectTuples(tenantId, snap, queries, at),
+      (tuples) => ({ tuples }),
     );
   }
 
@@ -396,20 +383,11 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     queries: AttributeQuery[],
     at: number = Date.now(),
   ): MaybePromise<Attribute[]> {
-    if (this.covers(tenantId, snap)) return this.memory.queryAttributes(tenantId, snap, queries, at);
-    return this.slow(
+    return this.engineRead(
       tenantId,
       snap,
-      () => this.memory.queryAttributes(tenantId, snap, queries, at),
-      () =>
-        this.fromSql(
-          tenantId,
-          snap,
-          () => this.inner.queryAttributes(tenantId, snap, queries, at),
-          (r) => r.queryAttributes(tenantId, snap, queries, at),
-          (attributes) => ({ attributes }),
-          (m, s) => m.queryAttributes(tenantId, s, queries, at),
-        ),
+      (s, snap) => s.queryAttributes(tenantId, snap, queries, at),
+      (attributes) => ({ attributes }),
     );
   }
 
@@ -420,23 +398,11 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     attributes: AttributeQuery[],
     at: number = Date.now(),
   ): MaybePromise<[Tuple[], Attribute[]]> {
-    const fromMemory = (): [Tuple[], Attribute[]] => [
-      this.memory.queryTuples(tenantId, snap, tuples, at),
-      this.memory.queryAttributes(tenantId, snap, attributes, at),
-    ];
-    if (this.covers(tenantId, snap)) return fromMemory();
-    return this.slow(tenantId, snap, fromMemory, () =>
-      this.fromSql(
-        tenantId,
-        snap,
-        () => super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at),
-        (r) => r.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at),
-        ([t, a]) => ({ tuples: t, attributes: a }),
-        (m, s): [Tuple[], Attribute[]] => [
-          m.queryTuples(tenantId, s, tuples, at),
-          m.queryAttributes(tenantId, s, attributes, at),
-        ],
-      ),
+    return this.engineRead(
+      tenantId,
+      snap,
+      (s, snap) => queryBoth(s, tenantId, snap, tuples, attributes, at),
+      ([t, a]) => ({ tuples: t, attributes: a }),
     );
   }
 
