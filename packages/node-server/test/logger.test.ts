@@ -1,6 +1,8 @@
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LOG_LEVEL_NUMBERS } from "@pemba/core";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServerLogger } from "../src/logger.ts";
 
@@ -24,6 +26,12 @@ describe("the server logger (pino's asynchronous destination)", () => {
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     return { fd, lines };
   }
+
+  it("each level's number is pino's (the Worker's request lines filter by the same numbers)", () => {
+    const { silent, ...levels } = LOG_LEVEL_NUMBERS;
+    expect(levels).toEqual(pino.levels.values);
+    expect(silent).toBe(Number.POSITIVE_INFINITY);
+  });
 
   it("holds lines until a batch is due, then writes them in order within ~50 ms", async () => {
     const out = open();

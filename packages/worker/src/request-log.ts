@@ -12,22 +12,17 @@
  * whose cost in workerd does not depend on its length (loadtest/RESULTS.md, issue 19 §5).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type LogLevel, matchRoute, type QueryObserver, type RequestInfo } from "@pemba/core";
-
-/** pino's level numbers, which the Node server's lines follow. */
-const LEVEL_NUMBERS: Record<LogLevel, number> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-  silent: Number.POSITIVE_INFINITY,
-};
+import {
+  LOG_LEVEL_NUMBERS,
+  type LogLevel,
+  matchRoute,
+  type QueryObserver,
+  type RequestInfo,
+} from "@pemba/core";
 
 /** Whether a line at `line` is written under the setting `level`. */
 export function writesAt(level: LogLevel, line: "info" | "warn"): boolean {
-  return LEVEL_NUMBERS[line] >= LEVEL_NUMBERS[level];
+  return LOG_LEVEL_NUMBERS[line] >= LOG_LEVEL_NUMBERS[level];
 }
 
 interface RequestFigures {

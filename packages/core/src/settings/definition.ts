@@ -60,6 +60,20 @@ export type SchemaWrites = (typeof SCHEMA_WRITES)[number];
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/**
+ * Each level's number, as pino has them (the Node server's lines carry them; node-server's logging test holds the
+ * two equal): a line is written when its number is at least the setting's.
+ */
+export const LOG_LEVEL_NUMBERS: Readonly<Record<LogLevel, number>> = {
+  fatal: 60,
+  error: 50,
+  warn: 40,
+  info: 30,
+  debug: 20,
+  trace: 10,
+  silent: Number.POSITIVE_INFINITY,
+};
+
 export interface SettingDef {
   env: `PEMBA_${string}`;
   /** The `pemba serve` flag, without `--`. */

@@ -4,6 +4,7 @@ export {
   DEFAULT_DATABASE,
   defaultText,
   helpText,
+  LOG_LEVEL_NUMBERS,
   LOG_LEVELS,
   type LogLevel,
   type Runtime,
