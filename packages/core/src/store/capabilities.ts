@@ -206,11 +206,7 @@ export const hasCombinedReads = <S extends Partial<CombinedReads>>(s: S): s is S
 /** Tuples and attributes at one snap: one call where `s` has the combined read, both reads at once otherwise. */
 export function queryBoth(
   s: EngineReads & Partial<CombinedReads>,
-  tenantId: string,
-  snap: Snap,
-  tuples: TupleQuery[],
-  attributes: AttributeQuery[],
-  at?: number,
+  ...[tenantId, snap, tuples, attributes, at]: Parameters<CombinedReads["queryTuplesAndAttributes"]>
 ): MaybePromise<[Tuple[], Attribute[]]> {
   if (hasCombinedReads(s)) return s.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
   return both(s.queryTuples(tenantId, snap, tuples, at), s.queryAttributes(tenantId, snap, attributes, at));
