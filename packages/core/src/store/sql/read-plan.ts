@@ -238,10 +238,11 @@ function pageIndex(tuples: boolean, filter: Filter<string>): string | undefined 
 }
 
 /**
- * A page of rows visible at `snap` with id > `afterId`, in id order. Written as two ordered, limited halves (rows
- * still live, rows deleted after `snap`) so that each half walks the (tenant_id, deleted_tx) index in id order
- * and only 2 x `limit` rows are ever sorted: `deleted_tx IS NULL OR deleted_tx > ?` in one WHERE makes SQLite
- * sort every remaining row of the tenant for each page (quadratic over a paged full read).
+ * A page of rows visible at `snap` with id > `afterId`, in id order. Written as two limited halves: the rows still
+ * live, in id order (SQLite walks the (tenant_id, deleted_tx) index's NULL range, which is in id order), and the
+ * rows deleted after `snap`, read by the deleted rows' index and sorted (as many as the deletes since `snap`, which
+ * GC bounds). `deleted_tx IS NULL OR deleted_tx > ?` in one WHERE makes SQLite sort every remaining row of the
+ * tenant for each page (quadratic over a paged full read).
  */
 function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias) & Record<K, Column>, R>(
   d: Dialect,
@@ -258,12 +259,17 @@ function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias
   const build = () => {
     const t = aliasedTable(table, "t");
     const from = index === undefined ? sql`${table} ${t}` : d.from(table, t, index);
-    const half = (deleted: SQL) =>
+    const half = (deleted: SQL, id: SQL) =>
       sql`SELECT * FROM (SELECT ${t.id}, ${list(columns(t))}, ${t.expiresAt} FROM ${from}
-        WHERE ${t.tenantId} = ${P} AND ${deleted} AND ${t.id} > ${P} AND +${t.createdTx} <= ${P} AND ${notExpired(t)}${filterSql(d, t, filter)}
-        ORDER BY ${t.id} LIMIT ${P}) h`;
-    return sql`SELECT * FROM (${half(sql`${t.deletedTx} IS NULL`)} UNION ALL ${half(sql`${t.deletedTx} > ${P}`)}) u
-      ORDER BY ${name(table.id)} LIMIT ${P}`;
+        WHERE ${t.tenantId} = ${P} AND ${deleted} AND ${id} > ${P} AND +${t.createdTx} <= ${P} AND ${notExpired(t)}${filterSql(d, t, filter)}
+        ORDER BY ${id} LIMIT ${P}) h`;
+    // the deleted half compares and sorts `+id`, which no index serves: PostgreSQL's generic plan would otherwise walk
+    // the primary key from the cursor through every row of the table (at a head snap no row matches, so the LIMIT
+    // never stops it: 100-150 ms a page at 1,000,000 rows), where the deleted rows' index finds the few rows deleted
+    // after `snap` (loadtest/RESULTS.md, "Issue 18, stop 28")
+    const live = half(sql`${t.deletedTx} IS NULL`, sql`${t.id}`);
+    const gone = half(sql`${t.deletedTx} > ${P}`, sql`+${t.id}`);
+    return sql`SELECT * FROM (${live} UNION ALL ${gone}) u ORDER BY ${name(table.id)} LIMIT ${P}`;
   };
   const index = pageIndex(table === d.tables.tuples, filter);
   const live = [tenantId, afterId, snap, at, ...filter.params, limit];
