@@ -13,10 +13,10 @@
  * (the store's JavaScript). `#drop=INDEX` drops that index after the checkout's migrations (to measure what an
  * index costs). `--statements` loads pg_stat_statements and prints each database's costliest statements.
  */
-import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Store } from "@pemba/core";
+import { connectPg } from "./lib/database.ts";
 
 const { values } = parseArgs({
   options: {
@@ -36,19 +36,10 @@ if (values.statements) {
   process.env.PEMBA_PG_EXTRA = `${process.env.PEMBA_PG_EXTRA ?? ""} -c shared_preload_libraries=pg_stat_statements`;
 }
 
-interface PgClient {
-  connect(): Promise<void>;
-  query(statement: string): Promise<{ rows: Record<string, unknown>[] }>;
-  end(): Promise<void>;
-}
-const pg = createRequire(import.meta.resolve("@pemba/core/node"))("pg") as {
-  Client: new (o: { connectionString: string }) => PgClient;
-};
 const { startPostgres } = await import("@pemba/core/testing/node");
 
 const server = await startPostgres();
-const admin = new pg.Client({ connectionString: server.url });
-await admin.connect();
+const admin = await connectPg(server.url);
 const urlOf = (db: string) => server.url.replace(/\/postgres$/, `/${db}`);
 const write = (store: Store, entity: (r: number) => string, subject: (r: number) => string) =>
   store.write("w0", {
@@ -82,8 +73,7 @@ for (const [i, arg] of (values.repo ?? []).entries()) {
       (r) => `seed-${s * ROWS + r}`,
       (r) => String(r % 100),
     );
-  const client = new pg.Client({ connectionString: urlOf(db) });
-  await client.connect();
+  const client = await connectPg(urlOf(db));
   if (variant?.startsWith("drop=")) await client.query(`DROP INDEX ${variant.slice(5)}`);
   await client.query("ANALYZE");
   await client.end();

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Store, TupleFilter } from "@pemba/core";
+import { connectPg } from "./lib/database.ts";
 
 const { values } = parseArgs({
   options: {
@@ -49,12 +50,6 @@ const fillHub = `SELECT 't1', 'doc', 'hub-' || CAST(i AS TEXT), 'viewer', 'user'
 const COLUMNS =
   "tenant_id, entity_type, entity_id, relation, subject_type, subject_id, subject_relation, created_tx";
 
-interface PgClient {
-  connect(): Promise<void>;
-  query(statement: string): Promise<unknown>;
-  end(): Promise<void>;
-}
-
 interface Database {
   store: Store;
   close(): Promise<void>;
@@ -63,9 +58,7 @@ interface Database {
 async function postgres(): Promise<Database> {
   const server = await startPostgres();
   const store = await PostgresStore.open(server.url);
-  const pg = coreRequire("pg") as { Client: new (o: { connectionString: string }) => PgClient };
-  const client = new pg.Client({ connectionString: server.url });
-  await client.connect();
+  const client = await connectPg(server.url);
   await client.query(`INSERT INTO tuples (${COLUMNS}) ${fill} FROM generate_series(0, ${ROWS - 1}) AS s(i)`);
   if (HUB > 0)
     await client.query(

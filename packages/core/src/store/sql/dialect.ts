@@ -106,7 +106,7 @@ export class StatementTexts {
     }
     if (params.length !== text.params)
       throw new Error(`statement ${shape}: ${params.length} parameters for ${text.params} placeholders`);
-    return text.name === undefined ? { sql: text.sql, params } : { sql: text.sql, params, name: text.name };
+    return { sql: text.sql, params, name: text.name };
   }
 }
 
