@@ -93,7 +93,8 @@ function registerConsole(app: OpenAPIHono, routes: FetchRoutes, assets: ConsoleA
     routes.serve({ route: "/console/:file", authenticate: false }, ({ req }) => {
       const name = req.param("file") ?? "";
       // own files only: `__proto__`, `constructor` or `toString` must not answer Object.prototype's members
-      const file = name === "index.html" || !Object.hasOwn(assets.files, name) ? undefined : assets.files[name];
+      const file =
+        name === "index.html" || !Object.hasOwn(assets.files, name) ? undefined : assets.files[name];
       if (file === undefined) throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
       return serve(file);
     }),
