@@ -27,6 +27,7 @@ import {
   type TupleFilter,
   tupleKey,
 } from "../model.ts";
+import { nextTurn } from "../next-turn.ts";
 import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
@@ -43,7 +44,7 @@ import {
   schemaWriteRefusal,
 } from "./schema-diff.ts";
 import type { DiffBudget } from "./schema-diff-work.ts";
-import { checkRuleBodies, checkSchemaSize, nextTurn } from "./schema-limits.ts";
+import { checkRuleBodies, checkSchemaSize } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";

@@ -5,7 +5,7 @@
  * (over it: a clear error, since counts must be exact) and pairs asked (over it: a smaller, labelled sample).
  */
 import { PembaError } from "../errors.ts";
-import { nextTurn } from "./schema-limits.ts";
+import { nextTurn } from "../next-turn.ts";
 
 export interface DiffBudget {
   /** Live rows one diff may read to count orphans, changed values and stored ids. */
