@@ -10,7 +10,12 @@ import { checkBody, writeSchema } from "./api-client.ts";
 
 let server: RunningServer;
 beforeAll(async () => {
-  server = await startServer({ database: "memory:", logger: pino({ level: "silent" }), maxInFlight: 0 });
+  server = await startServer({
+    database: "memory:",
+    logger: pino({ level: "silent" }),
+    shedLagMs: 100,
+    maxInFlight: 0,
+  });
   await writeSchema(server.url);
 });
 afterAll(() => server?.close());

@@ -281,8 +281,8 @@ export const SETTINGS = {
     flag: "shed-lag-ms",
     arg: "<ms>",
     runtimes: NODE,
-    default: "100",
-    help: "overload: while the event loop runs this many ms behind (two samples 20 ms apart), new requests (but /healthz and /metrics) are answered at once with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` instead of queueing; 0 = never shed",
+    default: "0",
+    help: "overload: while the event loop runs this many ms behind (two samples 20 ms apart), new requests (but /healthz and /metrics) are answered at once with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` instead of queueing (e.g. 100); 0 = never shed",
     schema: count,
   },
   maxInFlight: {
