@@ -1,7 +1,18 @@
 /**
- * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server and the app served over real
- * HTTP on a random port.
+ * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server, a real libSQL server (sqld),
+ * and the app served over real HTTP on a random port.
  */
 export { startTestServer, TEST_SCHEMA, type TestServer } from "./http/testing/harness.ts";
 export { type Listening, listen } from "./http/testing/node-listen.ts";
 export { type PostgresServer, startPostgres } from "./store/testing/postgres-server.ts";
+export {
+  describeWithSqld,
+  findSqld,
+  type RecordingProxy,
+  recordRequests,
+  type SqldKey,
+  type SqldOptions,
+  type SqldServer,
+  sqldKey,
+  startSqld,
+} from "./store/testing/sqld-server.ts";
