@@ -4,9 +4,9 @@
  */
 
 import { compileSchema, parseSchema } from "@pemba/core";
+import { describeWithSqld, recordRequests, startSqld } from "@pemba/core/testing/node";
 import { describe, expect, it } from "vitest";
 import { createWorker, WARM_UP_SCHEMA } from "../src/handler.ts";
-import { startFakeSqld } from "./fake-sqld.ts";
 
 const worker = createWorker();
 
@@ -86,20 +86,6 @@ describe("Worker entry", () => {
     expect(await res.json()).toMatchObject({ tenants: [{ id: "t1" }] });
   });
 
-  it("with the module's env of a libSQL server, opens nothing at once (I/O only within a request): the first request does", async () => {
-    const sqld = await startFakeSqld();
-    try {
-      const later = createWorker({ PEMBA_DATABASE: sqld.url });
-      await new Promise((done) => setTimeout(done, 100));
-      expect(sqld.requests()).toEqual([]);
-      const res = await later.fetch(get("/healthz"), { PEMBA_DATABASE: sqld.url }, ctx);
-      expect(res.status).toBe(200);
-      expect(sqld.pipelines()).toBeGreaterThan(0);
-    } finally {
-      await sqld.close();
-    }
-  });
-
   it("with a module env that cannot start, the first request answers the error from its own env", async () => {
     const broken = createWorker({ PEMBA_DATABASE: "file:pemba.db" });
     const res = await broken.fetch(get("/healthz"), { PEMBA_DATABASE: "file:other.db" }, ctx);
@@ -111,5 +97,24 @@ describe("Worker entry", () => {
     const compiled = compileSchema(parseSchema(WARM_UP_SCHEMA));
     expect(Object.keys(parseSchema(WARM_UP_SCHEMA).entities)).toEqual(["user", "team", "doc"]);
     expect(compiled).toBeDefined();
+  });
+});
+
+describeWithSqld("Worker entry on a real sqld", () => {
+  it("with the module's env of a libSQL server, opens nothing at once (I/O only within a request): the first request does", async () => {
+    const sqld = await startSqld();
+    const proxy = await recordRequests(sqld.url);
+    try {
+      const later = createWorker({ PEMBA_DATABASE: proxy.url });
+      await new Promise((done) => setTimeout(done, 100));
+      expect(proxy.requests()).toEqual([]);
+      const res = await later.fetch(get("/healthz"), { PEMBA_DATABASE: proxy.url }, ctx);
+      expect(res.status).toBe(200);
+      expect(proxy.requests().length).toBeGreaterThan(0);
+      expect(new Set(proxy.requests())).toEqual(new Set(["POST /v2/pipeline"]));
+    } finally {
+      await proxy.close();
+      await sqld.stop();
+    }
   });
 });

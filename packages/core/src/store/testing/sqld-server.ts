@@ -15,6 +15,7 @@ import { createServer as createHttpServer, request as httpRequest } from "node:h
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createClient } from "@libsql/client";
 import { exportSPKI, generateKeyPair, SignJWT } from "jose";
 import { describe, it } from "vitest";
 
@@ -83,6 +84,8 @@ export interface SqldServer {
   url: string;
   /** http://127.0.0.1:<port> where replicas connect (a primary only) */
   grpcUrl?: string;
+  /** Runs one statement on the server (with this token when it checks them); the rows as plain objects. */
+  query(sql: string, authToken?: string): Promise<Record<string, unknown>[]>;
   /** Stops the server (SIGTERM), the data kept. */
   kill(): Promise<void>;
   /** Starts it again on the same ports and data, optionally with other auth keys. */
@@ -157,6 +160,14 @@ export async function startSqld(opts: SqldOptions = {}): Promise<SqldServer> {
   return {
     url,
     grpcUrl: grpcPort ? `http://127.0.0.1:${grpcPort}` : undefined,
+    async query(sql, authToken) {
+      const client = createClient({ url, authToken });
+      try {
+        return (await client.execute(sql)).rows.map((r) => ({ ...r }));
+      } finally {
+        client.close();
+      }
+    },
     kill,
     async restart(next = {}) {
       await kill();
