@@ -90,6 +90,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       admit: runtime.admit,
       version: runtime.version,
       console: runtime.console,
+      authzenTenant: settings.authzenTenant,
     });
     const scope = runtime.scope ?? (<T>(run: () => T) => run());
     return {

@@ -48,6 +48,8 @@ export interface PembaSettings {
   maxCompiledSchemaMb: number;
   /** `safe`: a schema write that would orphan live rows is refused; default `permify`. */
   schemaWrites?: SchemaWrites;
+  /** The tenant whose AuthZEN decision point is also served at the root paths. */
+  authzenTenant?: string;
 }
 
 /** The settings both runtimes read, as flat values. */
@@ -55,6 +57,7 @@ interface CommonSettings {
   database: string;
   auth: AuthConfig;
   corsOrigins?: string[];
+  authzenTenant?: string;
   gcWindowMs: number;
   replica: boolean;
   replicaRefreshMs: number;
@@ -122,6 +125,7 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     database: v.database,
     auth: resolveAuth(v, runtime),
     corsOrigins: v.corsOrigins,
+    authzenTenant: v.authzenTenant,
     gcWindowMs: v.gcWindow,
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,
