@@ -24,6 +24,8 @@ export { defaultLimits, type Limits } from "./limits.ts";
 export type { Answer, AnswerError, ApiRequest, Observe, RequestInfo } from "./pipeline.ts";
 export { readStreamText, requestTooLarge } from "./request-body.ts";
 export {
+  AUTHZEN_ROOT_ROUTES,
+  AUTHZEN_ROUTES,
   type ApiMethod,
   type ApiRoute,
   matchRoute,
