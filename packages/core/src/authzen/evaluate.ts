@@ -86,7 +86,7 @@ interface Group {
   dataKey: string;
   tuples: Tuple[];
   attributes: Attribute[];
-  data: Record<string, unknown>;
+  data: Record<string, unknown> | undefined;
   /** `type:id` -> the properties it was given with (JSON; "" = none), when any item has properties. */
   props: Map<string, string> | undefined;
   queries: CheckQuery[];
@@ -164,7 +164,7 @@ function groupItems(
         dataKey: m.dataKey,
         tuples: [],
         attributes: [],
-        data: m.context.data,
+        data: m.context?.data,
         props: withProps ? new Map() : undefined,
         queries: [],
         indexes: [],
@@ -174,7 +174,7 @@ function groupItems(
     for (const [k, p] of keys) {
       if (!g.props!.has(k!)) {
         g.props!.set(k!, p!);
-        if (p !== "") {
+        if (p !== "" && m.context !== undefined) {
           g.tuples.push(...m.context.tuples.filter((t) => entityKey(t.entity) === k));
           g.attributes.push(...m.context.attributes.filter((a) => entityKey(a.entity) === k));
         }
@@ -188,11 +188,12 @@ function groupItems(
 }
 
 function evaluationOf(compiled: CompiledSchema, target: EvaluationTarget, g: Group): Evaluation {
+  const plain = g.data === undefined && g.tuples.length === 0 && g.attributes.length === 0;
   g.evaluation ??= new Evaluation(
     compiled,
     {
       ...target,
-      context: { tuples: g.tuples, attributes: g.attributes, data: g.data },
+      context: plain ? undefined : { tuples: g.tuples, attributes: g.attributes, data: g.data ?? {} },
       contextualAttributesFirst: true,
     },
     g.queries[0]!.subject,

@@ -45,8 +45,11 @@ export interface Refusal {
 /** A question as the engine asks it. */
 export interface MappedQuestion {
   query: CheckQuery;
-  /** The question's contextual data: relationships and attributes from properties, and `context.data`. */
-  context: Context;
+  /**
+   * The question's contextual data: relationships and attributes from properties, and `context.data`; undefined
+   * when the request has no context and no properties (the check's own fast path).
+   */
+  context: Context | undefined;
   /** Groups questions that can share one evaluation: "" for no context and no subject or action properties. */
   dataKey: string;
 }
@@ -168,19 +171,21 @@ export function mapQuestion(
     (rp && propertyData(schema, "resource", entity, resourceDef, rp, tuples, attributes));
   if (refusal) return { refusal };
   const ap = q.action.properties;
+  const plain = q.context === undefined && sp === undefined && ap === undefined;
   return {
     query: { entity, permission: name, subject },
-    context: { tuples, attributes, data: contextData(q.context, sp, ap) },
-    dataKey:
-      q.context === undefined && sp === undefined && ap === undefined
-        ? ""
-        : JSON.stringify([q.context, sp, ap]),
+    context:
+      plain && tuples.length === 0 && attributes.length === 0
+        ? undefined
+        : { tuples, attributes, data: plain ? {} : contextData(q.context, sp, ap) },
+    dataKey: plain ? "" : JSON.stringify([q.context, sp, ap]),
   };
 }
 
 /**
  * `context.data`: the request's context, the subject's properties at `subject`, the action's at `action` (`{}`
- * when absent, so a rule can test `has(context.data.action.soft)`).
+ * when absent). A request without context and properties has an empty `context.data`: a rule tests
+ * `has(context.data.action) && has(context.data.action.soft)`.
  */
 export function contextData(
   context: Record<string, unknown> | undefined,

@@ -24,10 +24,10 @@ export { defaultLimits, type Limits } from "./limits.ts";
 export type { Answer, AnswerError, ApiRequest, Observe, RequestInfo } from "./pipeline.ts";
 export { readStreamText, requestTooLarge } from "./request-body.ts";
 export {
-  AUTHZEN_ROOT_ROUTES,
-  AUTHZEN_ROUTES,
   type ApiMethod,
   type ApiRoute,
+  AUTHZEN_ROOT_ROUTES,
+  AUTHZEN_ROUTES,
   matchRoute,
   ROUTE_LIST,
   ROUTES,

@@ -18,6 +18,7 @@ import {
   evaluateMany,
   parseAuthzen,
   ResourceSearchRequestSchema,
+  readEvaluationRequest,
   SubjectSearchRequestSchema,
   searchActions,
   searchResources,
@@ -85,11 +86,7 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         response: AccessDecisionSchema,
       },
       async ({ req, tenantId }) => {
-        const body = parseAuthzen(
-          "AccessEvaluationRequest",
-          AccessEvaluationRequestSchema,
-          await authzenBody(req, maxBody),
-        );
+        const body = readEvaluationRequest(await authzenBody(req, maxBody));
         const d = evaluate(service, tenantId, body);
         return decision(d instanceof Promise ? await d : d);
       },
