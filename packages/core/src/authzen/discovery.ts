@@ -1,12 +1,8 @@
 /** The Policy Decision Point metadata (`/.well-known/authzen-configuration`) of a decision point's base URL. */
-export interface AuthzenConfiguration {
-  policy_decision_point: string;
-  access_evaluation_endpoint: string;
-  access_evaluations_endpoint: string;
-  search_subject_endpoint: string;
-  search_resource_endpoint: string;
-  search_action_endpoint: string;
-}
+import type { z } from "@hono/zod-openapi";
+import type { AuthzenConfigurationSchema } from "./wire.ts";
+
+export type AuthzenConfiguration = z.output<typeof AuthzenConfigurationSchema>;
 
 /** The metadata of the decision point at `base` (`https://pdp.example.com` or `.../v1/tenants/t1`). */
 export function authzenConfiguration(base: string): AuthzenConfiguration {
