@@ -34,6 +34,15 @@ describe("serve configuration", () => {
     });
   });
 
+  it("the AuthZEN root tenant from flag or environment; a tenant id", () => {
+    expect(resolveServeConfig({}, {}).authzenTenant).toBeUndefined();
+    expect(resolveServeConfig({}, { PEMBA_AUTHZEN_TENANT: "acme" }).authzenTenant).toBe("acme");
+    expect(
+      resolveServeConfig({ "authzen-tenant": "t1" }, { PEMBA_AUTHZEN_TENANT: "acme" }).authzenTenant,
+    ).toBe("t1");
+    expect(() => resolveServeConfig({ "authzen-tenant": "a b" }, {})).toThrow(ConfigError);
+  });
+
   it("PostgreSQL pool size from flag or environment; at least 1", () => {
     expect(resolveServeConfig({}, { PEMBA_PG_POOL_SIZE: "4" }).pgPoolSize).toBe(4);
     expect(resolveServeConfig({ "pg-pool-size": "32" }, { PEMBA_PG_POOL_SIZE: "4" }).pgPoolSize).toBe(32);

@@ -125,7 +125,8 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     database: v.database,
     auth: resolveAuth(v, runtime),
     corsOrigins: v.corsOrigins,
-    authzenTenant: v.authzenTenant,
+    // absent rather than undefined when unset: settings compare as they did before the setting existed
+    ...(v.authzenTenant === undefined ? {} : { authzenTenant: v.authzenTenant }),
     gcWindowMs: v.gcWindow,
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,
