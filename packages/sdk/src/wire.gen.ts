@@ -63,7 +63,7 @@ export interface Argument {
 
 export interface Attribute {
   entity: Entity;
-  attribute: string;
+  attribute?: string;
   value?: AttributeValue;
   expires_at?: string;
 }
@@ -397,6 +397,7 @@ export interface ProofNode {
   };
   reason?: string;
   contextual?: boolean;
+  omitted?: number;
   children: unknown[];
 }
 
@@ -463,6 +464,8 @@ export interface SchemaDiffResponse {
   sample: {
     size: number;
     seed: number;
+    pair_budget: number;
+    limited_by_budget: boolean;
   };
   removed: {
     kind: "ENTITY" | "RELATION" | "PERMISSION" | "ATTRIBUTE" | "RELATION_SUBJECT";
