@@ -2,3 +2,4 @@
 export { type ConnectFetchHandler, createConnectFetchHandler } from "./fetch.ts";
 export { RPC_ROUTES, type RpcRoute, SERVICES } from "./rpc-table.ts";
 export { type GrpcServicesOptions, registerGrpcServices } from "./transport.ts";
+export { typeRegistry as grpcTypeRegistry } from "./type-registry.ts";
