@@ -5,16 +5,19 @@
  * bytes re-encoded by its own codec, the HTTP JSON by proto3 JSON rules), errors as gRPC statuses, health and
  * reflection.
  */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { create, type DescMessage, fromBinary, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { grpcTypeRegistry } from "@pemba/core";
-import * as permify from "@permify/permify-node";
-import { Any } from "@permify/permify-node/dist/src/grpc/generated/google/protobuf/any.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliProcess, startServe } from "./cli-process.ts";
+import { permify, permifyClient } from "./permify-node.ts";
 
 const ADMIN = "grpc-admin-key";
 const LIMITED = "grpc-t1-key";
@@ -32,9 +35,7 @@ entity document {
 }
 `;
 
-type Client = ReturnType<typeof permify.grpc.newClient>;
-type Payload = typeof permify.grpc.payload;
-type Codec = { encode(message: unknown): { finish(): Uint8Array } };
+type Client = ReturnType<typeof permifyClient>;
 
 let server: CliProcess & { url: string };
 let grpcAddress: string;
@@ -80,8 +81,8 @@ const protoJson = (d: DescMessage, message: Parameters<typeof toJson>[1]) =>
   toJson(d, message, { registry: grpcTypeRegistry, useProtoFieldName: true });
 
 /** The permify-node answer as proto JSON: its own codec's bytes, decoded as the proto message. */
-function fromClient(name: keyof Payload, answer: unknown): JsonValue {
-  const codec = permify.grpc.payload[name] as unknown as Codec;
+function fromClient(name: string, answer: unknown): JsonValue {
+  const codec = permify.grpc.payload[name]!;
   return protoJson(desc(name), fromBinary(desc(name), codec.encode(answer).finish()));
 }
 
@@ -94,18 +95,17 @@ function fromHttp(name: string, json: JsonValue): JsonValue {
 }
 
 /** Asserts the gRPC and HTTP answers are the same message, and returns it (as proto JSON) for spot checks. */
-function same(name: keyof Payload, grpcAnswer: unknown, httpAnswer: JsonValue): Record<string, unknown> {
+function same(name: string, grpcAnswer: unknown, httpAnswer: JsonValue): Record<string, unknown> {
   const viaGrpc = fromClient(name, grpcAnswer);
   expect(viaGrpc).toEqual(fromHttp(name, httpAnswer));
   return viaGrpc as Record<string, unknown>;
 }
 
 /** A boolean attribute value as permify-node users build it: a google.protobuf.Any of base.v1.BooleanValue. */
-const booleanAny = (data: boolean) =>
-  Any.fromPartial({
-    typeUrl: "type.googleapis.com/base.v1.BooleanValue",
-    value: permify.grpc.base.BooleanValue.encode({ data }).finish(),
-  });
+const booleanAny = (data: boolean) => ({
+  typeUrl: "type.googleapis.com/base.v1.BooleanValue",
+  value: permify.grpc.base.BooleanValue.encode({ data }).finish(),
+});
 
 const entity = (type: string, id: string) => ({ type, id });
 const subject = (type: string, id: string, relation = "") => ({ type, id, relation });
@@ -133,10 +133,7 @@ beforeAll(async () => {
   ]);
   const line = await server.waitForLog((e) => typeof e.grpc === "string");
   grpcAddress = line.grpc as string;
-  client = permify.grpc.newClient(
-    { endpoint: grpcAddress, insecure: true, cert: null, pk: null, certChain: null },
-    permify.grpc.newAccessTokenInterceptor(ADMIN),
-  );
+  client = permifyClient(grpcAddress, ADMIN);
 }, 60_000);
 
 afterAll(async () => {
@@ -216,8 +213,8 @@ describe("permify-node 1.7.3 against pemba serve's gRPC port", () => {
       metadata: { schema_version: "" },
       partials,
     });
-    expect(Object.keys(fromClient("SchemaPartialWriteResponse", viaGrpc))).toEqual(
-      Object.keys(fromHttp("SchemaPartialWriteResponse", viaHttp)),
+    expect(Object.keys(fromClient("SchemaPartialWriteResponse", viaGrpc) as object)).toEqual(
+      Object.keys(fromHttp("SchemaPartialWriteResponse", viaHttp) as object),
     );
     expect(viaGrpc.schemaVersion).not.toBe(written.schemaVersion);
     const after = (tenant: string) =>
@@ -624,6 +621,23 @@ describe("permify-node 1.7.3 against pemba serve's gRPC port", () => {
   });
 });
 
+describe("one pipeline: gRPC calls are counted and logged as their HTTP routes", () => {
+  it("subject permission, called once over each transport, counts twice and logs twice", async () => {
+    const metrics = await (
+      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).text();
+    const route = "/v1/tenants/:tenant_id/permissions/subject-permission";
+    expect(metrics).toContain(`pemba_http_requests_total{route="${route}",status="200"} 2\n`);
+    const logged = server
+      .stdout()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { route?: string; msg?: string; status?: number })
+      .filter((e) => e.route === route && e.msg === "request" && e.status === 200);
+    expect(logged).toHaveLength(2);
+  });
+});
+
 describe("errors as gRPC statuses: the code and message of the HTTP error body", () => {
   const checkBody = (depth: number) => ({
     metadata: { snap_token: "", schema_version: "", depth },
@@ -670,28 +684,16 @@ describe("errors as gRPC statuses: the code and message of the HTTP error body",
   });
 
   it("missing key, invalid key, and a key limited to other tenants", async () => {
-    const bare = permify.grpc.newClient({
-      endpoint: grpcAddress,
-      insecure: true,
-      cert: null,
-      pk: null,
-      certChain: null,
-    });
+    const bare = permifyClient(grpcAddress);
     const missing = await statusOf(bare.permission.check(checkRequest("t1", 20)));
     // Permify's own answer: gRPC UNKNOWN (2) for a call without the authorization metadata
     expect(missing).toEqual({ code: 2, details: "ERROR_CODE_MISSING_BEARER_TOKEN" });
     expect(missing).toEqual(await asHttp("/v1/tenants/t1/permissions/check", checkBody(20), ""));
-    const invalid = permify.grpc.newClient(
-      { endpoint: grpcAddress, insecure: true, cert: null, pk: null, certChain: null },
-      permify.grpc.newAccessTokenInterceptor("wrong-key"),
-    );
+    const invalid = permifyClient(grpcAddress, "wrong-key");
     const wrong = await statusOf(invalid.permission.check(checkRequest("t1", 20)));
     expect(wrong).toEqual({ code: 16, details: "ERROR_CODE_INVALID_KEY" });
     expect(wrong).toEqual(await asHttp("/v1/tenants/t1/permissions/check", checkBody(20), "wrong-key"));
-    const limited = permify.grpc.newClient(
-      { endpoint: grpcAddress, insecure: true, cert: null, pk: null, certChain: null },
-      permify.grpc.newAccessTokenInterceptor(LIMITED),
-    );
+    const limited = permifyClient(grpcAddress, LIMITED);
     expect((await limited.permission.check(checkRequest("t1", 20))).can).toBe(
       permify.grpc.base.CheckResult.CHECK_RESULT_ALLOWED,
     );
@@ -755,4 +757,60 @@ describe("health and reflection", () => {
     expect(files).toContain("base/v1/base.proto");
     expect(files).toContain("google/protobuf/any.proto");
   });
+});
+
+describe("TLS on the gRPC port", () => {
+  it("--grpc-tls-cert and --grpc-tls-key: permify-node with the certificate as its root connects", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pemba-grpc-tls-"));
+    const cert = join(dir, "cert.pem");
+    const key = join(dir, "key.pem");
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ],
+      { stdio: "ignore" },
+    );
+    const port = await freePort();
+    const tls = await startServe([
+      "--database",
+      "memory:",
+      "--grpc-port",
+      String(port),
+      "--grpc-tls-cert",
+      cert,
+      "--grpc-tls-key",
+      key,
+    ]);
+    try {
+      const line = await tls.waitForLog((e) => typeof e.grpc === "string");
+      expect(line.tls).toBe(true);
+      const secure = permifyClient(`localhost:${port}`, undefined, readFileSync(cert));
+      const listed = await secure.tenancy.list({ pageSize: 10, continuousToken: "" });
+      expect(listed.tenants.map((t: { id: string }) => t.id)).toEqual(["t1"]);
+      // a cleartext client gets no answer from a TLS port
+      const plain = await statusOf(permifyClient(`localhost:${port}`).tenancy.list({ pageSize: 1 }));
+      expect(plain.code).toBe(14);
+    } finally {
+      tls.child.kill("SIGTERM");
+      await tls.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
