@@ -16,7 +16,7 @@ import {
 } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { defaultLimits, type PembaApp, registerGrpcServices } from "@pemba/core";
+import { defaultLimits, grpcTypeRegistry, type PembaApp, registerGrpcServices } from "@pemba/core";
 
 export interface GrpcServerOptions {
   host: string;
@@ -61,6 +61,8 @@ export async function startGrpcServer(app: PembaApp, options: GrpcServerOptions)
   const connect = connectNodeAdapter({
     routes: (router) => registerGrpcServices(router, app),
     readMaxBytes: READ_MAX_BYTES,
+    // Connect's JSON encoding reads and writes attribute values (google.protobuf.Any) by their types
+    jsonOptions: { registry: grpcTypeRegistry },
   });
   const handler = (req: Http2ServerRequest, res: Http2ServerResponse): void => {
     const addTrailers = res.addTrailers.bind(res);

@@ -8,12 +8,20 @@ import { createConnectRouter } from "@connectrpc/connect";
 import { createFetchHandler } from "@connectrpc/connect/protocol";
 import type { PembaApp } from "../http/app.ts";
 import { registerGrpcServices } from "./transport.ts";
+import { typeRegistry } from "./type-registry.ts";
 
 /** Answers a Connect or gRPC-Web call; undefined for any other request (the caller serves it). */
 export type ConnectFetchHandler = (request: Request) => Promise<Response> | undefined;
 
 export function createConnectFetchHandler(app: PembaApp, readMaxBytes: number): ConnectFetchHandler {
-  const router = createConnectRouter({ grpc: false, grpcWeb: true, connect: true, readMaxBytes });
+  const router = createConnectRouter({
+    grpc: false,
+    grpcWeb: true,
+    connect: true,
+    readMaxBytes,
+    // Connect's JSON encoding reads and writes attribute values (google.protobuf.Any) by their types
+    jsonOptions: { registry: typeRegistry },
+  });
   registerGrpcServices(router, app, { reflection: false });
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, createFetchHandler(h)]));
   return (request) => {
