@@ -1,7 +1,8 @@
 /**
  * The gRPC port: Permify's base.v1 services (and Connect, gRPC-Web on the same paths), health and reflection, over
  * HTTP/2 (cleartext, or TLS with a certificate and key), served by connect-node. Every RPC runs its HTTP route's
- * handler through the app's request pipeline (@pemba/core's grpc/transport.ts).
+ * handler through the app's request pipeline (@pemba/core's grpc/transport.ts). Native unary calls take a shorter
+ * road to the same answer (grpc-unary.ts).
  */
 import { readFileSync } from "node:fs";
 import type { OutgoingHttpHeaders } from "node:http";
@@ -13,10 +14,14 @@ import {
   type Http2ServerRequest,
   type Http2ServerResponse,
   type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
 } from "node:http2";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { defaultLimits, grpcTypeRegistry, type PembaApp, registerGrpcServices } from "@pemba/core";
+import { grpcMessageEncoding } from "./grpc-message.ts";
+import { unaryGrpcHandler } from "./grpc-unary.ts";
 
 export interface GrpcServerOptions {
   host: string;
@@ -34,28 +39,6 @@ export interface GrpcServer {
 
 /** The largest request message: the largest request body the HTTP API takes (a proto message is no larger). */
 const READ_MAX_BYTES = Math.max(defaultLimits.maxBodyBytes, defaultLimits.maxSchemaBodyBytes);
-
-/**
- * A status message as the gRPC spec percent-encodes it: only bytes outside printable ASCII, and `%`. connect
- * encodes with encodeURIComponent (`:` as `%3A`), which grpc-js (so permify-node) decodes with decodeURI, leaving
- * `%3A` in the message; grpc-go servers such as Permify's send `:` as it is.
- */
-export function grpcMessageEncoding(encoded: string): string {
-  let text: string;
-  try {
-    text = decodeURIComponent(encoded);
-  } catch {
-    return encoded;
-  }
-  let out = "";
-  for (const byte of new TextEncoder().encode(text)) {
-    out +=
-      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
-        ? String.fromCharCode(byte)
-        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out;
-}
 
 export async function startGrpcServer(app: PembaApp, options: GrpcServerOptions): Promise<GrpcServer> {
   const connect = connectNodeAdapter({
@@ -86,6 +69,17 @@ export async function startGrpcServer(app: PembaApp, options: GrpcServerOptions)
           },
           handler,
         );
+  // native unary calls first (grpc-unary.ts); the compatibility layer's request handler gets the rest
+  const [generic] = server.listeners("stream") as ((...args: unknown[]) => void)[];
+  if (generic === undefined) throw new Error("the HTTP/2 server has no stream listener");
+  server.removeListener("stream", generic);
+  const unary = unaryGrpcHandler(app, READ_MAX_BYTES);
+  server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
+    if (!unary(stream, headers)) generic.call(server, stream, headers, ...rest);
+  });
+  // a call's answer is several small writes (headers, message, trailers): without this, Nagle's algorithm holds
+  // the later ones until the client's delayed ACK (tens of milliseconds per call)
+  server.on("connection", (socket: Socket) => socket.setNoDelay(true));
   const sessions = new Set<Http2Session>();
   server.on("session", (session: Http2Session) => {
     sessions.add(session);

@@ -28,19 +28,42 @@ import { typeRegistry } from "./type-registry.ts";
 
 const encoder = new TextEncoder();
 
-/** The route's path parameters, read from the request message's fields of the same proto names. */
+/** Each route's path parameters and the request message's fields of the same proto names (local names). */
+const PATH_FIELDS = new Map<RpcRoute, [param: string, field: string][]>(
+  RPC_ROUTES.map((rpc) => [
+    rpc,
+    [...rpc.route.path.matchAll(/\{(\w+)\}/g)].map(([, param]) => {
+      const field = rpc.method.input.fields.find((f) => f.name === param);
+      if (field === undefined) throw new Error(`${rpc.method.input.typeName} has no field ${param}`);
+      return [param!, field.localName];
+    }),
+  ]),
+);
+
+/** The route's path parameters, read from the request message. */
 function pathParams(rpc: RpcRoute, message: Message): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const name of rpc.route.path.matchAll(/\{(\w+)\}/g)) {
-    const field = rpc.method.input.field[name[1]!] ?? rpc.method.input.fields.find((f) => f.name === name[1]);
-    const value = field === undefined ? undefined : (message as Record<string, unknown>)[field.localName];
-    params[name[1]!] = typeof value === "string" ? value : "";
+  for (const [param, field] of PATH_FIELDS.get(rpc)!) {
+    const value = (message as unknown as Record<string, unknown>)[field];
+    params[param] = typeof value === "string" ? value : "";
   }
   return params;
 }
 
+/** What a call brings besides its message, whichever server carries it. */
+export interface RpcCallContext {
+  /** A request header (metadata) by lower-case name. */
+  header(name: string): string | undefined;
+  signal?: AbortSignal;
+}
+
+const callContext = (ctx: HandlerContext): RpcCallContext => ({
+  header: (name) => ctx.requestHeader.get(name) ?? undefined,
+  signal: ctx.signal,
+});
+
 /** The RPC's request as the pipeline's `ApiRequest`: the HTTP route's JSON body, metadata as headers. */
-function apiRequest(rpc: RpcRoute, message: Message, ctx: HandlerContext, registry: Registry): ApiRequest {
+function apiRequest(rpc: RpcRoute, message: Message, ctx: RpcCallContext, registry: Registry): ApiRequest {
   const params = pathParams(rpc, message);
   const body = toJson(rpc.method.input, message, { useProtoFieldName: true, registry }) as JsonObject;
   // a path parameter is the path's, as over HTTP (grpc-gateway takes it from the path, not the body)
@@ -48,7 +71,7 @@ function apiRequest(rpc: RpcRoute, message: Message, ctx: HandlerContext, regist
   const text = JSON.stringify(body);
   return {
     method: rpc.route.method,
-    header: (name) => ctx.requestHeader.get(name) ?? undefined,
+    header: ctx.header,
     text: async (maxBytes) => {
       // UTF-8 is at most 3 bytes per UTF-16 unit: only a text near the limit is measured
       if (text.length * 3 > maxBytes && encoder.encode(text).byteLength > maxBytes) throw requestTooLarge();
@@ -118,6 +141,28 @@ async function* ndjsonLines(body: Answer["body"], signal: AbortSignal): AsyncGen
   }
 }
 
+/** Runs `rpc`'s route for `message` through the pipeline. */
+function run(app: PembaApp, rpc: RpcRoute, message: Message, ctx: RpcCallContext): Promise<Answer> {
+  const answer = app.handle(rpc.route, apiRequest(rpc, message, ctx, typeRegistry));
+  if (answer === undefined) throw new ConnectError("ERROR_CODE_NOT_IMPLEMENTED", Code.Unimplemented);
+  return answer;
+}
+
+/**
+ * A unary RPC's answer: the response message, or a ConnectError with the status (code and message of the HTTP
+ * error body). What every server of the gRPC services runs for a unary call.
+ */
+export async function callUnary(
+  app: PembaApp,
+  rpc: RpcRoute,
+  message: Message,
+  ctx: RpcCallContext,
+): Promise<Message> {
+  const answer = await run(app, rpc, message, ctx);
+  if (answer.error !== undefined) throw statusError(answer);
+  return responseMessage(rpc.method.output, JSON.parse(await bodyText(answer.body)), typeRegistry);
+}
+
 export interface GrpcServicesOptions {
   /** Serves grpc.health.v1.Health (default true). */
   health?: boolean;
@@ -138,20 +183,13 @@ export function registerGrpcServices(
   // the table's methods are of every kind at once for the type checker: each is registered by its kind below
   const register = router.rpc.bind(router) as (method: DescMethod, impl: unknown) => ConnectRouter;
   for (const rpc of RPC_ROUTES) {
-    const run = (message: Message, ctx: HandlerContext): Promise<Answer> => {
-      const answer = app.handle(rpc.route, apiRequest(rpc, message, ctx, registry));
-      if (answer === undefined) throw new ConnectError("ERROR_CODE_NOT_IMPLEMENTED", Code.Unimplemented);
-      return answer;
-    };
     if (rpc.method.methodKind === "unary") {
-      register(rpc.method, async (message: Message, ctx: HandlerContext) => {
-        const answer = await run(message, ctx);
-        if (answer.error !== undefined) throw statusError(answer);
-        return responseMessage(rpc.method.output, JSON.parse(await bodyText(answer.body)), registry);
-      });
+      register(rpc.method, (message: Message, ctx: HandlerContext) =>
+        callUnary(app, rpc, message, callContext(ctx)),
+      );
     } else if (rpc.method.methodKind === "server_streaming") {
       register(rpc.method, async function* (message: Message, ctx: HandlerContext) {
-        const answer = await run(message, ctx);
+        const answer = await run(app, rpc, message, callContext(ctx));
         if (answer.error !== undefined) throw statusError(answer);
         for await (const line of ndjsonLines(answer.body, ctx.signal)) {
           const error = line.error as { code?: number; message?: string } | undefined;
