@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { metric, runK6 } from "./lib/k6.ts";
-import { cpuSeconds } from "./lib/proc.ts";
+import { cpuSplit } from "./lib/proc.ts";
 import { seed, spotCheck, writeSeedSchema } from "./lib/seed.ts";
 import { freePort, startPemba } from "./lib/servers.ts";
 
@@ -33,6 +33,8 @@ interface Window {
   failed: number;
   dropped: number;
   cpu: number;
+  /** Of `cpu`, in the kernel (system time). */
+  system: number;
   p50: number;
   p99: number;
 }
@@ -61,9 +63,11 @@ try {
     const order: Protocol[] = round % 2 === 0 ? ["http", "grpc"] : ["grpc", "http"];
     for (const protocol of order) {
       const script = protocol === "http" ? "check-open-model.js" : "check-open-model-grpc.js";
-      const before = cpuSeconds(server.pid);
+      const before = cpuSplit(server.pid);
       const run = await runK6(script, env);
-      const cpu = cpuSeconds(server.pid) - before;
+      const after = cpuSplit(server.pid);
+      const system = after.system - before.system;
+      const cpu = after.user - before.user + system;
       const s = run.summary;
       const duration = protocol === "http" ? "http_req_duration" : "grpc_req_duration";
       const w: Window = {
@@ -73,13 +77,15 @@ try {
         failed: metric(s, "checks", "fails"),
         dropped: metric(s, "dropped_iterations", "count"),
         cpu,
+        system,
         p50: metric(s, duration, "med"),
         p99: metric(s, duration, "p(99)"),
       };
       windows.push(w);
       log(
         `round ${round + 1} ${protocol.padEnd(4)}: ${w.answered} checks (${w.failed} failed checks, ${w.dropped} dropped), ` +
-          `server CPU ${((w.cpu * 1e6) / Math.max(1, w.answered)).toFixed(1)} µs/check, p50 ${w.p50.toFixed(2)} ms, p99 ${w.p99.toFixed(2)} ms`,
+          `server CPU ${((w.cpu * 1e6) / Math.max(1, w.answered)).toFixed(1)} µs/check ` +
+          `(kernel ${((w.system * 1e6) / Math.max(1, w.answered)).toFixed(1)}), p50 ${w.p50.toFixed(2)} ms, p99 ${w.p99.toFixed(2)} ms`,
       );
     }
   }
@@ -90,14 +96,20 @@ try {
 const perCheck = (protocol: Protocol) => {
   const of = windows.filter((w) => w.protocol === protocol);
   const answered = of.reduce((n, w) => n + w.answered, 0);
-  return { answered, us: (of.reduce((n, w) => n + w.cpu, 0) * 1e6) / Math.max(1, answered) };
+  const us = (seconds: number) => (seconds * 1e6) / Math.max(1, answered);
+  return {
+    answered,
+    us: us(of.reduce((n, w) => n + w.cpu, 0)),
+    kernel: us(of.reduce((n, w) => n + w.system, 0)),
+  };
 };
 const http = perCheck("http");
 const grpc = perCheck("grpc");
 const failed = windows.reduce((n, w) => n + w.failed, 0);
 console.log(
   `\nserver CPU per check at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} s windows: HTTP ${http.us.toFixed(1)} µs ` +
-    `(${http.answered} checks), gRPC ${grpc.us.toFixed(1)} µs (${grpc.answered} checks); ` +
+    `(kernel ${http.kernel.toFixed(1)}; ${http.answered} checks), gRPC ${grpc.us.toFixed(1)} µs ` +
+    `(kernel ${grpc.kernel.toFixed(1)}; ${grpc.answered} checks); ` +
     `gRPC / HTTP = ${(grpc.us / http.us).toFixed(3)}; failed checks ${failed}`,
 );
 if (failed > 0) process.exitCode = 1;
