@@ -3,9 +3,12 @@
  * seed writer): fixed-rate windows alternating HTTP, gRPC, gRPC, HTTP, ... (so background load hits both alike),
  * k6's check-open-model.js against k6/net/grpc's check-open-model-grpc.js, the same request mix. Prints the server's
  * CPU per answered check of each window and the ratio gRPC / HTTP over all windows.
- *   node --experimental-strip-types loadtest/ab-grpc.ts [--rate 500] [--duration 15] [--rounds 4] [--ids 10000]
+ *   node --experimental-strip-types loadtest/ab-grpc.ts [--rate 150] [--duration 15] [--rounds 3] [--ids 10000]
+ *        [--bare]   (the transports alone instead of pemba: grpc-bare-server.ts answers a fixed decision)
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { metric, runK6 } from "./lib/k6.ts";
 import { cpuSplit } from "./lib/proc.ts";
@@ -14,10 +17,11 @@ import { freePort, startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
   options: {
-    rate: { type: "string", default: "500" },
+    rate: { type: "string", default: "150" },
     duration: { type: "string", default: "15" },
-    rounds: { type: "string", default: "4" },
+    rounds: { type: "string", default: "3" },
     ids: { type: "string", default: "10000" },
+    bare: { type: "boolean", default: false },
   },
 });
 const RATE = Number(values.rate);
@@ -39,17 +43,56 @@ interface Window {
   p99: number;
 }
 
+/** The bare transports (grpc-bare-server.ts) on two free ports, as a server of the A/B. */
+async function startBare(grpcPort: number): Promise<{ url: string; pid: number; stop(): Promise<unknown> }> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      "--experimental-strip-types",
+      "--no-warnings",
+      join(import.meta.dirname, "grpc-bare-server.ts"),
+      String(port),
+      String(grpcPort),
+    ],
+    { stdio: "inherit" },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await (await fetch(url, { method: "POST", body: "{}" })).arrayBuffer();
+      break;
+    } catch (e) {
+      if (i === 100) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    pid: child.pid!,
+    stop: () => {
+      child.kill();
+      return new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
 const token = randomBytes(16).toString("hex");
 const grpcPort = await freePort();
-const server = await startPemba("memory:", ["--auth-keys", token, "--grpc-port", String(grpcPort)]);
+const server = values.bare
+  ? await startBare(grpcPort)
+  : await startPemba("memory:", ["--auth-keys", token, "--grpc-port", String(grpcPort)]);
 const windows: Window[] = [];
 try {
-  const version = await writeSeedSchema(server.url, token);
-  log(`seeding ${IDS} ids per type ...`);
-  const seeded = await seed(server.url, version, log, { token, totalIds: IDS });
-  log(
-    `seeded ${seeded.tuples + seeded.attributes} rows; spot checks ${await spotCheck(server.url, version, token, IDS)}`,
-  );
+  let version = "";
+  if (!values.bare) {
+    version = await writeSeedSchema(server.url, token);
+    log(`seeding ${IDS} ids per type ...`);
+    const seeded = await seed(server.url, version, log, { token, totalIds: IDS });
+    log(
+      `seeded ${seeded.tuples + seeded.attributes} rows; spot checks ${await spotCheck(server.url, version, token, IDS)}`,
+    );
+  }
   const env = {
     PEMBA_URL: server.url,
     PEMBA_GRPC: `127.0.0.1:${grpcPort}`,
@@ -107,7 +150,7 @@ const http = perCheck("http");
 const grpc = perCheck("grpc");
 const failed = windows.reduce((n, w) => n + w.failed, 0);
 console.log(
-  `\nserver CPU per check at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} s windows: HTTP ${http.us.toFixed(1)} µs ` +
+  `\n${values.bare ? "bare transports: " : ""}server CPU per check at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} s windows: HTTP ${http.us.toFixed(1)} µs ` +
     `(kernel ${http.kernel.toFixed(1)}; ${http.answered} checks), gRPC ${grpc.us.toFixed(1)} µs ` +
     `(kernel ${grpc.kernel.toFixed(1)}; ${grpc.answered} checks); ` +
     `gRPC / HTTP = ${(grpc.us / http.us).toFixed(3)}; failed checks ${failed}`,
