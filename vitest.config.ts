@@ -34,6 +34,16 @@ export default defineConfig({
       },
       {
         test: {
+          name: "cli",
+          root: "packages/cli",
+          include: ["test/**/*.test.ts"],
+          // npm install of the packed CLI; podman builds of the container image (and its base image on first use)
+          testTimeout: 600_000,
+          hookTimeout: 900_000,
+        },
+      },
+      {
+        test: {
           name: "console",
           root: "packages/console",
           include: ["test/**/*.test.ts"],
