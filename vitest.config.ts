@@ -36,6 +36,7 @@ export default defineConfig({
         test: {
           name: "cli",
           root: "packages/cli",
+          globalSetup: ["test/global-setup.ts"],
           include: ["test/**/*.test.ts"],
           // npm install of the packed CLI; podman builds of the container image (and its base image on first use)
           testTimeout: 600_000,

@@ -117,3 +117,12 @@ export function packCli(dest: string): string {
 export function manifestOf(dir: string): Record<string, unknown> & { dependencies?: Record<string, string> } {
   return JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
 }
+
+/** The one shell block of the root README that has a line `match` accepts. */
+export function readmeBlock(match: (line: string) => boolean): string {
+  const readme = readFileSync(join(REPO_DIR, "README.md"), "utf8");
+  const blocks = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+  const found = blocks.filter((b) => b.split("\n").some(match));
+  if (found.length !== 1) throw new Error(`README.md: ${found.length} shell blocks have the line ${match}`);
+  return found[0]!;
+}
