@@ -19,6 +19,8 @@ export interface RequestInfo {
   method: string;
   /** The endpoint's path template, e.g. "/v1/tenants/:tenant_id/permissions/check". */
   route: string;
+  /** The request's path, when no endpoint matched it (route "notFound"): what was asked for. */
+  path?: string;
   status: number;
   seconds: number;
   /** The check decision (CHECK_RESULT_*) of a permission check. */
@@ -46,6 +48,8 @@ export interface ApiRequest {
   text(maxBytes: number): Promise<string>;
   /** A path parameter of the endpoint's template (`tenant_id`, `id`). */
   param(name: string): string | undefined;
+  /** The request's path, without the query. */
+  path?: string;
   /** Aborted when the client goes away (streaming answers stop). */
   signal?: AbortSignal;
 }
@@ -76,6 +80,8 @@ export interface Endpoint {
   requestMessage?: string;
   /** NDJSON stream: errors are sent as `{"error": {...}}` lines. */
   stream?: boolean;
+  /** No route matched (the 404 answer): `observe` reports the request's path as well. */
+  unmatched?: boolean;
 }
 
 export interface Call {
@@ -178,6 +184,7 @@ export class RequestPipeline {
         observe({
           method: req.method,
           route: endpoint.route,
+          path: endpoint.unmatched ? req.path : undefined,
           status: answer.status,
           seconds: (performance.now() - start) / 1000,
           decision: answer.decision,
