@@ -47,6 +47,8 @@ export default defineConfig({
         test: {
           name: "console",
           root: "packages/console",
+          // the pemba bundle the tests serve the page with (test/servers.ts)
+          globalSetup: ["test/global-setup.ts"],
           include: ["test/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,

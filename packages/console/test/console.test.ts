@@ -7,12 +7,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseSchema, tryParseSchema, validateFile } from "@pemba/core";
-import { type RunningServer, startServer } from "@pemba/node-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeState } from "../app/share.ts";
 import { largeSchema } from "../scripts/large-schema.ts";
 import { ask, CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
+import { type Served, startNodeServer } from "./servers.ts";
 
 const CONFORMANCE = resolve(import.meta.dirname, "../../../../shared/conformance/permify/shapes");
 
@@ -38,12 +38,12 @@ entity doc {
 `;
 
 describe.skipIf(!existsSync(CHROMIUM))("console in Chromium (Node server)", () => {
-  let server: RunningServer;
+  let server: Served;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
-    server = await startServer({ database: "memory:", logLevel: "silent" });
+    server = await startNodeServer();
     browser = await launchChromium();
     // an empty playground (without a state in its URL the page starts with an example model and data)
     const empty = await encodeState({ schema: "", tuples: [], attributes: [] });
@@ -324,10 +324,10 @@ scenarios:
 });
 
 describe.skipIf(!existsSync(CHROMIUM))("the console's first screen (the README's screenshot)", () => {
-  let server: RunningServer;
+  let server: Served;
   let browser: Browser;
   beforeAll(async () => {
-    server = await startServer({ database: "memory:", logLevel: "silent" });
+    server = await startNodeServer();
     browser = await launchChromium();
   });
   afterAll(async () => {
