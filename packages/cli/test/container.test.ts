@@ -24,6 +24,7 @@ describe.skipIf(!CAN_BUILD)(
     let tmp: string;
     let env: NodeJS.ProcessEnv;
     let port: number;
+    let buildStages: string[] = [];
 
     const podman = (...args: string[]) => runOk("podman", args, { env });
     const api = async (path: string, body: unknown) => {
@@ -79,7 +80,12 @@ describe.skipIf(!CAN_BUILD)(
       copyFileSync(tarball, join(context, "packages/cli", basename(tarball)));
       for (const f of ["Dockerfile", ".dockerignore"]) copyFileSync(join(REPO_DIR, f), join(context, f));
       const base = await nodeBaseImage(env);
+      const dangling = async () =>
+        (await podman("images", "--quiet", "--filter", "dangling=true")).split("\n");
+      const before = new Set(await dangling());
       await podman("build", "--format", "docker", "--build-arg", `NODE_IMAGE=${base}`, "-t", image, context);
+      // the build stage stays behind as an untagged image: removed with the test's own image
+      buildStages = (await dangling()).filter((id) => id !== "" && !before.has(id));
       await podman("volume", "create", volume);
     });
 
@@ -87,7 +93,7 @@ describe.skipIf(!CAN_BUILD)(
       if (env === undefined) return;
       for (const c of [`${name}-1`, `${name}-2`]) await run("podman", ["rm", "--force", c], { env });
       await run("podman", ["volume", "rm", "--force", volume], { env });
-      await run("podman", ["rmi", "--force", image], { env });
+      await run("podman", ["rmi", "--force", image, ...buildStages], { env });
       rmSync(tmp, { recursive: true, force: true });
     });
 

@@ -85,7 +85,8 @@ RUN cp /tmp/node/package/bin/node /usr/local/bin/node \\
 ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 `,
     );
-    await runOk("podman", ["build", "--format", "docker", "-t", tag, dir], { env });
+    // --layers=false: one image, no intermediate layer images left behind
+    await runOk("podman", ["build", "--layers=false", "--format", "docker", "-t", tag, dir], { env });
     return tag;
   } finally {
     rmSync(dir, { recursive: true, force: true });
