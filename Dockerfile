@@ -30,7 +30,8 @@ ENV NODE_ENV=production \
 USER pemba
 WORKDIR /data
 VOLUME /data
-EXPOSE 3476
+# HTTP, and Permify's gRPC API (PEMBA_GRPC_PORT; 0 turns it off)
+EXPOSE 3476 3478
 # /healthz answers without a key; the image has no curl, so Node asks.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PEMBA_PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

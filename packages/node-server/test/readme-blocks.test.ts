@@ -66,6 +66,15 @@ const REGISTRY: Coverage[] = [
     by: [["packages/node-server/test/readme.test.ts", "the schema diff block"]],
   },
   {
+    file: "README.md",
+    line: "grpcurl -plaintext",
+    // grpcurl is not installed here: the same Check over gRPC, and the reflection grpcurl reads the services from
+    by: [
+      ["packages/node-server/test/grpc-permify-node.test.ts", "permissions: check, bulk check"],
+      ["packages/node-server/test/grpc-permify-node.test.ts", "grpc.reflection.v1: lists the services"],
+    ],
+  },
+  {
     file: "loadtest/README.md",
     line: "pnpm loadtest <scenario>",
     by: [["loadtest/test/smoke.test.ts", "pnpm loadtest --smoke on node-sqlite"]],
