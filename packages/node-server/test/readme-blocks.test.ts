@@ -75,6 +75,16 @@ const REGISTRY: Coverage[] = [
     ],
   },
   {
+    file: "README.md",
+    line: "pemba serve --auth-keys secret &",
+    // `pemba load` runs as written; the working group's runners need a clone from GitHub, so the suite checks the
+    // same scenarios' decisions against the loaded files instead
+    by: [
+      ["packages/node-server/test/load.test.ts", "writes the schema and 23 relationships in batches"],
+      ["packages/core/src/authzen/testing/suite.ts", "the interop scenarios (examples/authzen)"],
+    ],
+  },
+  {
     file: "loadtest/README.md",
     line: "pnpm loadtest <scenario>",
     by: [["loadtest/test/smoke.test.ts", "pnpm loadtest --smoke on node-sqlite"]],
