@@ -26,6 +26,8 @@ export interface PostgresStoreOptions {
   onQuery?: QueryObserver;
   /** Pool size (default 10). */
   max?: number;
+  /** Apply pending migrations at open (default true); false for a read-only hot standby, which refuses DDL. */
+  migrate?: boolean;
 }
 
 const INT8_OID = 20;
@@ -390,7 +392,7 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
       } catch (e) {
         throw connectionError(url, e);
       }
-      await migrate(drizzle(pool), { migrationsFolder: PG_MIGRATIONS });
+      if (opts.migrate !== false) await migrate(drizzle(pool), { migrationsFolder: PG_MIGRATIONS });
     } catch (e) {
       await pool.end();
       throw e;

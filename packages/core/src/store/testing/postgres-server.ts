@@ -23,6 +23,11 @@ export interface PostgresServer {
   kill(): Promise<void>;
   /** Starts the server again on the same port and data after `kill` (crash recovery runs first). */
   restart(): Promise<void>;
+  /**
+   * A streaming replica of this server (a hot standby): `pg_basebackup -R` of the running server into another temp
+   * dir, started on its own port. It replays the primary's WAL (pg_last_wal_replay_lsn()) and answers reads only.
+   */
+  startReplica(): Promise<PostgresServer>;
 }
 
 function freePort(): Promise<number> {
@@ -51,14 +56,8 @@ async function asServerUser(asRoot: boolean, bin: string, args: string[]): Promi
 export async function startPostgres(): Promise<PostgresServer> {
   const binDir = process.env.PEMBA_PG_BIN ?? "/usr/lib/postgresql/15/bin";
   const asRoot = process.getuid?.() === 0;
-  const dir = mkdtempSync(join(tmpdir(), "pemba-pg-"));
-  if (asRoot) {
-    const { stdout } = await run("id", ["-u", "postgres"]);
-    const { stdout: gid } = await run("id", ["-g", "postgres"]);
-    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
-  }
+  const dir = await ownedTempDir(asRoot);
   const data = join(dir, "data");
-  const ctl = join(binDir, "pg_ctl");
   await asServerUser(asRoot, join(binDir, "initdb"), [
     "-A",
     "trust",
@@ -69,6 +68,21 @@ export async function startPostgres(): Promise<PostgresServer> {
     "-D",
     data,
   ]);
+  return serve(binDir, asRoot, dir, data);
+}
+
+async function ownedTempDir(asRoot: boolean): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "pemba-pg-"));
+  if (asRoot) {
+    const { stdout } = await run("id", ["-u", "postgres"]);
+    const { stdout: gid } = await run("id", ["-g", "postgres"]);
+    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+  }
+  return dir;
+}
+
+async function serve(binDir: string, asRoot: boolean, dir: string, data: string): Promise<PostgresServer> {
+  const ctl = join(binDir, "pg_ctl");
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off ${process.env.PEMBA_PG_EXTRA ?? ""}`;
   const start = () =>
@@ -94,6 +108,24 @@ export async function startPostgres(): Promise<PostgresServer> {
     async restart() {
       await start();
       running = true;
+    },
+    async startReplica() {
+      const replicaDir = await ownedTempDir(asRoot);
+      const replicaData = join(replicaDir, "data");
+      await asServerUser(asRoot, join(binDir, "pg_basebackup"), [
+        "-h",
+        "127.0.0.1",
+        "-p",
+        String(port),
+        "-U",
+        "postgres",
+        "-D",
+        replicaData,
+        "-R",
+        "-X",
+        "stream",
+      ]);
+      return serve(binDir, asRoot, replicaDir, replicaData);
     },
   };
 }
