@@ -7,6 +7,7 @@
  */
 export * from "./compile/index.ts";
 export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
+export * from "./dump/index.ts";
 export * from "./engine/index.ts";
 export * from "./errors.ts";
 export * from "./http/index.ts";

@@ -17,6 +17,7 @@ import { FetchRoutes } from "./route.ts";
 import type { ApiRoute } from "./route-table.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
+import { registerDumpRoutes } from "./routes/dump.ts";
 import { registerPermissionRoutes } from "./routes/permission.ts";
 import { registerSchemaRoutes } from "./routes/schema.ts";
 import { registerTenancyRoutes } from "./routes/tenancy.ts";
@@ -187,6 +188,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerBundleRoutes(deps);
   registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
+  registerDumpRoutes(deps);
   routes.finish();
 
   const notFound = routes.serve({ route: "notFound", authenticate: false }, () => {

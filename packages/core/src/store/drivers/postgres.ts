@@ -8,7 +8,16 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { PembaError } from "../../errors.ts";
-import type { FeedRead, WriteFeed, WriteListener, WriteNotices } from "../capabilities.ts";
+import type { Attribute, Tuple } from "../../model.ts";
+import type {
+  BulkImports,
+  FeedRead,
+  ImportChunkResult,
+  ImportRow,
+  WriteFeed,
+  WriteListener,
+  WriteNotices,
+} from "../capabilities.ts";
 import type { Statement } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
@@ -19,6 +28,7 @@ import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import { WRITES_CHANNEL } from "../sql/write-plan.ts";
 import type { Snap, WriteRequest } from "../store.ts";
+import { importChunkByCopy } from "./postgres-import.ts";
 
 export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
 
@@ -161,6 +171,20 @@ class PostgresExecutor implements SqlExecutor {
 
   all<R>(kind: string, s: Statement<R>): Promise<R[]> {
     return timed(this.onQuery, kind, async () => (await this.pool.query(this.config(s))).rows as R[]);
+  }
+
+  /** `work` on one connection of the pool (an import chunk's own transaction: postgres-import.ts). */
+  async withClient<T>(kind: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return timed(this.onQuery, kind, async () => {
+      const client = await this.pool.connect();
+      try {
+        return await work(client);
+      } catch (e) {
+        throw asSqlError(e);
+      } finally {
+        client.release();
+      }
+    });
   }
 
   /**
@@ -324,13 +348,27 @@ class WriteNoticeConnection {
   }
 }
 
-export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
+export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, BulkImports {
   readonly kind = "postgres" as const;
   readonly #notices: WriteNoticeConnection;
+  readonly #pg: PostgresExecutor;
 
   private constructor(exec: PostgresExecutor, url: string) {
     super(exec);
+    this.#pg = exec;
     this.#notices = new WriteNoticeConnection(url);
+  }
+
+  /** An import chunk through COPY into staging tables and one merge per table (postgres-import.ts). */
+  importChunk(
+    tenantId: string,
+    tuples: ImportRow<Tuple>[],
+    attributes: ImportRow<Attribute>[],
+    opts: { onConflict: "touch" | "skip" | "fail"; maxConflicts: number; dryRun: boolean },
+  ): Promise<ImportChunkResult> {
+    return this.#pg.withClient("import", (client) =>
+      importChunkByCopy(client, tenantId, tuples, attributes, opts),
+    );
   }
 
   /** Hears every committed write of the database, this process's and other processes' (LISTEN/NOTIFY). */
