@@ -9,7 +9,10 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { PembaService } from "../service/pemba-service.ts";
+import pg from "pg";
+import { PostgresStore } from "../store/drivers/postgres.ts";
 import { SqliteStore } from "../store/drivers/sqlite.ts";
+import { type PostgresServer, startPostgres } from "../store/testing/postgres-server.ts";
 import { MemoryStore } from "../store/memory/memory-store.ts";
 import type { Store } from "../store/store.ts";
 import { crc32 } from "./crc32.ts";
@@ -259,16 +262,42 @@ describe("dump format", () => {
   });
 });
 
-const stores: [string, () => Store][] = [
-  ["memory", () => new MemoryStore()],
-  ["sqlite", () => SqliteStore.open(join(dir, `${Math.random().toString(36).slice(2)}.db`))],
+let pgServer: PostgresServer | undefined;
+let pgAdmin: pg.Pool | undefined;
+let databases = 0;
+const opened: Store[] = [];
+afterAll(async () => {
+  for (const store of opened) await store.close();
+  await pgAdmin?.end();
+  await pgServer?.stop();
+});
+
+/** A fresh database of each kind per call; PostgreSQL's server starts at its first. */
+const stores: [string, () => Promise<Store>][] = [
+  ["memory", async () => new MemoryStore()],
+  ["sqlite", async () => SqliteStore.open(join(dir, `${databases++}.db`))],
+  [
+    "postgres",
+    async () => {
+      pgServer ??= await startPostgres();
+      pgAdmin ??= new pg.Pool({ connectionString: pgServer.url, max: 1 });
+      const name = `pemba_dump_${databases++}`;
+      await pgAdmin.query(`CREATE DATABASE ${name}`);
+      return PostgresStore.open(pgServer.url.replace(/\/postgres$/, `/${name}`));
+    },
+  ],
 ];
 
-describe.each(stores)("import into %s", (_name, open) => {
+describe.each(stores)("import into %s", (_name, openStore) => {
+  const open = async () => {
+    const store = await openStore();
+    opened.push(store);
+    return store;
+  };
   it("a round trip export -> import -> export gives the same bytes but the header's token and time", async () => {
-    const source = await seeded(open());
+    const source = await seeded(await open());
     const first = await dumpOf(source);
-    const target = new PembaService(open());
+    const target = new PembaService(await open());
     const imported = await importBytes(target, first);
     expect(imported.counts).toEqual({ tuples: 4, attributes: 2, written: 6, unchanged: 0, errors: 0 });
     expect(imported.snapToken).not.toBe("");
@@ -278,8 +307,8 @@ describe.each(stores)("import into %s", (_name, open) => {
   });
 
   it("a re-run of the same dump writes nothing (no new snap) and counts every row unchanged", async () => {
-    const first = await dumpOf(await seeded(open()));
-    const target = new PembaService(open());
+    const first = await dumpOf(await seeded(await open()));
+    const target = new PembaService(await open());
     await importBytes(target, first);
     const head = await target.store.headSnap("t1");
     for (const onConflict of ["touch", "skip", "fail"] as const) {
@@ -291,7 +320,7 @@ describe.each(stores)("import into %s", (_name, open) => {
   });
 
   it("touch replaces a row whose value or expiry differs, skip keeps it, fail reports its line", async () => {
-    const first = await dumpOf(await seeded(open()));
+    const first = await dumpOf(await seeded(await open()));
     const edited = withTrailer(
       lines(first)
         .slice(0, -1)
@@ -302,7 +331,7 @@ describe.each(stores)("import into %s", (_name, open) => {
         ),
     );
 
-    const skip = new PembaService(open());
+    const skip = new PembaService(await open());
     await importBytes(skip, first);
     expect((await importBytes(skip, edited, { onConflict: "skip" })).counts).toMatchObject({
       written: 0,
@@ -310,7 +339,7 @@ describe.each(stores)("import into %s", (_name, open) => {
     });
     expect(body(await dumpOf(skip))).toBe(body(first));
 
-    const fail = new PembaService(open());
+    const fail = new PembaService(await open());
     await importBytes(fail, first);
     const errors: LineError[] = [];
     await expect(
@@ -333,7 +362,7 @@ describe.each(stores)("import into %s", (_name, open) => {
     ]);
     expect(body(await dumpOf(fail))).toBe(body(first));
 
-    const touch = new PembaService(open());
+    const touch = new PembaService(await open());
     await importBytes(touch, first);
     expect((await importBytes(touch, edited, { onConflict: "touch" })).counts).toMatchObject({
       written: 2,
@@ -345,14 +374,14 @@ describe.each(stores)("import into %s", (_name, open) => {
   });
 
   it("rows that do not fit the schema are line errors, never written; over --max-errors the import stops", async () => {
-    const first = await dumpOf(await seeded(open()));
+    const first = await dumpOf(await seeded(await open()));
     const l = lines(first);
     const extra = [
       '{"type":"tuple","entity_type":"doc","entity_id":"3","relation":"editor","subject_type":"user","subject_id":"x"}',
       '{"type":"attribute","entity_type":"doc","entity_id":"3","attribute":"public","value_type":"ATTRIBUTE_TYPE_STRING","value":"yes"}',
     ];
     const bytes = withTrailer([...l.slice(0, 8), ...extra]);
-    const target = new PembaService(open());
+    const target = new PembaService(await open());
     const errors: LineError[] = [];
     const done = await importBytes(target, bytes, { maxErrors: 2, onLineError: (e) => void errors.push(e) });
     expect(errors).toEqual([
@@ -364,15 +393,15 @@ describe.each(stores)("import into %s", (_name, open) => {
       { line: 10, code: "ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH", message: "ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH" },
     ]);
     expect(done.counts).toEqual({ tuples: 5, attributes: 3, written: 6, unchanged: 0, errors: 2 });
-    const strict = new PembaService(open());
+    const strict = new PembaService(await open());
     await expect(importBytes(strict, bytes, { maxErrors: 1 })).rejects.toThrow(
       "line 10: ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH; 2 line error(s), more than --max-errors 1",
     );
   });
 
   it("a dry run checks everything and writes nothing", async () => {
-    const first = await dumpOf(await seeded(open()));
-    const target = new PembaService(open());
+    const first = await dumpOf(await seeded(await open()));
+    const target = new PembaService(await open());
     const before = await target.store.headSnap("t1");
     const checked = await importBytes(target, first, { dryRun: true });
     expect(checked.counts).toEqual({ tuples: 4, attributes: 2, written: 6, unchanged: 0, errors: 0 });
@@ -381,13 +410,13 @@ describe.each(stores)("import into %s", (_name, open) => {
   });
 
   it("a resume after a checkpoint writes the lines after it and ends with exactly the source's rows", async () => {
-    const first = await dumpOf(await seeded(open()));
-    const target = new PembaService(open());
+    const first = await dumpOf(await seeded(await open()));
+    const target = new PembaService(await open());
     const commits: { line: number }[] = [];
     await importBytes(target, first, { chunkRows: 2, onCommit: (p) => void commits.push(p) });
     expect(commits.map((c) => c.line)).toEqual([4, 6, 8]);
     // a second target that "crashed" after the first chunk: resumes after line 4 with that chunk's counts
-    const resumed = new PembaService(open());
+    const resumed = new PembaService(await open());
     await importBytes(resumed, first, { chunkRows: 2, onCommit: (p) => void commits.push(p) });
     const again = await importBytes(resumed, first, {
       resumeAfterLine: 4,

@@ -173,20 +173,6 @@ class PostgresExecutor implements SqlExecutor {
     return timed(this.onQuery, kind, async () => (await this.pool.query(this.config(s))).rows as R[]);
   }
 
-  /** `work` on one connection of the pool (an import chunk's own transaction: postgres-import.ts). */
-  async withClient<T>(kind: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return timed(this.onQuery, kind, async () => {
-      const client = await this.pool.connect();
-      try {
-        return await work(client);
-      } catch (e) {
-        throw asSqlError(e);
-      } finally {
-        client.release();
-      }
-    });
-  }
-
   /**
    * A transaction whose outcome no answer decides (no statement must return a row, or it fails by itself without
    * it: a write's next_tx) goes out as ONE Sync (OneSync): PostgreSQL runs the statements up to a Sync as one
@@ -351,24 +337,32 @@ class WriteNoticeConnection {
 export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, BulkImports {
   readonly kind = "postgres" as const;
   readonly #notices: WriteNoticeConnection;
-  readonly #pg: PostgresExecutor;
+  readonly #url: string;
+  /** Imports' own connection, opened by the first: COPY streams cannot run on the pool's pipelined connections. */
+  #imports: pg.Pool | undefined;
 
   private constructor(exec: PostgresExecutor, url: string) {
     super(exec);
-    this.#pg = exec;
+    this.#url = url;
     this.#notices = new WriteNoticeConnection(url);
   }
 
   /** An import chunk through COPY into staging tables and one merge per table (postgres-import.ts). */
-  importChunk(
+  async importChunk(
     tenantId: string,
     tuples: ImportRow<Tuple>[],
     attributes: ImportRow<Attribute>[],
     opts: { onConflict: "touch" | "skip" | "fail"; maxConflicts: number; dryRun: boolean },
   ): Promise<ImportChunkResult> {
-    return this.#pg.withClient("import", (client) =>
-      importChunkByCopy(client, tenantId, tuples, attributes, opts),
-    );
+    this.#imports ??= new pg.Pool({ connectionString: this.#url, max: 1 });
+    const client = await this.#imports.connect();
+    try {
+      return await importChunkByCopy(client, tenantId, tuples, attributes, opts);
+    } catch (e) {
+      throw asSqlError(e);
+    } finally {
+      client.release();
+    }
   }
 
   /** Hears every committed write of the database, this process's and other processes' (LISTEN/NOTIFY). */
@@ -383,6 +377,7 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, 
 
   override async close(): Promise<void> {
     await this.#notices.close();
+    await this.#imports?.end();
     await super.close();
   }
 
