@@ -272,6 +272,8 @@ describe("HTTP app: transport rules", () => {
         "POST /v1/tenants/{tenant_id}/permissions/subject-permission permissions.subjectPermission",
         "POST /v1/tenants/{tenant_id}/permissions/explain permissions.explain",
         "POST /v1/tenants/{tenant_id}/watch watch.watch",
+        "POST /v1/tenants/{tenant_id}/data/import data.import",
+        "POST /v1/tenants/{tenant_id}/data/export data.export",
       ].sort(),
     );
     expect(doc.openapi).toBe("3.0.3");
@@ -302,7 +304,7 @@ describe("HTTP app: transport rules", () => {
           `<li><span class="m ${m}">${m.toUpperCase()}</span><code>${path}</code> — ${op.summary}</li>`,
       ),
     );
-    expect(expected).toHaveLength(27);
+    expect(expected).toHaveLength(29);
     expect(items.sort()).toEqual(expected.sort());
     expect(page).toContain(
       '<li><span class="m post">POST</span><code>/v1/tenants/{tenant_id}/permissions/check</code> — ' +

@@ -32,7 +32,7 @@ describe("the route table", () => {
     expect(new Set(ids).size).toBe(ids.length);
     const keys = ROUTE_LIST.map((r) => `${r.method} ${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expect(ROUTE_LIST).toHaveLength(27);
+    expect(ROUTE_LIST).toHaveLength(29);
   });
 
   it.each(ROUTE_LIST.map((r) => [r.operationId, r] as const))(
