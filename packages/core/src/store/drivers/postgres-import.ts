@@ -2,9 +2,8 @@
  * PostgreSQL's import chunk (BulkImports): the rows go into temporary staging tables with COPY (pg-copy-streams:
  * one stream of text rows, no parameters, no statement per row), then ONE merge statement per table does the rest
  * inside the same transaction: the staged rows whose live row differs are found (and marked deleted under
- * "touch"), and `INSERT ... SELECT ... ON CONFLICT DO NOTHING` writes every staged row without a live one. The
- * joins go through the live unique index (nested loops: hash and merge joins are off for the transaction, so stale
- * statistics cannot turn a chunk into a scan of the tenant's rows).
+ * "touch"), and `INSERT ... SELECT ... ON CONFLICT DO NOTHING` writes every staged row without a live one. Both
+ * find live rows through the live unique index, one probe per staged row.
  */
 import { once } from "node:events";
 import type pg from "pg";
@@ -35,9 +34,21 @@ const TUPLE_KEY = ["entity_type", "entity_id", "relation", "subject_type", "subj
 const ATTRIBUTE_KEY = ["entity_type", "entity_id", "attribute"];
 const on = (key: string[]) => key.map((c) => `t.${c} = s.${c}`).join(" AND ");
 
-/** Staged rows whose live row differs: their lines (and, under "touch", that live row marked deleted). */
-function differing(table: string, stage: string, key: string[], differs: string, mark: boolean): string {
-  const found = `SELECT s.line, t.id FROM ${stage} s JOIN ${table} t ON t.tenant_id = $1 AND ${on(key)} AND t.deleted_tx IS NULL WHERE ${differs}`;
+/**
+ * Staged rows whose live row differs: their lines (and, under "touch", that live row marked deleted). The live row
+ * is found per staged row by a LATERAL subquery with LIMIT 1 (one probe of the live unique index each): the planner
+ * can neither flatten it into a join nor scan the tenant's rows, whatever its statistics say of the staging table.
+ */
+function differing(
+  table: string,
+  stage: string,
+  key: string[],
+  columns: string,
+  differs: string,
+  mark: boolean,
+): string {
+  const live = `SELECT t.id, ${columns} FROM ${table} t WHERE t.tenant_id = $1 AND ${on(key)} AND t.deleted_tx IS NULL LIMIT 1`;
+  const found = `SELECT s.line, l.id FROM ${stage} s CROSS JOIN LATERAL (${live}) l WHERE ${differs}`;
   if (!mark) return `SELECT line FROM (${found}) d ORDER BY line`;
   return `WITH d AS (${found}), m AS (UPDATE ${table} t SET deleted_tx = currval('pemba_tx_ids') FROM d WHERE t.id = d.id) SELECT line FROM d ORDER BY line`;
 }
@@ -75,7 +86,6 @@ export async function importChunkByCopy(
   await client.query("BEGIN");
   try {
     await client.query(CREATE_STAGES);
-    await client.query("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off");
     const [next] = nextTxStatement(pgDialect, tenantId, Date.now());
     let snap: number;
     try {
@@ -108,19 +118,15 @@ export async function importChunkByCopy(
     }
     const differ: number[] = [];
     if (tuples.length > 0 && opts.onConflict !== "skip") {
-      const q = differing(
-        "tuples",
-        STAGE_TUPLES,
-        TUPLE_KEY,
-        "t.expires_at IS DISTINCT FROM s.expires_at",
-        mark,
-      );
+      const differs = "l.expires_at IS DISTINCT FROM s.expires_at";
+      const q = differing("tuples", STAGE_TUPLES, TUPLE_KEY, "t.expires_at", differs, mark);
       for (const r of (await client.query(q, [tenantId])).rows) differ.push(Number(r.line));
     }
     if (attributes.length > 0 && opts.onConflict !== "skip") {
       const differs =
-        "(t.value_type, t.value, t.expires_at) IS DISTINCT FROM (s.value_type, s.value, s.expires_at)";
-      const q = differing("attributes", STAGE_ATTRIBUTES, ATTRIBUTE_KEY, differs, mark);
+        "(l.value_type, l.value, l.expires_at) IS DISTINCT FROM (s.value_type, s.value, s.expires_at)";
+      const columns = "t.value_type, t.value, t.expires_at";
+      const q = differing("attributes", STAGE_ATTRIBUTES, ATTRIBUTE_KEY, columns, differs, mark);
       for (const r of (await client.query(q, [tenantId])).rows) differ.push(Number(r.line));
     }
     if (opts.onConflict === "fail") {
