@@ -426,3 +426,20 @@ describe.each(stores)("import into %s", (_name, openStore) => {
     expect(body(await dumpOf(resumed))).toBe(body(first));
   });
 });
+
+describe("docs/DUMP.md", () => {
+  it("its example is a whole dump every reader accepts", () => {
+    const doc = readFileSync(new URL("../../../../docs/DUMP.md", import.meta.url), "utf8");
+    const example = /```\n(\{"type":"header"[\s\S]*?)```/.exec(doc)![1]!;
+    const reader = new DumpReader();
+    expect(reader.push(Buffer.from(example)).map((r) => r.kind)).toEqual([
+      "header",
+      "schema",
+      "tuple",
+      "tuple",
+      "attribute",
+      "trailer",
+    ]);
+    reader.end();
+  });
+});
