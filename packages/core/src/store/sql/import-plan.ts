@@ -24,7 +24,7 @@ export interface ImportChunkOptions {
   maxConflicts: number;
 }
 
-/** The statement texts of an import, rendered once per dialect. */
+/** The statement texts of an import. */
 interface ImportTexts {
   insertTuple: string;
   liveTuple: string;
@@ -34,13 +34,10 @@ interface ImportTexts {
   markAttribute: string;
 }
 
-const texts = new WeakMap<Dialect, ImportTexts>();
-
 const placeholders = (n: number): SQL => list(Array.from({ length: n }, () => sql`${P}`));
 
+/** The texts, each rendered on its first use by the dialect's own cache of texts by shape (dialect.ts). */
 function importTexts(d: Dialect): ImportTexts {
-  const cached = texts.get(d);
-  if (cached !== undefined) return cached;
   const { tuples: t, attributes: a } = d.tables;
   const render = (shape: string, build: () => SQL, n: number) =>
     d.statement(shape, build, new Array(n).fill(null)).sql;
@@ -53,7 +50,7 @@ function importTexts(d: Dialect): ImportTexts {
   const attributeKeyCols = [a.tenantId, ...attributeKeyColumns(a)];
   const tupleInsert = [...tupleKey, t.createdTx, t.expiresAt];
   const attributeInsert = [a.tenantId, ...attributeColumns(a), a.createdTx, a.expiresAt];
-  const made: ImportTexts = {
+  return {
     insertTuple: render(
       "import_insert_tuple",
       () =>
@@ -91,8 +88,6 @@ function importTexts(d: Dialect): ImportTexts {
       5,
     ),
   };
-  texts.set(d, made);
-  return made;
 }
 
 const expiry = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
