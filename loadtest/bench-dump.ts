@@ -85,19 +85,20 @@ function writeDump(path: string): void {
   closeSync(fd);
 }
 
-/** Runs the CLI under /usr/bin/time: its output, wall seconds and peak RSS (MB). */
-function timed(args: string[]): { out: string; err: string; seconds: number; rssMb: number } {
-  const r = spawnSync("/usr/bin/time", ["-f", "TIME %e %M", process.execPath, CLI, ...args], {
+/** Runs the CLI under /usr/bin/time: its output, wall seconds, peak RSS (MB) and CPU seconds (user + system). */
+function timed(args: string[]): { out: string; err: string; seconds: number; rssMb: number; cpu: number } {
+  const r = spawnSync("/usr/bin/time", ["-f", "TIME %e %M %U %S", process.execPath, CLI, ...args], {
     encoding: "utf8",
     maxBuffer: 1 << 26,
   });
-  const m = /TIME ([\d.]+) (\d+)\s*$/.exec(r.stderr);
+  const m = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
   if (r.status !== 0 || m === null) throw new Error(`pemba ${args.join(" ")}: ${r.stderr}`);
   return {
     out: r.stdout,
     err: r.stderr.replace(m[0], ""),
     seconds: Number(m[1]),
     rssMb: Number(m[2]) / 1024,
+    cpu: Number(m[3]) + Number(m[4]),
   };
 }
 
@@ -131,13 +132,13 @@ try {
     const imp = timed(["import", "--database", a, "--tenant", "bench", src]);
     const rate = /\((\d+) rows\/s\)/.exec(imp.out)?.[1];
     console.log(
-      `${kind} import: ${rows} rows in ${imp.seconds} s wall, ${rate} rows/s (the CLI's count), peak RSS ${imp.rssMb.toFixed(0)} MB`,
+      `${kind} import: ${rows} rows in ${imp.seconds} s wall, ${rate} rows/s (the CLI's count), ${Math.round(rows / imp.cpu)} rows per CPU second, peak RSS ${imp.rssMb.toFixed(0)} MB`,
     );
     const out1 = join(dir, `${kind}-1.ndjson`);
     const exp = timed(["export", "--database", a, "--tenant", "bench", "-o", out1]);
     const erate = /\((\d+) rows\/s\)/.exec(exp.err)?.[1];
     console.log(
-      `${kind} export: ${rows} rows in ${exp.seconds} s wall, ${erate} rows/s (the CLI's count), peak RSS ${exp.rssMb.toFixed(0)} MB`,
+      `${kind} export: ${rows} rows in ${exp.seconds} s wall, ${erate} rows/s (the CLI's count), ${Math.round(rows / exp.cpu)} rows per CPU second, peak RSS ${exp.rssMb.toFixed(0)} MB`,
     );
     const b = database(kind);
     timed(["import", "--database", b, "--tenant", "bench", out1]);
