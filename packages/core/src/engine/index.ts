@@ -1,8 +1,9 @@
-export { bulkCheck, check, subjectPermission } from "./check.ts";
+export { bulkCheck, check, type Decided, decideAllOn, subjectPermission } from "./check.ts";
 export { EvaluationPool } from "./evaluation/pool.ts";
 export { Evaluation } from "./evaluation.ts";
 export { expand } from "./expand.ts";
 export {
+  DEFAULT_EXPLAIN_BYTES,
   DEFAULT_EXPLAIN_NODES,
   type ExplainOptions,
   type ExplainResponse,

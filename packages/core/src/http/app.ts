@@ -15,6 +15,7 @@ import { defaultLimits, type Limits } from "./limits.ts";
 import { type Answer, type ApiRequest, type Observe, RequestPipeline } from "./pipeline.ts";
 import { FetchRoutes } from "./route.ts";
 import type { ApiRoute } from "./route-table.ts";
+import { registerAuthzenRoutes } from "./routes/authzen.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
 import { registerDumpRoutes } from "./routes/dump.ts";
@@ -52,6 +53,8 @@ export interface AppOptions {
   version?: string;
   /** The browser console's built files, served at `/console` (the entries pass them: core never builds them). */
   console?: ConsoleAssets;
+  /** The tenant whose AuthZEN decision point is also served at the root paths (`/access/v1/...`). */
+  authzenTenant?: string;
 }
 
 /**
@@ -93,7 +96,9 @@ function registerConsole(app: OpenAPIHono, routes: FetchRoutes, assets: ConsoleA
     "/console/:file",
     routes.serve({ route: "/console/:file", authenticate: false }, ({ req }) => {
       const name = req.param("file") ?? "";
-      const file = name === "index.html" ? undefined : assets.files[name];
+      // own files only: `__proto__`, `constructor` or `toString` must not answer Object.prototype's members
+      const file =
+        name === "index.html" || !Object.hasOwn(assets.files, name) ? undefined : assets.files[name];
       if (file === undefined) throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
       return serve(file);
     }),
@@ -188,6 +193,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerBundleRoutes(deps);
   registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
+  registerAuthzenRoutes(deps, opts.authzenTenant);
   registerDumpRoutes(deps);
   routes.finish();
 

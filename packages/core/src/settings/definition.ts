@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
 import { parsePresharedKeys } from "../http/auth/preshared.ts";
+import { tenantIdRegex } from "../http/wire/common.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
 import { DEFAULT_REPLICA_MAX_ROWS } from "../store/proxies/replica/index.ts";
 import {
@@ -137,6 +138,33 @@ export const SETTINGS = {
     help: "port to listen on; 0 = any free port",
     schema: port,
   },
+  grpcPort: {
+    env: "PEMBA_GRPC_PORT",
+    flag: "grpc-port",
+    arg: "<port>",
+    runtimes: NODE,
+    default: "3478",
+    help: "port of the gRPC API (Permify's base.v1 services, health and reflection), cleartext HTTP/2 unless `{grpcTlsCert}` is set; 0 = off",
+    schema: port,
+  },
+  grpcTlsCert: {
+    env: "PEMBA_GRPC_TLS_CERT",
+    flag: "grpc-tls-cert",
+    arg: "<file>",
+    runtimes: NODE,
+    unset: "none (cleartext)",
+    help: "PEM certificate (chain) file: the gRPC port serves TLS; needs `{grpcTlsKey}`",
+    schema: text.optional(),
+  },
+  grpcTlsKey: {
+    env: "PEMBA_GRPC_TLS_KEY",
+    flag: "grpc-tls-key",
+    arg: "<file>",
+    runtimes: NODE,
+    unset: "none",
+    help: "PEM private key file of `{grpcTlsCert}`",
+    schema: text.optional(),
+  },
   authKeys: {
     env: "PEMBA_AUTH_KEYS",
     flag: "auth-keys",
@@ -215,6 +243,15 @@ export const SETTINGS = {
       .optional()
       .transform((paths) => paths ?? []),
   },
+  authzenTenant: {
+    env: "PEMBA_AUTHZEN_TENANT",
+    flag: "authzen-tenant",
+    arg: "<tenant>",
+    runtimes: BOTH,
+    unset: "each tenant at `/v1/tenants/{tenant}/access/v1/...` only",
+    help: "also serve this tenant's AuthZEN decision point at the root paths `/access/v1/...` and `/.well-known/authzen-configuration`, for clients that cannot put a prefix in the URL",
+    schema: text.regex(tenantIdRegex, "a tenant id: letters, digits and _-@.:+").optional(),
+  },
   gcWindow: {
     env: "PEMBA_GC_WINDOW",
     flag: "gc-window",
@@ -275,6 +312,24 @@ export const SETTINGS = {
     default: "10",
     help: "PostgreSQL: connections this process's pool opens at most (plus 1 that listens for other instances' writes); see Running several instances",
     schema: positiveCount,
+  },
+  shedLagMs: {
+    env: "PEMBA_SHED_LAG_MS",
+    flag: "shed-lag-ms",
+    arg: "<ms>",
+    runtimes: NODE,
+    default: "0",
+    help: "overload: while the event loop runs this many ms behind (two samples 20 ms apart), new requests (but /healthz and /metrics) are answered at once with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` instead of queueing (e.g. 100); 0 = never shed",
+    schema: count,
+  },
+  maxInFlight: {
+    env: "PEMBA_MAX_IN_FLIGHT",
+    flag: "max-in-flight",
+    arg: "<n>",
+    runtimes: NODE,
+    default: "2000",
+    help: "overload: requests being answered at once; one more is answered with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1`; 0 = no limit",
+    schema: count,
   },
   replicaMaxMb: {
     env: "PEMBA_REPLICA_MAX_MB",

@@ -48,6 +48,8 @@ export interface PembaSettings {
   maxCompiledSchemaMb: number;
   /** `safe`: a schema write that would orphan live rows is refused; default `permify`. */
   schemaWrites?: SchemaWrites;
+  /** The tenant whose AuthZEN decision point is also served at the root paths. */
+  authzenTenant?: string;
 }
 
 /** The settings both runtimes read, as flat values. */
@@ -55,6 +57,7 @@ interface CommonSettings {
   database: string;
   auth: AuthConfig;
   corsOrigins?: string[];
+  authzenTenant?: string;
   gcWindowMs: number;
   replica: boolean;
   replicaRefreshMs: number;
@@ -68,6 +71,10 @@ interface CommonSettings {
 export interface NodeSettings extends CommonSettings {
   host: string;
   port: number;
+  /** 0: no gRPC port. */
+  grpcPort: number;
+  /** Both set: the gRPC port serves TLS with this certificate and key (PEM file paths). */
+  grpcTls?: { certFile: string; keyFile: string };
   publicPaths: PublicPath[];
   /** Allow a non-loopback bind without authentication. */
   insecureBindAny: boolean;
@@ -75,6 +82,10 @@ export interface NodeSettings extends CommonSettings {
   compactAfterWritesMb: number;
   /** PostgreSQL: the pool's most connections. */
   pgPoolSize: number;
+  /** Event-loop lag (ms) from which new requests are shed; 0 = never. */
+  shedLagMs: number;
+  /** Requests answered at once before new ones are shed; 0 = no limit. */
+  maxInFlight: number;
 }
 
 export interface WorkerSettings extends CommonSettings {
@@ -122,6 +133,8 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     database: v.database,
     auth: resolveAuth(v, runtime),
     corsOrigins: v.corsOrigins,
+    // absent rather than undefined when unset: settings compare as they did before the setting existed
+    ...(v.authzenTenant === undefined ? {} : { authzenTenant: v.authzenTenant }),
     gcWindowMs: v.gcWindow,
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,
@@ -140,10 +153,14 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     ...common(v, "node"),
     host: v.host,
     port: v.port,
+    grpcPort: v.grpcPort,
+    grpcTls: resolveGrpcTls(v),
     publicPaths: v.publicPaths,
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
     pgPoolSize: v.pgPoolSize,
+    shedLagMs: v.shedLagMs,
+    maxInFlight: v.maxInFlight,
   };
 }
 
@@ -168,6 +185,18 @@ export function replicaSettings(s: {
   if (!s.replica) return undefined;
   const maxBytes = s.replicaMaxMb === undefined ? undefined : s.replicaMaxMb * 1048576;
   return { maxRows: s.replicaMaxRows, freshnessMs: s.replicaRefreshMs, maxBytes };
+}
+
+/** The gRPC port's TLS files: both or neither. */
+function resolveGrpcTls(v: SettingValues): NodeSettings["grpcTls"] {
+  const { grpcTlsCert: certFile, grpcTlsKey: keyFile } = v;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    throw new ConfigError(
+      `${settingName("grpcTlsCert", "node")} and ${settingName("grpcTlsKey", "node")} go together (TLS needs both)`,
+    );
+  }
+  return { certFile, keyFile };
 }
 
 /** One auth mode: preshared keys, or OIDC with its JWKS, issuer and audience, or none. */
