@@ -197,7 +197,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerDumpRoutes(deps);
   routes.finish();
 
-  const notFound = routes.serve({ route: "notFound", authenticate: false }, () => {
+  const notFound = routes.serve({ route: "notFound", authenticate: false, unmatched: true }, () => {
     throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
   });
   app.notFound((c) => notFound(c));
