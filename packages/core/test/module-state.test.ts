@@ -19,6 +19,8 @@ const LOOKUP_TABLES = [
   "dump/reader.ts: TRAILER_KEYS",
   "dump/reader.ts: TUPLE_KEYS",
   "engine/explain-format.ts: OPERATIONS", // proof node kinds printed as operations
+  "grpc/transport.ts: PATH_FIELDS", // the request fields each RPC's route takes from its path, built at load
+  "http/pipeline.ts: AUTHENTICATION_ERRORS", // error codes AuthZEN answers with 401
   "http/route-table.ts: PARAM_NAMES", // the path parameter names of each route in the table, built at load
   "http/wire/pgv.ts: messageNames", // proto message names of the wire schemas, set while those modules load
   "rules/cel-rule.ts: ARITHMETIC", // CEL operator names
