@@ -2,17 +2,18 @@
  * The working-set replica against the whole-tenant replica, A/B in alternating rounds: Permify's dataset (the seed
  * writer at --ids ids: 8 rows per id) on one SQLite file, then per round each server on that file in turn:
  * startup to the first answered check, a Zipf (s = --zipf) open-model check load (k6 check-open-model.js) at --rate
- * for --duration, the server's CPU per answered check, p50/p99, RSS after.
+ * for --duration (after --warmup of the same load, not measured), the server's CPU per answered check, p50/p99,
+ * RSS after.
  *
  *   node --experimental-strip-types loadtest/bench-working-set.ts [--ids 100000] [--rate 2000] [--duration 60s]
- *     [--rounds 2] [--zipf 1.0] [--memory 256] [--base /work/main] [--base-args "--replica-max-rows 20000000"]
+ *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] [--base /work/main] [--base-args "--replica-max-rows 20000000"]
  *
  * A: --base's bundled CLI as built there (packages/node-server/dist/pemba.mjs; it is run, never rebuilt), with
  * --base-args. B: this checkout's CLI with --replica-memory --memory. Both bind 127.0.0.1 only.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { metric, runK6 } from "./lib/k6.ts";
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     ids: { type: "string", default: "100000" },
     rate: { type: "string", default: "2000" },
     duration: { type: "string", default: "60s" },
+    warmup: { type: "string", default: "0s" },
     rounds: { type: "string", default: "2" },
     zipf: { type: "string", default: "1.0" },
     memory: { type: "string", default: "256" },
@@ -85,6 +87,7 @@ async function firstAnswer(url: string, schemaVersion: string, started: number):
 }
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-working-set-"));
+log(`load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
 const file = join(dir, "permify.db");
 try {
   const seeder = await startPemba(file, ["--log-level", "warn", "--replica", "off"]);
@@ -112,16 +115,19 @@ try {
       const started = performance.now();
       const server = await spawnCli(target.repo, file, target.args);
       const ready = await firstAnswer(server.url, schemaVersion, started);
+      const load = (duration: string) =>
+        runK6("check-open-model.js", {
+          PEMBA_URL: server.url,
+          TENANT_ID,
+          SCHEMA_VERSION: schemaVersion,
+          RATE: values.rate!,
+          DURATION: duration,
+          TOTAL_IDS: ids,
+          ZIPF_S: values.zipf!,
+        });
+      if (values.warmup !== "0s") await load(values.warmup!);
       const cpu0 = cpuSeconds(server.pid);
-      const run = await runK6("check-open-model.js", {
-        PEMBA_URL: server.url,
-        TENANT_ID,
-        SCHEMA_VERSION: schemaVersion,
-        RATE: values.rate!,
-        DURATION: values.duration!,
-        TOTAL_IDS: ids,
-        ZIPF_S: values.zipf!,
-      });
+      const run = await load(values.duration!);
       const cpu = cpuSeconds(server.pid) - cpu0;
       const answered = metric(run.summary, "http_reqs", "count");
       const line =
