@@ -87,7 +87,11 @@ async function firstAnswer(url: string, schemaVersion: string, started: number):
 }
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-working-set-"));
-log(`load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
 const file = join(dir, "permify.db");
 try {
   const seeder = await startPemba(file, ["--log-level", "warn", "--replica", "off"]);
