@@ -3,7 +3,8 @@
  * writer at --ids ids: 8 rows per id) on one SQLite file, then per round each server on that file in turn:
  * startup to the first answered check, a Zipf (s = --zipf) open-model check load (k6 check-open-model.js) at --rate
  * for --duration (after --warmup of the same load, not measured), the server's CPU per answered check, p50/p99,
- * RSS after.
+ * RSS after. --hot <n>: the checks draw from the first n ids only (every key warm after the warm-up: the cost of
+ * hot keys).
  *
  *   node --experimental-strip-types loadtest/bench-working-set.ts [--ids 100000] [--rate 2000] [--duration 60s]
  *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] [--base /work/main] [--base-args "--replica-max-rows 20000000"]
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     rate: { type: "string", default: "2000" },
     duration: { type: "string", default: "60s" },
     warmup: { type: "string", default: "0s" },
+    hot: { type: "string" },
     rounds: { type: "string", default: "2" },
     zipf: { type: "string", default: "1.0" },
     memory: { type: "string", default: "256" },
@@ -126,7 +128,7 @@ try {
           SCHEMA_VERSION: schemaVersion,
           RATE: values.rate!,
           DURATION: duration,
-          TOTAL_IDS: ids,
+          TOTAL_IDS: values.hot ?? ids,
           ZIPF_S: values.zipf!,
         });
       if (values.warmup !== "0s") await load(values.warmup!);
