@@ -74,6 +74,10 @@ export interface NodeSettings extends CommonSettings {
   compactAfterWritesMb: number;
   /** PostgreSQL: the pool's most connections. */
   pgPoolSize: number;
+  /** Event-loop lag (ms) from which new requests are shed; 0 = never. */
+  shedLagMs: number;
+  /** Requests answered at once before new ones are shed; 0 = no limit. */
+  maxInFlight: number;
 }
 
 export interface WorkerSettings extends CommonSettings {
@@ -142,6 +146,8 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
     pgPoolSize: v.pgPoolSize,
+    shedLagMs: v.shedLagMs,
+    maxInFlight: v.maxInFlight,
   };
 }
 
