@@ -67,6 +67,10 @@ interface CommonSettings {
 export interface NodeSettings extends CommonSettings {
   host: string;
   port: number;
+  /** 0: no gRPC port. */
+  grpcPort: number;
+  /** Both set: the gRPC port serves TLS with this certificate and key (PEM file paths). */
+  grpcTls?: { certFile: string; keyFile: string };
   publicPaths: PublicPath[];
   /** Allow a non-loopback bind without authentication. */
   insecureBindAny: boolean;
@@ -142,6 +146,8 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     ...common(v, "node"),
     host: v.host,
     port: v.port,
+    grpcPort: v.grpcPort,
+    grpcTls: resolveGrpcTls(v),
     publicPaths: v.publicPaths,
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
@@ -169,6 +175,18 @@ export function replicaSettings(s: {
 }): ReplicaSettings | undefined {
   if (!s.replica) return undefined;
   return { maxBytes: s.replicaMemoryMb * 1048576, freshnessMs: s.replicaRefreshMs };
+}
+
+/** The gRPC port's TLS files: both or neither. */
+function resolveGrpcTls(v: SettingValues): NodeSettings["grpcTls"] {
+  const { grpcTlsCert: certFile, grpcTlsKey: keyFile } = v;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    throw new ConfigError(
+      `${settingName("grpcTlsCert", "node")} and ${settingName("grpcTlsKey", "node")} go together (TLS needs both)`,
+    );
+  }
+  return { certFile, keyFile };
 }
 
 /** One auth mode: preshared keys, or OIDC with its JWKS, issuer and audience, or none. */
