@@ -115,14 +115,19 @@ const single: [Side, Side] = [
     name: "check",
     requests: REQUESTS,
     send: async (i) =>
-      String(((await post(`${T}/permissions/check`, checkBody(QUESTIONS[i % 1000]!))) as { can: string }).can),
+      String(
+        ((await post(`${T}/permissions/check`, checkBody(QUESTIONS[i % 1000]!))) as { can: string }).can,
+      ),
   },
   {
     name: "AuthZEN evaluation",
     requests: REQUESTS,
     send: async (i) =>
-      ((await post(`${T}/access/v1/evaluation`, evaluationBody(QUESTIONS[i % 1000]!))) as { decision: boolean })
-        .decision
+      (
+        (await post(`${T}/access/v1/evaluation`, evaluationBody(QUESTIONS[i % 1000]!))) as {
+          decision: boolean;
+        }
+      ).decision
         ? "CHECK_RESULT_ALLOWED"
         : "CHECK_RESULT_DENIED",
   },
@@ -186,7 +191,8 @@ async function compare([a, b]: [Side, Side]): Promise<void> {
     const seen: Record<string, { cpuUs: number; answers: string[] }> = {};
     for (const side of order) seen[side.name] = await window(side);
     const [wa, wb] = [seen[a.name]!, seen[b.name]!];
-    if (wa.answers.join("|") !== wb.answers.join("|")) throw new Error(`${a.name} and ${b.name} answer differently`);
+    if (wa.answers.join("|") !== wb.answers.join("|"))
+      throw new Error(`${a.name} and ${b.name} answer differently`);
     cpu[a.name]!.push(wa.cpuUs);
     cpu[b.name]!.push(wb.cpuUs);
     ratios.push(wb.cpuUs / wa.cpuUs);

@@ -425,7 +425,10 @@ function authzenBodies(set: typeof AUTHZEN_ROOT_ROUTES): [ApiRoute, unknown][] {
   const action = { name: "edit" };
   return [
     [set.evaluation, { subject, action, resource }],
-    [set.evaluations, { subject, action, evaluations: [{ resource }, { resource: { type: "document", id: "2" } }] }],
+    [
+      set.evaluations,
+      { subject, action, evaluations: [{ resource }, { resource: { type: "document", id: "2" } }] },
+    ],
     [set.searchSubject, { subject: { type: "user" }, action, resource }],
     [set.searchResource, { subject, action, resource: { type: "document" } }],
     [set.searchAction, { subject, resource }],

@@ -37,7 +37,9 @@ describe("pemba load", () => {
       "loaded 21/23 rows",
       "loaded 23/23 rows",
     ]);
-    expect(out.stdout).toMatch(/^tenant gw: schema \w+, 23 relationships, 0 attributes in [\d.]+ ms; snap token \S+\n$/);
+    expect(out.stdout).toMatch(
+      /^tenant gw: schema \w+, 23 relationships, 0 attributes in [\d.]+ ms; snap token \S+\n$/,
+    );
     const ask = async (name: string) => {
       const res = await fetch(`${server.url}/v1/tenants/gw/access/v1/evaluation`, {
         method: "POST",

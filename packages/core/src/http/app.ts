@@ -195,7 +195,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerAuthzenRoutes(deps, opts.authzenTenant);
   routes.finish();
 
-  const notFound = routes.serve({ route: "notFound", authenticate: false }, () => {
+  const notFound = routes.serve({ route: "notFound", authenticate: false, unmatched: true }, () => {
     throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
   });
   app.notFound((c) => notFound(c));
