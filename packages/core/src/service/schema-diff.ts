@@ -31,7 +31,6 @@ import {
 } from "../schema/diff.ts";
 import { hasRowCounts } from "../store/capabilities.ts";
 import { ReadCache } from "../store/proxies/read-cache.ts";
-import { ReplicaStore } from "../store/proxies/replica/index.ts";
 import type { Snap, Store } from "../store/store.ts";
 import { scanRows } from "./schema-diff-scan.ts";
 import { CHECK_BATCH, type DiffBudget, DiffWork } from "./schema-diff-work.ts";
@@ -483,8 +482,9 @@ export async function measureSchemaDiff(
     const oldCompiled = from.compiled ?? compileSchema(from.definition);
     const newCompiled = to.compiled ?? compileSchema(to.definition);
     const rand = seededRandom(report.sample.seed);
-    // a store that reads from memory answers faster than the cache's bookkeeping; a SQL store repeats statements
-    const inMemory = store.kind === "memory" || store instanceof ReplicaStore;
+    // a store that reads from memory answers faster than the cache's bookkeeping; a SQL store (and the replica,
+    // whose working set would have to fill every key) repeats statements
+    const inMemory = store.kind === "memory";
     const reads: Scope = inMemory ? s : { ...s, store: new ReadCache(store) };
     let remaining = work.budget.pairs;
     for (const [i, p] of report.permissions.entries()) {

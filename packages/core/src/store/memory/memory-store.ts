@@ -13,7 +13,7 @@ import {
   type Tuple,
   type TupleFilter,
 } from "../../model.ts";
-import type { ChangeSetSink } from "../capabilities.ts";
+import type { ChangeSetSink, Freshness, FreshnessSource } from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
 import type {
   AttributeQuery,
@@ -32,7 +32,7 @@ import type {
 } from "../store.ts";
 import { validateWriteRequest } from "../validate.ts";
 import { frozenValue } from "./attributes.ts";
-import { expiresOf, LIVE, lowerBound, NONE } from "./columns.ts";
+import { expiresOf, LIVE, lowerBound, NEVER, NONE } from "./columns.ts";
 import {
   attributeRowMatches,
   makeAttribute,
@@ -75,7 +75,7 @@ function firstTxAfter(log: TxEntry[], after: number): number {
 
 const ascending = (a: number, b: number) => a - b;
 
-export class MemoryStore implements Store, ChangeSetSink {
+export class MemoryStore implements Store, ChangeSetSink, FreshnessSource {
   readonly kind = "memory" as const;
   private tenants = new Map<string, TenantData>();
   private head = 0;
@@ -148,6 +148,23 @@ export class MemoryStore implements Store, ChangeSetSink {
     return s
       ? { version: s.version, schema: s.schema, createdAt: s.createdAt, readAt: this.head }
       : undefined;
+  }
+
+  /** The GC horizon: snaps below it are expired. */
+  gcHorizon(): Snap {
+    return this.horizon;
+  }
+
+  /** The head, the GC horizon, the tenant's created_at and its head schema version, as one look. */
+  freshness(tenantId: string): Freshness {
+    const d = this.tenants.get(tenantId);
+    const schemas = d?.schemas ?? [];
+    return {
+      head: this.head,
+      horizon: this.horizon,
+      tenantCreatedAt: d?.tenant.createdAt.getTime(),
+      headSchemaVersion: schemas[schemas.length - 1]?.version,
+    };
   }
 
   async listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
@@ -358,11 +375,13 @@ export class MemoryStore implements Store, ChangeSetSink {
             r = nextE[r];
             if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               entity ??= { type: s[et], id: s[eid] };
-              out.push({
+              const t: Tuple = {
                 entity,
                 relation: s[rel],
                 subject: { type: s[T.st[r]], id: s[T.sid[r]], relation: s[T.srel[r]] },
-              });
+              };
+              if (expires[r] !== NEVER) t.expiresAt = expires[r];
+              out.push(t);
               visible++;
               last = r;
             }
@@ -409,7 +428,9 @@ export class MemoryStore implements Store, ChangeSetSink {
             r = nextS[r];
             if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               subject ??= { type: s[st], id: s[sid], relation: s[srel] };
-              out.push({ entity: { type: s[et], id: s[T.eid[r]] }, relation: s[rel], subject });
+              const t: Tuple = { entity: { type: s[et], id: s[T.eid[r]] }, relation: s[rel], subject };
+              if (expires[r] !== NEVER) t.expiresAt = expires[r];
+              out.push(t);
             }
           } while (r !== tail);
         }
@@ -449,7 +470,9 @@ export class MemoryStore implements Store, ChangeSetSink {
               if (created[r] <= snap && deleted[r] > snap) {
                 if (expires[r] > at) {
                   entity ??= { type: s[et], id: s[eid] };
-                  out.push({ entity, attribute: s[name], value: values[r] });
+                  const a: Attribute = { entity, attribute: s[name], value: values[r] };
+                  if (expires[r] !== NEVER) a.expiresAt = expires[r];
+                  out.push(a);
                 }
                 break;
               }
