@@ -91,7 +91,7 @@ const pemba = await core.createPemba(
     database: "bench",
     auth: { mode: "none" },
     gcWindowMs: 0,
-    replica: { maxRows: 10_000_000, freshnessMs: 3_600_000, maxBytes: 1024 * 1048576 },
+    replica: { freshnessMs: 3_600_000, maxBytes: 1024 * 1048576 },
     maxWatchStreams: 10,
     maxCompiledSchemaMb: 64,
   },

@@ -32,7 +32,7 @@ const runtime = (extra: Partial<PembaRuntime> = {}): PembaRuntime => ({
 
 describe("createPemba", () => {
   it("puts the replica the runtime asks for in front of a SQL store, none in front of memory", async () => {
-    const replica = { maxRows: 1000, freshnessMs: 0 };
+    const replica = { maxBytes: 1048576, freshnessMs: 0 };
     for (const mode of ["startup", "lazy"] as const) {
       const sql = await createPemba(settings({ database: "sqlite", replica }), runtime({ replica: mode }));
       expect(sql.store).toBeInstanceOf(ReplicaStore);

@@ -10,10 +10,10 @@ import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
 import {
-  type BackgroundLoads,
-  CopyBudget,
+  type BackgroundWork,
   type ReplicaLogger,
   ReplicaStore,
+  WorkingSetBudget,
 } from "./store/proxies/replica/index.ts";
 import { ShardedStore } from "./store/proxies/shards/sharded-store.ts";
 import type { Store } from "./store/store.ts";
@@ -24,17 +24,16 @@ export interface PembaRuntime {
   /** Opens the database a `database` setting names (createPemba puts the replica in front). */
   openStore(database: string): Promise<Store> | Store;
   /**
-   * "startup": every tenant loaded at open, refreshed by a timer (Node). "lazy": each tenant loaded by its first
-   * request and refreshed by requests (Workers: no I/O outside a request).
+   * "startup": the tenants followed are kept fresh by a timer and write notices (Node). "lazy": by the requests
+   * themselves (Workers: no I/O outside a request).
    */
   replica: "startup" | "lazy";
   /**
-   * Lazy replicas: runs a tenant's load after the request that asked for it and keeps it alive (Workers:
-   * `ctx.waitUntil`); with it, no request waits for a load (reads go to the database meanwhile). See
-   * LazyReplicaOptions.background.
+   * Lazy replicas: runs a look at the database after the response that found it due and keeps it alive (Workers:
+   * `ctx.waitUntil`). See LazyReplicaOptions.background.
    */
-  background?: BackgroundLoads;
-  /** The replica's log lines (a load, a tenant too large). */
+  background?: BackgroundWork;
+  /** The replica's log lines. */
   logger?: ReplicaLogger;
   observe?: Observe;
   admit?: AppOptions["admit"];
@@ -119,27 +118,23 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
 
 /**
  * The replica in front of a SQL store, when the settings ask for one; tenants over several databases (a
- * ShardedStore) get one in front of each database, all within the one row and byte budget.
+ * ShardedStore) get one in front of each database, all within the one byte budget.
  */
 async function withReplica(database: Store, settings: PembaSettings, runtime: PembaRuntime): Promise<Store> {
   const replica = settings.replica;
   if (replica === undefined || database.kind === "memory") return database;
-  const { maxRows, freshnessMs } = replica;
+  const { maxBytes, freshnessMs } = replica;
+  const budget = new WorkingSetBudget(maxBytes);
   if (runtime.replica === "lazy") {
-    const lazy = (store: Store, budget?: CopyBudget) =>
+    const lazy = (store: Store) =>
       ReplicaStore.lazy(store, {
-        maxRows,
-        maxBytes: replica.maxBytes,
+        budget,
         freshnessMs,
         logger: runtime.logger,
         background: runtime.background,
-        budget,
       });
-    if (database instanceof ShardedStore) {
-      const budget = new CopyBudget();
-      return database.withEach((store) => lazy(store, budget));
-    }
+    if (database instanceof ShardedStore) return database.withEach(lazy);
     return lazy(database);
   }
-  return ReplicaStore.open(database, { maxRows, refreshMs: freshnessMs, logger: runtime.logger });
+  return ReplicaStore.open(database, { budget, refreshMs: freshnessMs, logger: runtime.logger });
 }

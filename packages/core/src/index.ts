@@ -34,13 +34,15 @@ export { LibsqlStore, type LibsqlStoreOptions } from "./store/drivers/libsql.ts"
 export { DEFAULT_TENANT, MemoryStore, type MemoryStoreOptions } from "./store/memory/memory-store.ts";
 export { ForwardingStore } from "./store/proxies/forwarding.ts";
 export {
-  DEFAULT_REPLICA_MAX_ROWS,
+  type BackgroundWork,
+  DEFAULT_REPLICA_MEMORY_BYTES,
   DEFAULT_REPLICA_REFRESH_MS,
   type LazyReplicaOptions,
   type ReplicaLogger,
   type ReplicaOptions,
   type ReplicaStats,
   ReplicaStore,
+  WorkingSetBudget,
 } from "./store/proxies/replica/index.ts";
 export {
   type PlacementOptions,

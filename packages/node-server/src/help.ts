@@ -36,8 +36,9 @@ ${helpOptionLines()}
 
   Zero-config default: SQLite file ${DEFAULT_DATABASE.node} on ${defaultText(SETTINGS.host, "node")}:${defaultText(SETTINGS.port, "node")}, no authentication.
   Without --auth-keys or --jwks-url the server refuses to bind anything but a loopback address.
-  With a SQL database, checks are answered from an in-memory replica (--replica on): loaded at startup, it
-  sees this process's writes at once and other processes' writes within --replica-refresh, or at once for a
+  With a SQL database, checks are answered from an in-memory replica (--replica on): the working set of keys
+  checks and lookups read, filled on demand within --replica-memory MB (least recently used keys evicted);
+  it sees this process's writes at once and other processes' writes within --replica-refresh, or at once for a
   request that carries their snap token.
   SIGINT/SIGTERM: stop accepting, finish in-flight requests, close the database, exit 0.
 

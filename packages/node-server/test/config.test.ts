@@ -25,7 +25,7 @@ describe("serve configuration", () => {
       insecureBindAny: false,
       replica: true,
       replicaRefreshMs: 1000,
-      replicaMaxRows: 5_000_000,
+      replicaMemoryMb: 256,
       compactAfterWritesMb: 32,
       pgPoolSize: 10,
       maxWatchStreams: 1000,
@@ -56,27 +56,27 @@ describe("serve configuration", () => {
     );
   });
 
-  it("replica options: on/off, refresh interval and row limit from flags or environment", () => {
+  it("replica options: on/off, refresh interval and memory budget from flags or environment", () => {
     expect(
       resolveServeConfig(
         {},
-        { PEMBA_REPLICA: "off", PEMBA_REPLICA_REFRESH: "250ms", PEMBA_REPLICA_MAX_ROWS: "1000" },
+        { PEMBA_REPLICA: "off", PEMBA_REPLICA_REFRESH: "250ms", PEMBA_REPLICA_MEMORY: "1000" },
       ),
-    ).toMatchObject({ replica: false, replicaRefreshMs: 250, replicaMaxRows: 1000 });
+    ).toMatchObject({ replica: false, replicaRefreshMs: 250, replicaMemoryMb: 1000 });
     expect(
       resolveServeConfig(
-        { replica: "on", "replica-refresh": "0", "replica-max-rows": "2_000_000" },
+        { replica: "on", "replica-refresh": "0", "replica-memory": "2_048" },
         { PEMBA_REPLICA: "off" },
       ),
-    ).toMatchObject({ replica: true, replicaRefreshMs: 0, replicaMaxRows: 2_000_000 });
+    ).toMatchObject({ replica: true, replicaRefreshMs: 0, replicaMemoryMb: 2048 });
     expect(() => resolveServeConfig({ "public-paths": "/metrics,/v1" }, {})).toThrow(
       new ConfigError('invalid --public-paths entry "/v1"; expected some of /metrics, /openapi.json, /docs'),
     );
     expect(() => resolveServeConfig({ replica: "maybe" }, {})).toThrow(
       new ConfigError('invalid --replica "maybe"; expected on or off'),
     );
-    expect(() => resolveServeConfig({ "replica-max-rows": "-5" }, {})).toThrow(
-      new ConfigError('invalid --replica-max-rows "-5"; expected a whole number'),
+    expect(() => resolveServeConfig({ "replica-memory": "0" }, {})).toThrow(
+      new ConfigError('invalid --replica-memory "0"; expected a whole number of at least 1'),
     );
   });
 

@@ -62,7 +62,7 @@ describe("resolveWorkerConfig", () => {
       auth: { mode: "preshared", keys: [{ key: "admin" }, { key: "k2", tenants: ["t1", "t2"] }] },
       corsOrigins: ["https://a.example", "https://b.example"],
       gcWindowMs: 5_400_000,
-      replica: { maxRows: 1_000_000, freshnessMs: 1000, maxBytes: 64 * 1048576 },
+      replica: { freshnessMs: 1000, maxBytes: 64 * 1048576 },
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
@@ -73,25 +73,23 @@ describe("resolveWorkerConfig", () => {
 
   it("the in-isolate replica: on by default for SQL databases, sized and timed by vars, or off", () => {
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB" }).replica).toEqual({
-      maxRows: 1_000_000,
       freshnessMs: 1000,
       maxBytes: 64 * 1048576,
     });
     expect(
       resolveWorkerConfig({
         PEMBA_DATABASE: "d1:DB",
-        PEMBA_REPLICA_MAX_ROWS: "250000",
         PEMBA_REPLICA_REFRESH: "250ms",
-        PEMBA_REPLICA_MAX_MB: "24",
+        PEMBA_REPLICA_MEMORY: "24",
       }).replica,
-    ).toEqual({ maxRows: 250_000, freshnessMs: 250, maxBytes: 24 * 1048576 });
+    ).toEqual({ freshnessMs: 250, maxBytes: 24 * 1048576 });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "off" }).replica).toBeUndefined();
     expect(resolveWorkerConfig({ PEMBA_REPLICA: "on" }).replica).toBeUndefined(); // memory: nothing to copy
     expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA: "yes" })).toThrow(
       'invalid PEMBA_REPLICA "yes"; expected on or off',
     );
-    expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA_MAX_ROWS: "1e6x" })).toThrow(
-      'invalid PEMBA_REPLICA_MAX_ROWS "1e6x"; expected a whole number',
+    expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA_MEMORY: "1e6x" })).toThrow(
+      'invalid PEMBA_REPLICA_MEMORY "1e6x"; expected a whole number of at least 1',
     );
     expect(() => resolveWorkerConfig({ PEMBA_DATABASE: "d1:DB", PEMBA_REPLICA_REFRESH: "soon" })).toThrow(
       'invalid PEMBA_REPLICA_REFRESH "soon"; use e.g. 30m, 24h, 7d',
@@ -122,7 +120,7 @@ describe("resolveWorkerConfig", () => {
       auth: { mode: "none" },
       corsOrigins: undefined,
       gcWindowMs: 86_400_000,
-      replica: { maxRows: 1_000_000, freshnessMs: 1000, maxBytes: 64 * 1048576 },
+      replica: { freshnessMs: 1000, maxBytes: 64 * 1048576 },
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",

@@ -9,7 +9,6 @@ import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
 import { parsePresharedKeys } from "../http/auth/preshared.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
-import { DEFAULT_REPLICA_MAX_ROWS } from "../store/proxies/replica/index.ts";
 import {
   count,
   d1Simulation,
@@ -38,20 +37,15 @@ export const DEFAULT_DATABASE = { node: "./pemba.db", worker: "memory:" } as con
 export const COMPACT_IDLE_MS = 250;
 
 /**
- * Rows (tuples + attributes) an isolate's replica holds at most. The copy takes 40-54 bytes per row of V8 heap and
- * ArrayBuffers (loadtest/replica-memory.ts: 200,000-800,000 rows of Permify's load-test data), so 1,000,000 rows
- * stay under ~55 MB, less than half of a Worker isolate's 128 MB.
+ * MB an isolate's working set holds at most (estimated from its rows' sizes): half of a Worker isolate's 128 MB,
+ * beside the compiled schemas and a request's garbage.
  */
-const WORKER_REPLICA_MAX_ROWS = 1_000_000;
+const WORKER_REPLICA_MEMORY_MB = 64;
 
-/**
- * Estimated MB an isolate's replica holds at most (the estimate: loadtest/replica-memory.ts's bytes per row plus the
- * row's own text), so several tenants (many small ones and a large one) stay within the isolate's 128 MB beside the
- * compiled schemas and a request's garbage.
- */
-const WORKER_REPLICA_MAX_MB = 64;
+/** MB the Node server's working set holds at most. */
+const NODE_REPLICA_MEMORY_MB = 256;
 
-/** An eighth of an isolate's 128 MB, beside the replica's ~55 MB at most (Node's 256 is more than an isolate has). */
+/** An eighth of an isolate's 128 MB, beside the working set's 64 MB (Node's 256 is more than an isolate has). */
 const WORKER_MAX_COMPILED_SCHEMA_MB = 16;
 
 /** What a schema write may do to stored rows: `permify` anything (Permify's behaviour), `safe` orphan none. */
@@ -243,9 +237,9 @@ export const SETTINGS = {
     runtimes: BOTH,
     default: "on",
     help: {
-      node: "answer checks from an in-memory replica of the SQL database, kept up to date through its change feed; `off` = SQL",
+      node: "answer checks and lookups from an in-memory replica of the SQL database: the working set of keys they read, filled on demand and kept exact through the change feed; `off` = SQL",
       worker:
-        "answer checks from an in-isolate replica of a D1/libSQL database, each tenant loaded by its first request; `off` = SQL",
+        "answer checks and lookups from an in-isolate replica of a D1/libSQL database: the working set of keys they read, filled on demand and kept exact through the change feed; `off` = SQL",
     },
     schema: onOff,
   },
@@ -262,18 +256,18 @@ export const SETTINGS = {
     },
     schema: duration,
   },
-  replicaMaxRows: {
-    env: "PEMBA_REPLICA_MAX_ROWS",
-    flag: "replica-max-rows",
-    arg: "<n>",
+  replicaMemory: {
+    env: "PEMBA_REPLICA_MEMORY",
+    flag: "replica-memory",
+    arg: "<MB>",
     runtimes: BOTH,
-    default: { node: String(DEFAULT_REPLICA_MAX_ROWS), worker: String(WORKER_REPLICA_MAX_ROWS) },
+    default: { node: String(NODE_REPLICA_MEMORY_MB), worker: String(WORKER_REPLICA_MEMORY_MB) },
     help: {
-      node: "above this many rows (tuples + attributes) at startup, run without the replica",
+      node: "MB (estimated from the rows' sizes) the replica's working set holds at most: the rows checks and lookups read, per key; least recently used keys are evicted past it, and read from SQL again when asked",
       worker:
-        "a tenant that would take the isolate's replica above this many rows (tuples + attributes) is served by SQL",
+        "MB (estimated from the rows' sizes) the isolate's working set holds at most, all D1 databases together: the rows checks and lookups read, per key; least recently used keys are evicted past it, and read from SQL again when asked",
     },
-    schema: count,
+    schema: positiveCount,
   },
   pgPoolSize: {
     env: "PEMBA_PG_POOL_SIZE",
@@ -283,13 +277,6 @@ export const SETTINGS = {
     default: "10",
     help: "PostgreSQL: connections this process's pool opens at most (plus 1 that listens for other instances' writes); see Running several instances",
     schema: positiveCount,
-  },
-  replicaMaxMb: {
-    env: "PEMBA_REPLICA_MAX_MB",
-    runtimes: WORKER,
-    default: String(WORKER_REPLICA_MAX_MB),
-    help: "MB (estimated from the rows' sizes) the isolate's replica holds at most: loading a tenant past it evicts the least recently used tenants; a tenant larger than this alone is served by SQL",
-    schema: count,
   },
   compactAfterWrites: {
     env: "PEMBA_COMPACT_AFTER_WRITES",

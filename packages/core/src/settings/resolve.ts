@@ -25,9 +25,8 @@ export type Env = Readonly<Record<string, unknown>>;
 
 /** The in-memory replica's settings; see ReplicaStore.open (Node) and ReplicaStore.lazy (Workers). */
 export interface ReplicaSettings {
-  maxRows: number;
-  /** Lazy replicas (Workers): estimated bytes held at most, least recently used tenants evicted past it. */
-  maxBytes?: number;
+  /** Estimated bytes the working set holds at most; least recently used keys are evicted past it. */
+  maxBytes: number;
   /** How old the copy may get before it looks for writes of other processes or instances (ms). */
   freshnessMs: number;
 }
@@ -58,7 +57,7 @@ interface CommonSettings {
   gcWindowMs: number;
   replica: boolean;
   replicaRefreshMs: number;
-  replicaMaxRows: number;
+  replicaMemoryMb: number;
   maxWatchStreams: number;
   maxCompiledSchemaMb: number;
   schemaWrites: SchemaWrites;
@@ -83,7 +82,6 @@ export interface WorkerSettings extends CommonSettings {
   d1Tenants?: ReadonlyMap<string, string>;
   /** D1's latencies added around each D1 binding (benchmarks and tests); undefined: none. */
   d1Simulate?: D1Simulation;
-  replicaMaxMb: number;
 }
 
 /** The text given for a setting: its flag (Node), else its variable; blank counts as unset. */
@@ -127,7 +125,7 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     gcWindowMs: v.gcWindow,
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,
-    replicaMaxRows: v.replicaMaxRows,
+    replicaMemoryMb: v.replicaMemory,
     maxWatchStreams: v.maxWatchStreams,
     maxCompiledSchemaMb: v.maxCompiledSchemaMb,
     schemaWrites: v.schemaWrites,
@@ -157,20 +155,17 @@ export function resolveWorkerSettings(env: Env): WorkerSettings {
     databaseToken: v.databaseToken,
     d1Tenants: v.d1Tenants,
     ...(v.d1Simulate === undefined ? {} : { d1Simulate: v.d1Simulate }),
-    replicaMaxMb: v.replicaMaxMb,
   };
 }
 
 /** The replica's settings of flat settings; undefined when it is off. */
 export function replicaSettings(s: {
   replica: boolean;
-  replicaMaxRows: number;
+  replicaMemoryMb: number;
   replicaRefreshMs: number;
-  replicaMaxMb?: number;
 }): ReplicaSettings | undefined {
   if (!s.replica) return undefined;
-  const maxBytes = s.replicaMaxMb === undefined ? undefined : s.replicaMaxMb * 1048576;
-  return { maxRows: s.replicaMaxRows, freshnessMs: s.replicaRefreshMs, maxBytes };
+  return { maxBytes: s.replicaMemoryMb * 1048576, freshnessMs: s.replicaRefreshMs };
 }
 
 /** One auth mode: preshared keys, or OIDC with its JWKS, issuer and audience, or none. */

@@ -102,9 +102,9 @@ describe("one definition, both runtimes", () => {
     }
   });
 
-  it("per-runtime defaults: Node's ./pemba.db and 5,000,000 replica rows, the Worker's memory: and 1,000,000", () => {
-    expect(resolveNodeSettings({}, {})).toMatchObject({ database: "./pemba.db", replicaMaxRows: 5_000_000 });
-    expect(resolveWorkerSettings({})).toMatchObject({ database: "memory:", replicaMaxRows: 1_000_000 });
+  it("per-runtime defaults: Node's ./pemba.db and a 256 MB working set, the Worker's memory: and 64 MB", () => {
+    expect(resolveNodeSettings({}, {})).toMatchObject({ database: "./pemba.db", replicaMemoryMb: 256 });
+    expect(resolveWorkerSettings({})).toMatchObject({ database: "memory:", replicaMemoryMb: 64 });
   });
 
   it("errors name the flag on Node and the variable on Workers", () => {

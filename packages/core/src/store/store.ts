@@ -13,7 +13,8 @@
  * Expiry (Pemba extension): a row may carry `expiresAt` (ms since the epoch). Every read takes an evaluation time
  * `at` (ms; default: the store's clock when called) and sees a row only while `at < expiresAt`: a read is a
  * function of (snap, at). The caller (the service) picks `at` ONCE per request. `at = 0` sees every row (the
- * replica's load). The paged reads and the change feed return `expiresAt`; the engine reads need not.
+ * replica's fills). Every read returns a row's `expiresAt` when it has one (the replica files rows read at `at = 0`
+ * and filters them by each request's evaluation time itself).
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import type {

@@ -32,7 +32,7 @@ import type {
 } from "../store.ts";
 import { validateWriteRequest } from "../validate.ts";
 import { frozenValue } from "./attributes.ts";
-import { expiresOf, LIVE, lowerBound, NONE } from "./columns.ts";
+import { expiresOf, LIVE, lowerBound, NEVER, NONE } from "./columns.ts";
 import {
   attributeRowMatches,
   makeAttribute,
@@ -358,11 +358,13 @@ export class MemoryStore implements Store, ChangeSetSink {
             r = nextE[r];
             if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               entity ??= { type: s[et], id: s[eid] };
-              out.push({
+              const t: Tuple = {
                 entity,
                 relation: s[rel],
                 subject: { type: s[T.st[r]], id: s[T.sid[r]], relation: s[T.srel[r]] },
-              });
+              };
+              if (expires[r] !== NEVER) t.expiresAt = expires[r];
+              out.push(t);
               visible++;
               last = r;
             }
@@ -409,7 +411,9 @@ export class MemoryStore implements Store, ChangeSetSink {
             r = nextS[r];
             if (created[r] <= snap && deleted[r] > snap && expires[r] > at) {
               subject ??= { type: s[st], id: s[sid], relation: s[srel] };
-              out.push({ entity: { type: s[et], id: s[T.eid[r]] }, relation: s[rel], subject });
+              const t: Tuple = { entity: { type: s[et], id: s[T.eid[r]] }, relation: s[rel], subject };
+              if (expires[r] !== NEVER) t.expiresAt = expires[r];
+              out.push(t);
             }
           } while (r !== tail);
         }
@@ -449,7 +453,9 @@ export class MemoryStore implements Store, ChangeSetSink {
               if (created[r] <= snap && deleted[r] > snap) {
                 if (expires[r] > at) {
                   entity ??= { type: s[et], id: s[eid] };
-                  out.push({ entity, attribute: s[name], value: values[r] });
+                  const a: Attribute = { entity, attribute: s[name], value: values[r] };
+                  if (expires[r] !== NEVER) a.expiresAt = expires[r];
+                  out.push(a);
                 }
                 break;
               }

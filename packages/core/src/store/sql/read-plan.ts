@@ -34,18 +34,19 @@ export type ChangedRow = { id: number; created_tx: number; deleted_tx: number | 
 const nullText = sql`CAST(NULL AS TEXT)`;
 
 type Select<T> = (d: Dialect, t: T) => SQL;
-const tupleSelect: Select<TuplesAlias> = (_d, t) => list(tupleColumns(t));
-const attributeSelect: Select<AttributesAlias> = (_d, t) => list(attributeColumns(t));
+/** The engine reads return each row's expiresAt (the replica files rows read at `at` = 0 and filters them itself). */
+const tupleSelect: Select<TuplesAlias> = (_d, t) => sql`${list(tupleColumns(t))}, ${t.expiresAt}`;
+const attributeSelect: Select<AttributesAlias> = (_d, t) => sql`${list(attributeColumns(t))}, ${t.expiresAt}`;
 const tupleAsRead: Select<TuplesAlias> = (d, t) => {
   const a = d.tables.attributes;
-  return sql`0 AS is_attribute, ${list(tupleColumns(t))}, ${list([a.attribute, a.valueType, a.value].map((c) => sql`${nullText} AS ${name(c)}`))}`;
+  return sql`0 AS is_attribute, ${list(tupleColumns(t))}, ${list([a.attribute, a.valueType, a.value].map((c) => sql`${nullText} AS ${name(c)}`))}, ${t.expiresAt}`;
 };
 const attributeAsRead: Select<AttributesAlias> = (d, t) => {
   const u = d.tables.tuples;
   const nulls = [u.relation, u.subjectType, u.subjectId, u.subjectRelation].map(
     (c) => sql`${nullText} AS ${name(c)}`,
   );
-  return sql`1 AS is_attribute, ${t.entityType}, ${t.entityId}, ${list(nulls)}, ${t.attribute}, ${t.valueType}, ${t.value}`;
+  return sql`1 AS is_attribute, ${t.entityType}, ${t.entityId}, ${list(nulls)}, ${t.attribute}, ${t.valueType}, ${t.value}, ${t.expiresAt}`;
 };
 
 function entityKeys(queries: TupleQuery[]): string[][] {

@@ -16,7 +16,7 @@ export type DbRow<T extends Table> = {
     : C["_"]["data"] | null;
 };
 
-/** `expires_at` is selected by the paged reads and the change feed only (the engine reads need not). */
+/** `expires_at`: NULL for a row that never expires (every read selects it). */
 export type TupleRow = Pick<
   DbRow<typeof tuples>,
   "entity_type" | "entity_id" | "relation" | "subject_type" | "subject_id" | "subject_relation"

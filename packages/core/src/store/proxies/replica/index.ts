@@ -1,12 +1,18 @@
-/** The in-memory replica in front of a SQL store: load.ts keeps the copy, routing.ts answers from it. */
+/**
+ * The working-set replica in front of a SQL store (README.md): working-set.ts holds the keys the engine read within
+ * a byte budget, freshness.ts keeps them exact through the change feed, routing.ts answers from them.
+ */
+export type {
+  ReplicaLogger,
+  ReplicaSource,
+} from "./freshness.ts";
 export {
-  type BackgroundLoads,
-  CopyBudget,
-  DEFAULT_REPLICA_MAX_ROWS,
+  type BackgroundWork,
+  DEFAULT_REPLICA_MEMORY_BYTES,
   DEFAULT_REPLICA_REFRESH_MS,
   type LazyReplicaOptions,
-  type ReplicaLogger,
   type ReplicaOptions,
-  type ReplicaSource,
-} from "./load.ts";
-export { type ReplicaStats, ReplicaStore } from "./routing.ts";
+  type ReplicaStats,
+  ReplicaStore,
+} from "./routing.ts";
+export { WorkingSetBudget } from "./working-set.ts";

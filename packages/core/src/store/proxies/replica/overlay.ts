@@ -1,7 +1,8 @@
 /**
- * A fresh snap token's reads of a tenant the lazy replica does not hold (still loading, or too large), at the
- * request's NEAREST replica with the primary's changes laid over the rows, so the token costs ONE round trip to the
- * primary instead of one per walk level (issue 19 item 3):
+ * Reads the lazy replica sends to a replicated database (D1): a fresh snap token's reads of a tenant it does not
+ * follow, and the reads that fill its working set at the snap it is caught up to (which the request's own session may
+ * not have reached), at the request's NEAREST replica with the primary's changes laid over the rows, so they cost at
+ * most ONE round trip to the primary instead of one per walk level:
  *
  * 1. The look at the nearest replica (NearestReplica: the request's session there, whatever its token's bookmark):
  *    its head R. When R >= the token's snap, the replica has the write: every read goes there, nothing laid over.
@@ -76,6 +77,19 @@ export class NearestOverlays {
       tenants.set(tenantId, overlay);
     } else tenants?.delete(tenantId);
     return seen;
+  }
+
+  /**
+   * The current request's overlay of the tenant for a read at `snap`, looking (steps 1 and 2) when the request has
+   * none yet; `heard` gets the look. Undefined when the reads cannot be laid over (they go to the request's session).
+   */
+  prepare(tenantId: string, snap: Snap, heard: (f: Freshness) => void): MaybePromise<Overlay | undefined> {
+    const overlay = this.at(tenantId, snap);
+    if (overlay !== undefined) return overlay;
+    return this.look(tenantId, snap).then((f) => {
+      heard(f);
+      return this.at(tenantId, snap);
+    });
   }
 
   /** The current request's overlay of the tenant for a read at `snap`, if it set one up. */

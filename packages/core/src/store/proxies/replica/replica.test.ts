@@ -69,7 +69,8 @@ describe("ReplicaStore over SQLite", () => {
       [tuple("doc:1#owner@user:1"), tuple("doc:2#viewer@user:2")],
       [attr("doc:3$public", bool(true))],
     );
-    await service.check("t1", meta, checkQuery("1", "1")); // warm-up
+    // warm-up: each document's keys are read once
+    for (const doc of ["1", "2", "3", "4"]) await service.check("t1", meta, checkQuery(doc, "1"));
     rec.kinds.length = 0;
     const decisions: string[] = [];
     for (let i = 0; i < 500; i++) {
@@ -88,7 +89,7 @@ describe("ReplicaStore over SQLite", () => {
     await store.close();
   });
 
-  it("loads existing data at open; reads older than the load go to SQL and stay exact", async () => {
+  it("reads nothing at open; a key read once answers from memory; reads older than its fill go to SQL, exactly", async () => {
     const file = join(dir, `preload-${n++}.db`);
     const writer = SqliteStore.open(file);
     const s1 = await writer.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
@@ -101,19 +102,29 @@ describe("ReplicaStore over SQLite", () => {
     await writer.write("b", { tuples: [tuple("doc:9#viewer@user:9")] });
     const rec = recorder();
     const store = await replicaOf(SqliteStore.open(file, { onQuery: rec.onQuery }));
-    expect(store.stats()).toMatchObject({ tenants: 2, rows: 3 });
-    const head = store.headSnap("t1") as number;
+    expect(rec.kinds).toEqual(["gc_horizon"]);
+    expect(store.stats()).toMatchObject({ tenants: 0, entries: 0, rows: 0 });
+    rec.kinds.length = 0;
+    const head = await store.headSnap("t1");
     expect(head).toBeGreaterThanOrEqual(s2);
+    // following a tenant costs one look; its first read of a key one statement
+    expect(rec.kinds).toEqual(["freshness"]);
+    expect(keys(await store.queryTuples("t1", head, viewers(["1"])))).toEqual(["doc:1#viewer@user:2"]);
+    const headB = await store.headSnap("b");
+    expect(keys(await store.queryTuples("b", headB, viewers(["9"])))).toEqual(["doc:9#viewer@user:9"]);
+    expect(rec.kinds).toEqual(["freshness", "query_tuples", "freshness", "query_tuples"]);
     rec.kinds.length = 0;
     expect(keys(store.queryTuples("t1", head, viewers(["1"])) as never)).toEqual(["doc:1#viewer@user:2"]);
-    expect(keys(store.queryTuples("b", store.headSnap("b") as number, viewers(["9"])) as never)).toEqual([
-      "doc:9#viewer@user:9",
-    ]);
-    expect(store.listObjectIds("t1", head, "user")).toEqual(["2"]);
+    expect(keys(store.queryTuples("b", headB, viewers(["9"])) as never)).toEqual(["doc:9#viewer@user:9"]);
     expect(rec.kinds).toEqual([]);
-    // s1 predates the replica's copy: answered by SQLite, exactly
+    expect(store.stats()).toMatchObject({ tenants: 2, entries: 2, rows: 2, hits: 2, misses: 2 });
+    // object ids are the store's
+    expect(await store.listObjectIds("t1", head, "user")).toEqual(["2"]);
+    rec.kinds.length = 0;
+    // s1 predates the key's fill: answered by SQLite, exactly, and not filed
     expect(keys(await store.queryTuples("t1", s1, viewers(["1"])))).toEqual(["doc:1#viewer@user:1"]);
-    expect(rec.kinds).toEqual(["query_tuples"]);
+    expect(keys(await store.queryTuples("t1", s1, viewers(["1"])))).toEqual(["doc:1#viewer@user:1"]);
+    expect(rec.kinds).toEqual(["query_tuples", "query_tuples"]);
     await store.close();
     await writer.close();
   });
@@ -123,12 +134,13 @@ describe("ReplicaStore over SQLite", () => {
     const rec = recorder();
     const store = await replicaOf(SqliteStore.open(file, { onQuery: rec.onQuery }));
     const other = SqliteStore.open(file);
-    const before = store.headSnap("t1") as number;
+    const before = await store.headSnap("t1");
+    expect(await store.queryTuples("t1", before, viewers(["1"]))).toEqual([]);
     const s1 = await other.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
-    // not yet refreshed: the head is the replica's, reads at it see the old state
+    // not yet refreshed: the head is the replica's, reads at it see the old state (from memory)
     expect(store.headSnap("t1")).toBe(before);
     expect(store.queryTuples("t1", before, viewers(["1"]))).toEqual([]);
-    // a read at the newer snap (a token from the other instance) catches up first
+    // a read at the newer snap (a token from the other instance) catches up first: the entry is updated
     const got = store.queryTuples("t1", s1, viewers(["1"]));
     expect(got).toBeInstanceOf(Promise);
     expect(keys(await got)).toEqual(["doc:1#viewer@user:1"]);
@@ -137,8 +149,11 @@ describe("ReplicaStore over SQLite", () => {
     const s2 = await other.write("t1", { deleteTuples: [tuple("doc:1#viewer@user:1")] });
     await store.refresh();
     expect(store.headSnap("t1")).toBe(s2);
+    rec.kinds.length = 0;
     expect(store.queryTuples("t1", s2, viewers(["1"]))).toEqual([]);
     expect(keys(store.queryTuples("t1", s1, viewers(["1"])) as never)).toEqual(["doc:1#viewer@user:1"]);
+    expect(store.queryTuples("t1", before, viewers(["1"]))).toEqual([]);
+    expect(rec.kinds).toEqual([]);
     await store.close();
     await other.close();
   });
@@ -147,14 +162,17 @@ describe("ReplicaStore over SQLite", () => {
     const file = join(dir, `timer-${n++}.db`);
     const store = await replicaOf(SqliteStore.open(file), { refreshMs: 20 });
     const other = SqliteStore.open(file);
+    await store.headSnap("t1");
+    await store.queryTuples("t1", await store.headSnap("t1"), viewers(["1"]));
     const s1 = await other.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
     const s2 = await other.write("t1", { deleteTuples: [tuple("doc:1#viewer@user:1")] });
     await other.createTenant("b", "B");
     const sb = await other.write("b", { tuples: [tuple("doc:2#viewer@user:2")] });
     await expect.poll(() => store.headSnap("t1"), { timeout: 2000, interval: 10 }).toBe(sb);
-    expect(store.headSnap("b")).toBe(sb);
-    expect(keys(store.queryTuples("b", sb, viewers(["2"])) as never)).toEqual(["doc:2#viewer@user:2"]);
+    expect(await store.headSnap("b")).toBe(sb);
+    expect(keys(await store.queryTuples("b", sb, viewers(["2"])))).toEqual(["doc:2#viewer@user:2"]);
     expect(keys(store.queryTuples("t1", s1, viewers(["1"])) as never)).toEqual(["doc:1#viewer@user:1"]);
+    expect(store.queryTuples("t1", s2, viewers(["1"]))).toEqual([]);
     // GC by the other process: the replica refuses the expired snap without asking SQLite
     await other.gc(new Date(Date.now() + 60_000));
     await expect
@@ -171,37 +189,39 @@ describe("ReplicaStore over SQLite", () => {
     await other.close();
   });
 
-  it("size guard: above maxRows the store runs without the replica and says so", async () => {
-    const file = join(dir, `guard-${n++}.db`);
+  it("no row cap: past its byte budget the working set evicts the least recently used keys, answers stay exact", async () => {
+    const file = join(dir, `budget-${n++}.db`);
     const writer = SqliteStore.open(file);
     await writer.write("t1", {
-      tuples: Array.from({ length: 30 }, (_, i) => tuple(`doc:${i}#viewer@user:1`)),
+      tuples: Array.from({ length: 300 }, (_, i) => tuple(`doc:${i}#viewer@user:${i % 7}`)),
     });
     await writer.close();
-    const lines: string[] = [];
-    const logger = {
-      info: (_o: object, m: string) => lines.push(m),
-      warn: (_o: object, m: string) => lines.push(m),
-    };
-    const inner = SqliteStore.open(file);
-    const small = await ReplicaStore.open(inner, { maxRows: 29, loadPageSize: 7, refreshMs: 0, logger });
-    expect(small).toBe(inner);
-    expect(lines).toEqual([
-      "replica disabled: the database holds more than 29 rows (--replica-max-rows); reads go to SQL",
-    ]);
-    await small.close();
-    lines.length = 0;
-    const big = await ReplicaStore.open(SqliteStore.open(file), {
-      maxRows: 30,
-      loadPageSize: 7,
+    const rec = recorder();
+    // room for about 20 one-row keys
+    const store = await replicaOf(SqliteStore.open(file, { onQuery: rec.onQuery }), {
       refreshMs: 0,
-      logger,
+      maxBytes: 8000,
     });
-    expect(big).toBeInstanceOf(ReplicaStore);
-    expect((big as ReplicaStore).stats()).toMatchObject({ tenants: 1, rows: 30 });
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^replica loaded 30 rows of 1 tenant\(s\) in \d+ ms$/);
-    await big.close();
+    const head = await store.headSnap("t1");
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 300; i++) {
+        expect(keys(await store.queryTuples("t1", head, viewers([String(i)])))).toEqual([
+          `doc:${i}#viewer@user:${i % 7}`,
+        ]);
+        expect(store.budget.bytes).toBeLessThanOrEqual(8000);
+      }
+    }
+    const stats = store.stats();
+    expect(stats.entries).toBeGreaterThan(10);
+    expect(stats.evictions).toBe(900 - stats.entries);
+    // a hot key read between others stays (second chance); a cold one is read again
+    rec.kinds.length = 0;
+    for (let i = 0; i < 100; i++) {
+      await store.queryTuples("t1", head, viewers(["hot"]));
+      await store.queryTuples("t1", head, viewers([String(i)]));
+    }
+    expect(rec.kinds.length).toBe(101);
+    await store.close();
   });
 });
 
@@ -245,9 +265,9 @@ describe("ReplicaStore over PostgreSQL", () => {
     const sb = await b.write("t1", { tuples: [tuple("doc:1#viewer@user:2")] });
     expect(sb).toBeGreaterThan(sa);
     // each instance reads its own writes at once (and b's too once b's commit notice has reached it: LISTEN/NOTIFY)
-    const headA = a.headSnap("t1") as number;
+    const headA = await a.headSnap("t1");
     expect(headA).toBeGreaterThanOrEqual(sa);
-    expect(keys(a.queryTuples("t1", headA, viewers(["1"])) as never)).toEqual(
+    expect(keys(await a.queryTuples("t1", headA, viewers(["1"])))).toEqual(
       headA >= sb ? ["doc:1#viewer@user:1", "doc:1#viewer@user:2"] : ["doc:1#viewer@user:1"],
     );
     // instance a given b's token: catches up before answering
@@ -300,6 +320,9 @@ describe("ReplicaStore over PostgreSQL", () => {
     const rec = recorder();
     const store = await replicaOf(deaf(await PostgresStore.open(url, { onQuery: rec.onQuery })));
     const first = await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    // the keys read, filled at `first`
+    expect(await store.headSnap("t1")).toBe(first);
+    await store.queryTuples("t1", first, viewers(["1", "2", "3"]));
     const missed = await rawWrite(url, "2");
     expect(store.headSnap("t1")).toBe(first);
     rec.kinds.length = 0;
@@ -328,6 +351,7 @@ describe("ReplicaStore over PostgreSQL", () => {
     const rec = recorder();
     const inner = await PostgresStore.open(url, { onQuery: rec.onQuery });
     const store = await replicaOf(inner);
+    await store.headSnap("t1");
     const heard: number[] = [];
     await inner.onWrite((_, snap) => heard.push(snap));
     const snaps = [await store.write("t1", { tuples: [tuple("doc:0#viewer@user:1")] })];
@@ -361,21 +385,23 @@ describe("ReplicaStore over PostgreSQL", () => {
     for (const tenant of ["t1", "t2"]) {
       const mine = acked.filter(([t]) => t === tenant);
       const head = Math.max(...mine.map(([, , s]) => s));
-      expect(store.headSnap(tenant)).toBe(head);
+      expect(await store.headSnap(tenant)).toBe(head);
       for (const [, , snap] of mine) {
         const ids = mine.filter(([, , s]) => s <= snap).map(([, id]) => id);
         const expected = ids.map((id) => `doc:${id}#viewer@user:1`).sort();
-        expect(keys(store.queryTuples(tenant, snap, viewers(ids)) as never)).toEqual(expected);
+        expect(keys(await store.queryTuples(tenant, snap, viewers(ids)))).toEqual(expected);
         expect(keys(await inner.queryTuples(tenant, snap, viewers(ids)))).toEqual(expected);
       }
     }
     await store.close();
   });
 
-  it("a write whose feed read finds the GC horizon past the copy reloads the tenant", async () => {
+  it("a write whose feed read finds the GC horizon past the replica drops the tenant's keys; it is followed again", async () => {
     const url = await freshUrl();
     const store = await replicaOf(deaf(await PostgresStore.open(url)));
     await store.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    await store.queryTuples("t1", await store.headSnap("t1"), viewers(["1", "2", "3"]));
+    expect(store.stats().entries).toBe(3);
     // another process: a write the copy misses, deleted again, then a GC past both
     const other = await PostgresStore.open(url);
     await rawWrite(url, "2");
@@ -385,8 +411,9 @@ describe("ReplicaStore over PostgreSQL", () => {
     await other.close();
     const snap = await store.write("t1", { tuples: [tuple("doc:3#viewer@user:1")] });
     expect(snap).toBeGreaterThan(horizon);
-    expect(store.headSnap("t1")).toBe(snap);
-    expect(keys(store.queryTuples("t1", snap, viewers(["1", "2", "3"])) as never)).toEqual([
+    expect(store.stats()).toMatchObject({ tenants: 0, entries: 0 });
+    expect(await store.headSnap("t1")).toBe(snap);
+    expect(keys(await store.queryTuples("t1", snap, viewers(["1", "2", "3"])))).toEqual([
       "doc:2#viewer@user:1",
       "doc:3#viewer@user:1",
     ]);

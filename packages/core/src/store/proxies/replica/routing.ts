@@ -1,29 +1,26 @@
 /**
- * ReplicaStore: an in-memory replica (load.ts keeps the copy) in front of a SQL store, so that engine reads (checks,
- * lookups, expand) never touch SQL in the steady state. Every call is routed here:
+ * ReplicaStore: the working-set replica in front of a SQL store. Every call is routed here:
  *
- * - Engine reads at a snap the copy covers (floor <= snap <= caught up) answer from memory, synchronously; a read
- *   at a newer snap (a snap token from another instance) catches the tenant up first and never answers from a
- *   stale copy; a read at an older snap (a snap token older than the replica) or of a tenant the copy does not
- *   hold goes to the inner store.
+ * - Engine reads of a tenant the replica follows, at a snap it is caught up to: each key found in the working set
+ *   (working-set.ts) answers from memory; the keys missing are read from the store in ONE call (the engine's own
+ *   per-level batch, one statement), and that answer is filed as entries when the read's snap is the tenant's
+ *   caught-up snap. A read at a newer snap (a snap token from another instance) catches the tenant up first
+ *   (freshness.ts) and never answers from a stale entry; a key whose entry was filled after the read's snap goes to
+ *   the store.
  * - Writes of this process: inner.write, then a catch-up to the write's snap before returning (read-your-writes).
  *   Where the inner store reads the feed in the write's own transaction (WriteFeed: PostgreSQL) and no other write
  *   of the tenant is in flight here, the write brings its catch-up along: no statement after it.
- * - Everything else (schemas, paged reads whose cursors are the inner store's, the feed, bundles, D1 bookmarks)
- *   is the inner store's: ForwardingStore.
+ * - Everything else (schemas, paged reads whose cursors are the inner store's, the feed, bundles, D1 bookmarks,
+ *   object id listings, attribute reads of a whole type) is the inner store's: ForwardingStore.
  *
- * `ReplicaStore.open` loads every tenant at open and refreshes on a timer (`refreshMs`); when the load passes
- * `maxRows` rows it returns the inner store itself (reads go to SQL), with a log line saying so. Runtimes where I/O
- * may only happen inside a request (Cloudflare Workers: no background timers) use `ReplicaStore.lazy`: no timer,
- * each tenant is loaded on first use (once per isolate) unless its rows would take the replica above `maxRows`
- * (its reads then go to the inner store), and freshness is request-driven: reading a loaded tenant's head snap
- * (once per check) costs no statement while the tenant's last look at the database is younger than `freshnessMs`,
- * else ONE round trip (head snap, GC horizon, the tenant's created_at and head schema, with the change feed after
- * the copy: one D1 batch); with `background`, a look due less than `2 x freshnessMs` after the last runs once the
- * response is ready instead of before it. With `background` (the Worker), no request waits for a tenant's load: the
- * first read starts it and, until it ends, the tenant's reads go to the inner store (one statement per walk level).
- * A fresh snap token's reads of a tenant not held, over a store with a NearestReplica (D1): at the request's nearest
- * replica, with the primary's changes since its head laid over them (overlay.ts): one primary round trip in all.
+ * `ReplicaStore.open` (the Node server) reads nothing at open; a refresh timer (`refreshMs`) and the store's write
+ * notices keep the tenants it follows caught up. `ReplicaStore.lazy` (Workers: no I/O outside a request) has no
+ * timer: reading a followed tenant's head snap (once per check) costs no statement while the tenant's last look at
+ * the database is younger than `freshnessMs`, else ONE round trip (head snap, GC horizon, the tenant's created_at
+ * and head schema, with the change feed after the replica: one D1 batch); with `background`, a look due less than
+ * `2 x freshnessMs` after the last runs once the response is ready instead of before it. Over a store with a
+ * NearestReplica (D1), the reads that fill entries, and a fresh token's reads of a tenant not followed, go to the
+ * request's nearest replica with the primary's changes laid over them (overlay.ts).
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
@@ -36,7 +33,6 @@ import {
   hasWriteNotices,
   queryBoth,
 } from "../../capabilities.ts";
-import type { MemoryStore } from "../../memory/memory-store.ts";
 import type {
   AttributeQuery,
   HeadSchemaListener,
@@ -49,37 +45,67 @@ import type {
   WriteRequest,
 } from "../../store.ts";
 import { ForwardingStore } from "../forwarding.ts";
-import {
-  BACKGROUND_LOAD_PAGE_SIZE,
-  type BackgroundLoads,
-  DEFAULT_REPLICA_REFRESH_MS,
-  type LazyReplicaOptions,
-  type ReplicaOptions,
-  type ReplicaSource,
-  TenantCopies,
-  type TenantState,
-} from "./load.ts";
+import { type ReplicaLogger, type ReplicaSource, TenantFreshness, type TenantState } from "./freshness.ts";
 import { laidOver, NearestOverlays } from "./overlay.ts";
+import { type Entry, WorkingSetBudget } from "./working-set.ts";
 
 const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
 
+export const DEFAULT_REPLICA_REFRESH_MS = 1000;
+/** The Node server's working set: 256 MB. */
+export const DEFAULT_REPLICA_MEMORY_BYTES = 256 * 1048576;
+
+/** Runs work after the current response is ready and keeps it alive (the Worker: `ctx.waitUntil`); never rejects. */
+export type BackgroundWork = (start: () => Promise<unknown>) => void;
+
+export interface ReplicaOptions {
+  /** Estimated bytes the working set holds at most (default 256 MB); ignored when `budget` is given. */
+  maxBytes?: number;
+  /**
+   * The budget shared with the replicas of other databases (the Worker's D1 bindings), so `maxBytes` holds for all
+   * of them and eviction picks the least recently used entry of any. Default: this replica's own.
+   */
+  budget?: WorkingSetBudget;
+  /** How often the inner head is polled for writes of other processes, in ms (default 1000; 0 = never). */
+  refreshMs?: number;
+  /** Change sets per feed read (default 1,000). */
+  feedBatch?: number;
+  logger?: ReplicaLogger;
+}
+
+export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
+  /** A read of the head snap looks for writes of other instances when the last look is older than this (ms). */
+  freshnessMs?: number;
+  /**
+   * Runs a look at the database due within the second freshness window after the response (see the module
+   * comment). Without it, such a look runs before the response.
+   */
+  background?: BackgroundWork;
+}
+
 export interface ReplicaStats {
+  /** Tenants followed. */
   tenants: number;
-  /** Rows loaded at open plus rows created since, minus rows deleted since (approximate live count). */
+  /** Keys held (entries), all tenants of every replica sharing the budget. */
+  entries: number;
+  /** Rows held by this replica's entries (a row read by entity and by subject counts twice). */
   rows: number;
-  /** The copy's estimated bytes (see rowBytes). */
+  /** Estimated bytes held, of every replica sharing the budget. */
   bytes: number;
-  loadMs: number;
+  maxBytes: number;
+  /** Keys of engine reads found in the working set, and keys read from the store (this replica). */
+  hits: number;
+  misses: number;
+  /** Entries evicted for the budget (every replica sharing it). */
+  evictions: number;
 }
 
 export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
-  private readonly copies: TenantCopies;
-  private readonly memory: MemoryStore;
+  private readonly freshness: TenantFreshness;
   private readonly refreshMs: number;
-  private readonly logger?: ReplicaOptions["logger"];
-  /** Lazy replicas loading in the background: keeps a load alive past its request. */
-  private readonly background?: BackgroundLoads;
-  private loadMs = 0;
+  private readonly logger?: ReplicaLogger;
+  /** Lazy replicas: runs a look after the response. */
+  private readonly background?: BackgroundWork;
   private timer?: ReturnType<typeof setInterval>;
   private refreshing?: Promise<void>;
   private closed = false;
@@ -87,42 +113,23 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private readonly writing = new Map<string, number>();
   /** The newest write notice heard per tenant while a write of it was in flight here. */
   private readonly noticed = new Map<string, Snap>();
-  /**
-   * Lazy replicas over a replicated database (D1): a fresh token's reads of a tenant not held, at the nearest
-   * replica with the primary's changes laid over them (overlay.ts).
-   */
+  /** Over a replicated database (D1): reads at the request's nearest replica, the primary's changes laid over. */
   private readonly overlays?: NearestOverlays;
-
-  private notice(tenantId: string, snap: Snap): void {
-    this.copies.notice(tenantId, snap).catch((e: unknown) => {
-      this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write notice failed");
-    });
-  }
-
-  /** A write of the tenant ended: the notices heard meanwhile catch the copy up (mostly nothing left to read). */
-  private writeEnded(tenantId: string): void {
-    const left = this.writing.get(tenantId)! - 1;
-    if (left > 0) {
-      this.writing.set(tenantId, left);
-      return;
-    }
-    this.writing.delete(tenantId);
-    const snap = this.noticed.get(tenantId);
-    if (snap === undefined) return;
-    this.noticed.delete(tenantId);
-    this.notice(tenantId, snap);
-  }
 
   private constructor(
     inner: Store & ReplicaSource,
     opts: ReplicaOptions,
     freshnessMs?: number,
-    background?: BackgroundLoads,
+    background?: BackgroundWork,
   ) {
     super(inner);
     this.background = background;
-    this.copies = new TenantCopies(inner, opts, freshnessMs);
-    this.memory = this.copies.memory;
+    const budget = opts.budget ?? new WorkingSetBudget(opts.maxBytes ?? DEFAULT_REPLICA_MEMORY_BYTES);
+    this.freshness = new TenantFreshness(inner, budget, {
+      feedBatch: opts.feedBatch,
+      logger: opts.logger,
+      freshnessMs,
+    });
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
     this.logger = opts.logger;
     const feed = inner.freshnessAndChanges?.bind(inner);
@@ -135,25 +142,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   }
 
   /**
-   * Loads every tenant of `inner` into memory and starts the refresh timer. Returns the inner store itself
-   * (no replica) when it holds more than `maxRows` rows.
+   * The Node server's replica: reads nothing at open (a tenant is followed from its first request); keeps the
+   * tenants it follows caught up by the store's write notices and a refresh timer.
    */
-  static async open(inner: Store & ReplicaSource, opts: ReplicaOptions = {}): Promise<Store> {
+  static async open(inner: Store & ReplicaSource, opts: ReplicaOptions = {}): Promise<ReplicaStore> {
     const replica = new ReplicaStore(inner, opts);
-    const copies = replica.copies;
-    const started = performance.now();
-    if (!(await copies.loadAll())) {
-      opts.logger?.warn(
-        { store: inner.kind, maxRows: copies.maxRows },
-        `replica disabled: the database holds more than ${copies.maxRows} rows (--replica-max-rows); reads go to SQL`,
-      );
-      return inner;
-    }
-    replica.loadMs = performance.now() - started;
-    opts.logger?.info(
-      { store: inner.kind, tenants: copies.tenants, rows: copies.rows, ms: Math.round(replica.loadMs) },
-      `replica loaded ${copies.rows} rows of ${copies.tenants} tenant(s) in ${Math.round(replica.loadMs)} ms`,
-    );
+    await replica.freshness.readHorizon();
     // writes of other processes: at once where the store hears of them, the timer as the fallback
     if (hasWriteNotices(inner)) {
       await inner.onWrite((tenantId, snap) => {
@@ -164,10 +158,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
           replica.noticed.set(tenantId, Math.max(snap, replica.noticed.get(tenantId) ?? 0));
           return;
         }
-        replica.notice(tenantId, snap);
+        replica.committed(tenantId, snap);
       });
-      // writes between the load and the first notice heard
-      await replica.refresh();
     }
     if (replica.refreshMs > 0) {
       const timer = setInterval(() => void replica.refresh(), replica.refreshMs);
@@ -175,25 +167,42 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       if (typeof timer === "object" && "unref" in timer) timer.unref();
       replica.timer = timer;
     }
+    opts.logger?.info(
+      { store: inner.kind, maxBytes: replica.freshness.budget.maxBytes },
+      `replica: working set of at most ${mb(replica.freshness.budget.maxBytes)} MB, filled by reads`,
+    );
     return replica;
   }
 
-  /**
-   * A replica without a timer that loads each tenant on first use (see the module comment): for Workers. Nothing
-   * is read before the first request.
-   */
+  /** A replica without a timer whose freshness is request-driven (see the module comment): for Workers. */
   static lazy(inner: Store & ReplicaSource, opts: LazyReplicaOptions = {}): ReplicaStore {
     const { background, freshnessMs, ...rest } = opts;
     return new ReplicaStore(
       inner,
-      {
-        ...rest,
-        refreshMs: 0,
-        loadPageSize: rest.loadPageSize ?? (background ? BACKGROUND_LOAD_PAGE_SIZE : undefined),
-      },
+      { ...rest, refreshMs: 0 },
       freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS,
       background,
     );
+  }
+
+  private committed(tenantId: string, snap: Snap): void {
+    this.freshness.committed(tenantId, snap).catch((e: unknown) => {
+      this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write notice failed");
+    });
+  }
+
+  /** A write of the tenant ended: the notices heard meanwhile catch the tenant up (mostly nothing left to read). */
+  private writeEnded(tenantId: string): void {
+    const left = this.writing.get(tenantId)! - 1;
+    if (left > 0) {
+      this.writing.set(tenantId, left);
+      return;
+    }
+    this.writing.delete(tenantId);
+    const snap = this.noticed.get(tenantId);
+    if (snap === undefined) return;
+    this.noticed.delete(tenantId);
+    this.committed(tenantId, snap);
   }
 
   /**
@@ -201,24 +210,42 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
    * read), so the schema registry keeps its cached head fresh without statements of its own.
    */
   onHeadSchema(listener: HeadSchemaListener): void {
-    this.copies.onHeadSchema(listener);
+    this.freshness.onHeadSchema(listener);
   }
 
-  /** Whether the tenant's reads are answered from memory (loaded) rather than by the inner store. */
+  /** Whether the replica follows the tenant (its engine reads can answer from the working set). */
   holds(tenantId: string): boolean {
-    return this.copies.state(tenantId) !== undefined;
+    return this.freshness.state(tenantId) !== undefined;
+  }
+
+  /** The working set's budget (shared with the replicas of other databases when one was given). */
+  get budget(): WorkingSetBudget {
+    return this.freshness.budget;
   }
 
   stats(): ReplicaStats {
+    let rows = 0;
+    let hits = 0;
+    let misses = 0;
+    for (const st of this.freshness.allStates()) {
+      rows += st.keys.rowCount();
+      hits += st.keys.hits;
+      misses += st.keys.misses;
+    }
+    const b = this.freshness.budget;
     return {
-      tenants: this.copies.tenants,
-      rows: this.copies.rows,
-      bytes: this.copies.bytes,
-      loadMs: this.loadMs,
+      tenants: this.freshness.tenants,
+      entries: b.entries,
+      rows,
+      bytes: b.bytes,
+      maxBytes: b.maxBytes,
+      hits,
+      misses,
+      evictions: b.evictions,
     };
   }
 
-  /** One refresh round: tenants created/deleted elsewhere, the inner head, the GC horizon. */
+  /** One refresh round: tenants deleted elsewhere, the heads of the tenants followed, the GC horizon. */
   refresh(): Promise<void> {
     this.refreshing ??= this.refreshOnce().finally(() => {
       this.refreshing = undefined;
@@ -229,68 +256,144 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private async refreshOnce(): Promise<void> {
     if (this.closed) return;
     try {
-      await this.copies.refreshAll();
+      await this.freshness.refreshAll();
     } catch (e) {
       this.logger?.warn({ err: e }, "replica refresh failed; retrying at the next interval");
     }
   }
 
-  // ---- reads answered from memory ----
+  // ---- engine reads ----
 
-  /** Whether the copy answers reads of the tenant at `snap` right now (no I/O). */
-  private covers(tenantId: string, snap: Snap): boolean {
-    const st = this.copies.state(tenantId);
-    return st !== undefined && snap <= st.caughtUp && snap >= st.floor;
-  }
-
-  /** A read the copy does not cover yet: load or catch the tenant up, or ask the inner store. */
-  private async slow<T>(
+  /**
+   * A read of a followed tenant at a snap it is caught up to, answered by the entries (`found`) and, for the keys
+   * missing, by ONE read of the store (`readMissing`, with `at` = 0) that `make` turns into entries, filed when the
+   * snap is the tenant's caught-up snap; `answer` gives the rows the read sees from both.
+   */
+  private fill<R, T>(
     tenantId: string,
+    st: TenantState,
     snap: Snap,
-    fromMemory: () => MaybePromise<T>,
-    fromInner: () => MaybePromise<T>,
-  ): Promise<T> {
-    for (;;) {
-      const st =
-        this.background === undefined
-          ? await this.copies.ensure(tenantId)
-          : this.copies.loadLater(tenantId, this.background);
-      if (st === undefined || snap < st.floor) return await fromInner();
-      if (snap > st.caughtUp) {
-        // loaded since this request's look set its reads up at the nearest replica: no second look
-        if (this.overlays?.at(tenantId, snap) !== undefined) return await fromInner();
-        await this.copies.reach(st, snap);
-      }
-      if (this.copies.state(tenantId) === st) return fromMemory();
+    readMissing: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<R>,
+    rowsOf: (r: R) => { tuples?: Tuple[]; attributes?: Attribute[] },
+    make: (rows: R) => Map<string, Entry>,
+    answer: (made: Map<string, Entry>) => T,
+  ): MaybePromise<T> {
+    const fileable = this.freshness.startFill(st, snap);
+    const done = (rows: R): T => {
+      const made = make(rows);
+      if (fileable) this.freshness.endFill(st, snap, made);
+      return answer(made);
+    };
+    const fail = (e: unknown): never => {
+      if (fileable) this.freshness.endFill(st, snap, undefined);
+      throw e;
+    };
+    let pending: MaybePromise<R>;
+    try {
+      pending = this.readAt(tenantId, snap, readMissing, rowsOf);
+    } catch (e) {
+      return fail(e);
     }
+    return pending instanceof Promise ? pending.then(done, fail) : done(pending);
   }
 
   /**
-   * An engine read (`read`, the same call of whichever store answers it at a snap): of the copy where it covers
-   * `snap`, else once the tenant is loaded or caught up; else in SQL, at the nearest replica with the primary's
-   * changes laid over the rows when this request's fresh token set that up (overlay.ts; `rows` names the rows a
-   * result holds), else in the request's own session (the inner store).
+   * `read` of the store at `snap`: in the request's own session, or over a replicated database (D1) at its nearest
+   * replica with the primary's changes laid over the rows (the session may not have reached the snap the replica is
+   * caught up to).
+   */
+  private readAt<R>(
+    tenantId: string,
+    snap: Snap,
+    read: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<R>,
+    rowsOf: (r: R) => { tuples?: Tuple[]; attributes?: Attribute[] },
+  ): MaybePromise<R> {
+    const overlays = this.overlays;
+    if (overlays === undefined) return read(this.inner);
+    const over = (overlay: ReturnType<NearestOverlays["at"]>): MaybePromise<R> =>
+      overlay === undefined
+        ? read(this.inner)
+        : laidOver(
+            overlay,
+            tenantId,
+            snap,
+            (r) => read(r),
+            rowsOf,
+            (scratch, at) =>
+              read({
+                queryTuples: (t, _s, q) => scratch.queryTuples(t, at, q, 0),
+                querySubjectTuples: (t, _s, q) => scratch.querySubjectTuples(t, at, q, 0),
+                queryAttributes: (t, _s, q) => scratch.queryAttributes(t, at, q, 0),
+              }),
+          );
+    const prepared = overlays.prepare(tenantId, snap, (f) => this.freshness.useLook(tenantId, f));
+    return prepared instanceof Promise ? prepared.then(over) : over(prepared);
+  }
+
+  /**
+   * An engine read: from the working set where the tenant is followed and caught up to `snap` (`fromKeys`), once it
+   * is followed or caught up otherwise; a tenant the source does not have, or a fresh token's read the request laid
+   * over its nearest replica, reads the store (`fromInner`).
    */
   private engineRead<T>(
     tenantId: string,
     snap: Snap,
-    read: (store: EngineReads & Partial<CombinedReads>, snap: Snap) => MaybePromise<T>,
-    rows: (result: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
+    fromKeys: (st: TenantState) => MaybePromise<T>,
+    fromInner: () => MaybePromise<T>,
   ): MaybePromise<T> {
-    const fromMemory = () => read(this.memory, snap);
-    if (this.covers(tenantId, snap)) return fromMemory();
-    return this.slow(tenantId, snap, fromMemory, () => {
-      const overlay = this.overlays?.at(tenantId, snap);
-      if (overlay === undefined) return read(this.inner, snap);
-      return laidOver(overlay, tenantId, snap, (r) => read(r, snap), rows, read);
-    });
+    const st = this.freshness.state(tenantId);
+    if (st !== undefined && snap <= st.caughtUp) return fromKeys(st);
+    return this.slow(tenantId, snap, fromKeys, fromInner);
+  }
+
+  private async slow<T>(
+    tenantId: string,
+    snap: Snap,
+    fromKeys: (st: TenantState) => MaybePromise<T>,
+    fromInner: () => MaybePromise<T>,
+  ): Promise<T> {
+    // this request's look set its reads up at the nearest replica: no second look
+    if (this.overlays?.at(tenantId, snap) !== undefined && this.freshness.state(tenantId) === undefined) {
+      return await fromInner();
+    }
+    for (;;) {
+      const st = await this.freshness.track(tenantId);
+      if (st === undefined) return await fromInner();
+      if (snap > st.caughtUp) await this.freshness.catchUpToRead(st, snap);
+      if (this.freshness.state(tenantId) !== st) continue; // forgotten meanwhile: follow it again
+      if (snap > st.caughtUp) return await fromInner();
+      return await fromKeys(st);
+    }
+  }
+
+  /** A read the working set does not answer: at the nearest replica laid over where this request set one up. */
+  private innerRead<T>(
+    tenantId: string,
+    snap: Snap,
+    read: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<T>,
+    rowsOf: (r: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
+  ): MaybePromise<T> {
+    const overlay = this.overlays?.at(tenantId, snap);
+    if (overlay === undefined) return read(this.inner);
+    return laidOver(
+      overlay,
+      tenantId,
+      snap,
+      (r) => read(r),
+      rowsOf,
+      (scratch, at) =>
+        read({
+          queryTuples: (t, _s, q, a) => scratch.queryTuples(t, at, q, a),
+          querySubjectTuples: (t, _s, q, a) => scratch.querySubjectTuples(t, at, q, a),
+          queryAttributes: (t, _s, q, a) => scratch.queryAttributes(t, at, q, a),
+        }),
+    );
   }
 
   override headSnap(tenantId: string): MaybePromise<Snap> {
-    const st = this.copies.state(tenantId);
+    const st = this.freshness.state(tenantId);
     if (st !== undefined) {
-      this.copies.touch(st);
-      const window = this.copies.freshnessMs;
+      const window = this.freshness.freshnessMs;
       if (window === undefined) return st.caughtUp;
       const age = Date.now() - st.checkedAt;
       if (age < window) return st.caughtUp;
@@ -299,50 +402,44 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       if (this.background !== undefined && age < 2 * window) {
         st.checkedAt = Date.now();
         this.background(() =>
-          this.copies.freshen(st).catch((e: unknown) => {
+          this.freshness.lookAndCatchUp(st).catch((e: unknown) => {
             this.logger?.warn({ err: e, tenant: tenantId }, "replica: a look at the database failed");
           }),
         );
         return st.caughtUp;
       }
-      return this.copies.freshen(st).then((head) => head ?? this.headSnap(tenantId));
+      return this.freshness.lookAndCatchUp(st).then((head) => head ?? this.headSnap(tenantId));
     }
-    if (this.copies.isOversized(tenantId)) return this.inner.headSnap(tenantId);
-    if (this.background !== undefined) {
-      this.copies.loadLater(tenantId, this.background);
-      return this.inner.headSnap(tenantId);
-    }
-    return (async () => {
-      const loaded = await this.copies.ensure(tenantId);
-      return loaded !== undefined ? loaded.caughtUp : await this.inner.headSnap(tenantId);
-    })();
+    const tracked = this.freshness.track(tenantId);
+    if (!(tracked instanceof Promise)) return tracked?.caughtUp ?? this.inner.headSnap(tenantId);
+    return tracked.then((st) => st?.caughtUp ?? this.inner.headSnap(tenantId));
   }
 
   /**
-   * A snap token's check. Lazy replicas answer a token newer than the copy (another instance's write) with ONE look
-   * at the database, in the request's session (so at a replica that has the token's write, else the primary): for
-   * a loaded tenant it also catches the copy up to the token (the look and the feed in one round trip); for any
+   * A snap token's check. Lazy replicas answer a token newer than the replica (another instance's write) with ONE
+   * look at the database, in the request's session (so at a replica that has the token's write, else the primary):
+   * for a followed tenant it also catches it up to the token (the look and the feed in one round trip); for any
    * tenant it reports the head schema at a snap >= the token, so the schema registry need not read it again.
    */
   override assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void> {
-    if (snap < this.copies.horizon) throw expired();
-    const st = this.copies.state(tenantId);
-    const lazy = this.copies.freshnessMs !== undefined && this.copies.horizonKnown;
-    if (st !== undefined && snap >= st.floor && this.copies.horizonKnown) {
+    if (snap < this.freshness.horizon) throw expired();
+    const st = this.freshness.state(tenantId);
+    const lazy = this.freshness.freshnessMs !== undefined && this.freshness.horizonKnown;
+    if (st !== undefined && this.freshness.horizonKnown) {
       if (!lazy || snap <= st.caughtUp) return;
-      return this.copies.freshen(st).then(() => {
-        if (snap < this.copies.horizon) throw expired();
+      return this.freshness.lookAndCatchUp(st).then(() => {
+        if (snap < this.freshness.horizon) throw expired();
       });
     }
     const overlays = this.overlays;
     if (lazy && overlays !== undefined) {
       return overlays.look(tenantId, snap).then((f) => {
-        this.copies.heard(tenantId, f);
+        this.freshness.useLook(tenantId, f);
         if (snap < f.horizon) throw expired();
       });
     }
-    if (lazy && !this.copies.isOversized(tenantId)) {
-      return this.copies.look(tenantId).then((f) => {
+    if (lazy) {
+      return this.freshness.look(tenantId).then((f) => {
         if (snap < f.horizon) throw expired();
       });
     }
@@ -358,8 +455,28 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.engineRead(
       tenantId,
       snap,
-      (s, snap) => s.queryTuples(tenantId, snap, queries, at),
-      (tuples) => ({ tuples }),
+      (st) => {
+        const keys = st.keys;
+        const split = keys.splitTuples(queries, snap);
+        const missing = split.missing;
+        if (missing === undefined) return keys.answerTuples(queries, split, snap, at);
+        return this.fill(
+          tenantId,
+          st,
+          snap,
+          (s) => s.queryTuples(tenantId, snap, missing, 0),
+          (tuples) => ({ tuples }),
+          (rows) => keys.tupleEntries(missing, rows, snap),
+          (made) => keys.answerTuples(queries, split, snap, at, made),
+        );
+      },
+      () =>
+        this.innerRead(
+          tenantId,
+          snap,
+          (s) => s.queryTuples(tenantId, snap, queries, at),
+          (tuples) => ({ tuples }),
+        ),
     );
   }
 
@@ -372,8 +489,28 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.engineRead(
       tenantId,
       snap,
-      (s, snap) => s.querySubjectTuples(tenantId, snap, queries, at),
-      (tuples) => ({ tuples }),
+      (st) => {
+        const keys = st.keys;
+        const split = keys.splitSubjects(queries, snap);
+        const missing = split.missing;
+        if (missing === undefined) return keys.answerSubjects(queries, split, snap, at);
+        return this.fill(
+          tenantId,
+          st,
+          snap,
+          (s) => s.querySubjectTuples(tenantId, snap, missing, 0),
+          (tuples) => ({ tuples }),
+          (rows) => keys.subjectEntries(missing, rows, snap),
+          (made) => keys.answerSubjects(queries, split, snap, at, made),
+        );
+      },
+      () =>
+        this.innerRead(
+          tenantId,
+          snap,
+          (s) => s.querySubjectTuples(tenantId, snap, queries, at),
+          (tuples) => ({ tuples }),
+        ),
     );
   }
 
@@ -386,8 +523,33 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.engineRead(
       tenantId,
       snap,
-      (s, snap) => s.queryAttributes(tenantId, snap, queries, at),
-      (attributes) => ({ attributes }),
+      (st) => {
+        const keys = st.keys;
+        const split = keys.splitAttributes(queries, snap);
+        const missing = split.missing;
+        if (missing === undefined) return keys.answerAttributes(queries, split, snap, at);
+        let byType: Attribute[] | undefined;
+        return this.fill(
+          tenantId,
+          st,
+          snap,
+          (s) => s.queryAttributes(tenantId, snap, missing, 0),
+          (attributes) => ({ attributes }),
+          (rows) => {
+            const [made, whole] = keys.attributeEntries(missing, rows, snap);
+            byType = whole;
+            return made;
+          },
+          (made) => keys.answerAttributes(queries, split, snap, at, made, byType),
+        );
+      },
+      () =>
+        this.innerRead(
+          tenantId,
+          snap,
+          (s) => s.queryAttributes(tenantId, snap, queries, at),
+          (attributes) => ({ attributes }),
+        ),
     );
   }
 
@@ -401,30 +563,49 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.engineRead(
       tenantId,
       snap,
-      (s, snap) => queryBoth(s, tenantId, snap, tuples, attributes, at),
-      ([t, a]) => ({ tuples: t, attributes: a }),
-    );
-  }
-
-  override listObjectIds(
-    tenantId: string,
-    snap: Snap,
-    type: string,
-    at: number = Date.now(),
-  ): MaybePromise<string[]> {
-    if (this.covers(tenantId, snap)) return this.memory.listObjectIds(tenantId, snap, type, at);
-    return this.slow(
-      tenantId,
-      snap,
-      () => this.memory.listObjectIds(tenantId, snap, type, at),
-      () => this.inner.listObjectIds(tenantId, snap, type, at),
+      (st): MaybePromise<[Tuple[], Attribute[]]> => {
+        const keys = st.keys;
+        const ts = keys.splitTuples(tuples, snap);
+        const as = keys.splitAttributes(attributes, snap);
+        if (ts.missing === undefined && as.missing === undefined) {
+          return [keys.answerTuples(tuples, ts, snap, at), keys.answerAttributes(attributes, as, snap, at)];
+        }
+        const mt = ts.missing ?? [];
+        const ma = as.missing ?? [];
+        let byType: Attribute[] | undefined;
+        return this.fill(
+          tenantId,
+          st,
+          snap,
+          (s) => queryBoth(s, tenantId, snap, mt, ma, 0),
+          ([t, a]) => ({ tuples: t, attributes: a }),
+          ([rt, ra]) => {
+            const made = keys.tupleEntries(mt, rt, snap);
+            const [madeA, whole] = keys.attributeEntries(ma, ra, snap);
+            byType = whole;
+            for (const [k, e] of madeA) made.set(k, e);
+            return made;
+          },
+          (made) => [
+            keys.answerTuples(tuples, ts, snap, at, made),
+            keys.answerAttributes(attributes, as, snap, at, made, byType),
+          ],
+        );
+      },
+      () =>
+        this.innerRead(
+          tenantId,
+          snap,
+          (s) => queryBoth(s, tenantId, snap, tuples, attributes, at),
+          ([t, a]) => ({ tuples: t, attributes: a }),
+        ),
     );
   }
 
   // ---- writes ----
 
   override async write(tenantId: string, req: WriteRequest): Promise<Snap> {
-    const st = this.copies.state(tenantId);
+    const st = this.freshness.state(tenantId);
     const inner = this.inner;
     const alone = !this.writing.has(tenantId);
     this.writing.set(tenantId, (this.writing.get(tenantId) ?? 0) + 1);
@@ -438,25 +619,20 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         const read = await inner.writeReadingFeed(tenantId, req, from);
         snap = read.snap;
         try {
-          await this.copies.catchUp(st, snap, true, { from, sets: read.sets, horizon: read.horizon });
+          await this.freshness.catchUp(st, snap, true, { from, sets: read.sets, horizon: read.horizon });
         } catch (e) {
           this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write failed");
         }
-        // the copy held meanwhile is caught up, unless the tenant was dropped or reloaded during the write
-        if (this.copies.state(tenantId) === st) return snap;
+        // the tenant is caught up, unless it was forgotten during the write
+        if (this.freshness.state(tenantId) === st) return snap;
       }
     } finally {
       this.writeEnded(tenantId);
     }
     try {
-      // a write never waits for a whole tenant's load: a background load covers it, or reads catch up to it
-      let now: TenantState | undefined;
-      if (this.background === undefined) now = await this.copies.ensure(tenantId);
-      else {
-        now = this.copies.state(tenantId);
-        if (now === undefined) this.copies.notWaitedWrite(tenantId);
-      }
-      if (now !== undefined) await this.copies.catchUp(now, snap, true);
+      // a tenant not followed is not followed for a write: its first read looks at the head
+      const now = this.freshness.state(tenantId) ?? (await this.pendingTrack(tenantId));
+      if (now !== undefined) await this.freshness.catchUp(now, snap, true);
     } catch (e) {
       // the write is committed; reads at its snap catch up on their own
       this.logger?.warn({ err: e, tenant: tenantId }, "replica catch-up after a write failed");
@@ -464,9 +640,14 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return snap;
   }
 
+  /** The tenant's state once a first look in flight ends (it may have read the head before a write committed). */
+  private async pendingTrack(tenantId: string): Promise<TenantState | undefined> {
+    return this.freshness.isTracking(tenantId) ? await this.freshness.track(tenantId) : undefined;
+  }
+
   override async gc(olderThan: Date): Promise<number> {
     const removed = await this.inner.gc(olderThan);
-    await this.copies.readHorizon();
+    await this.freshness.readHorizon();
     return removed;
   }
 
@@ -474,14 +655,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
 
   override async createTenant(id: string, name: string): Promise<Tenant> {
     const tenant = await this.inner.createTenant(id, name);
-    this.copies.drop(id);
-    await this.copies.ensure(id, tenant);
+    this.freshness.forget(id);
     return tenant;
   }
 
   override async deleteTenant(id: string): Promise<Tenant | undefined> {
     const deleted = await this.inner.deleteTenant(id);
-    this.copies.drop(id);
+    this.freshness.forget(id);
     return deleted;
   }
 
@@ -492,3 +672,5 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     await this.inner.close();
   }
 }
+
+const mb = (bytes: number) => +(bytes / 1048576).toFixed(2);
