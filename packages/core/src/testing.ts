@@ -22,3 +22,8 @@ export { d1Dialect } from "./store/drivers/d1.ts";
 export { sqliteDialect } from "./store/sql/dialect.ts";
 export { queryTuplesStatement } from "./store/sql/read-plan.ts";
 export { attr, keys, tuple } from "./store/testing/fixtures.ts";
+export {
+  type ReplicaPropertyCounts,
+  type ReplicaPropertyOptions,
+  replicaProperty,
+} from "./store/testing/replica-property.ts";

@@ -13,7 +13,7 @@ import {
   type Tuple,
   type TupleFilter,
 } from "../../model.ts";
-import type { ChangeSetSink } from "../capabilities.ts";
+import type { ChangeSetSink, Freshness, FreshnessSource } from "../capabilities.ts";
 import { decodeNumberCursor, decodeStringCursor, encodeCursor } from "../cursor.ts";
 import type {
   AttributeQuery,
@@ -75,7 +75,7 @@ function firstTxAfter(log: TxEntry[], after: number): number {
 
 const ascending = (a: number, b: number) => a - b;
 
-export class MemoryStore implements Store, ChangeSetSink {
+export class MemoryStore implements Store, ChangeSetSink, FreshnessSource {
   readonly kind = "memory" as const;
   private tenants = new Map<string, TenantData>();
   private head = 0;
@@ -148,6 +148,23 @@ export class MemoryStore implements Store, ChangeSetSink {
     return s
       ? { version: s.version, schema: s.schema, createdAt: s.createdAt, readAt: this.head }
       : undefined;
+  }
+
+  /** The GC horizon: snaps below it are expired. */
+  gcHorizon(): Snap {
+    return this.horizon;
+  }
+
+  /** The head, the GC horizon, the tenant's created_at and its head schema version, as one look. */
+  freshness(tenantId: string): Freshness {
+    const d = this.tenants.get(tenantId);
+    const schemas = d?.schemas ?? [];
+    return {
+      head: this.head,
+      horizon: this.horizon,
+      tenantCreatedAt: d?.tenant.createdAt.getTime(),
+      headSchemaVersion: schemas[schemas.length - 1]?.version,
+    };
   }
 
   async listSchemas(tenantId: string, pageSize: number, cursor?: string): Promise<Page<SchemaRecord>> {
