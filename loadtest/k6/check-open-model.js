@@ -1,6 +1,8 @@
 // Open-model check load (permify scenario's stepping variant, bench-http.ts): a constant arrival rate with no sleep,
 // the request mix of Permify's k6test.js (content/interaction `view`, random ids in 0..TOTAL_IDS-1, 10% id reuse).
-// Iterations that find no free VU are dropped (dropped_iterations), never queued.
+// Iterations that find no free VU are dropped (dropped_iterations), never queued. ZIPF_S=1.0 draws ids from a Zipf
+// distribution instead (rank r with weight 1/r^s; ranks spread over the ids by a fixed stride), the hot keys a
+// working set holds.
 //   k6 run -e PEMBA_URL=http://127.0.0.1:3476 -e PEMBA_TOKEN=<key> -e SCHEMA_VERSION=<v> -e RATE=2000 \
 //     -e DURATION=60s check-open-model.js
 
@@ -28,8 +30,33 @@ export const options = {
 const url = `${BASE_URL}/v1/tenants/${TENANT_ID}/permissions/check`;
 const params = { headers: jsonHeaders(), timeout: "10s" };
 
+const ZIPF_S = Number(__ENV.ZIPF_S || 0);
+/** Cumulative Zipf weights of ranks 1..TOTAL_IDS (only with ZIPF_S). */
+const zipfCdf = ZIPF_S > 0 ? cumulativeZipf(TOTAL_IDS, ZIPF_S) : undefined;
+function cumulativeZipf(n, s) {
+  const cdf = new Float64Array(n);
+  let sum = 0;
+  for (let r = 0; r < n; r++) {
+    sum += 1 / (r + 1) ** s;
+    cdf[r] = sum;
+  }
+  for (let r = 0; r < n; r++) cdf[r] /= sum;
+  return cdf;
+}
+/** A stride coprime with the usual id counts (10^k and multiples of 2 and 5), so hot ranks are spread over ids. */
+const STRIDE = 7919;
+
 function getRandomId() {
-  return Math.floor(Math.random() * TOTAL_IDS).toString();
+  if (zipfCdf === undefined) return Math.floor(Math.random() * TOTAL_IDS).toString();
+  const u = Math.random();
+  let lo = 0;
+  let hi = TOTAL_IDS - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (zipfCdf[mid] < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return ((lo * STRIDE) % TOTAL_IDS).toString();
 }
 const reuseIdProbability = 0.1;
 let currentEntityId = getRandomId();
