@@ -19,11 +19,13 @@ import {
 import { openStore, SchemaParseWorker } from "@pemba/core/node";
 import type { Logger } from "pino";
 import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.ts";
+import { type GrpcServer, startGrpcServer } from "./grpc-server.ts";
 import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { apiRequestListener } from "./node-routes.ts";
+import { createOverloadGuard } from "./overload.ts";
 import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
@@ -39,6 +41,8 @@ export interface StartServerOptions extends Partial<ServeConfig> {
 export interface RunningServer {
   /** e.g. http://127.0.0.1:3476 */
   url: string;
+  /** The gRPC port's `host:port`, when it is on. */
+  grpcAddress?: string;
   store: Store;
   metrics: ServerMetrics;
   /** Stops accepting, lets in-flight requests finish, closes the database. Idempotent. */
@@ -49,10 +53,13 @@ export interface RunningServer {
 const SHUTDOWN_GRACE_MS = 10_000;
 const GC_INTERVAL_MAX_MS = 10 * 60_000;
 
-/** `pemba serve`'s defaults under the options given (port 0: any free port, for programmatic use). */
+/**
+ * `pemba serve`'s defaults under the options given (port 0: any free port, for programmatic use; no gRPC port
+ * unless one is given).
+ */
 function serveConfig(options: Partial<ServeConfig>): ServeConfig {
   const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  return { ...resolveServeConfig({}, {}), port: 0, ...given };
+  return { ...resolveServeConfig({}, {}), port: 0, grpcPort: 0, ...given };
 }
 
 export async function startServer({
@@ -97,8 +104,10 @@ export async function startServer({
     log: (fields, message) => logger.info(fields, message),
   });
 
+  const overload = createOverloadGuard({ shedLagMs: config.shedLagMs, maxInFlight: config.maxInFlight });
   let server: Server;
   let connections: Connections;
+  let grpc: GrpcServer | undefined;
   try {
     // The API routes that do not stream are answered straight on node:http (no Request/Response objects);
     // everything else goes through Hono (node-routes.ts).
@@ -109,12 +118,24 @@ export async function startServer({
     connections = open;
     server = createServer(STRICT_SERVER_OPTIONS, (req, res) => {
       if (refuseAmbiguousRequest(req, res)) return;
+      if (overload.shed(req, res)) return;
       // a request on a keep-alive connection during the shutdown: answered, then the connection closes
       if (open.closing) res.shouldKeepAlive = false;
       listener(req, res);
     });
     trackConnections(server, open);
     await listen(server, config.port, config.host);
+    if (config.grpcPort !== 0) {
+      const http = server;
+      grpc = await startGrpcServer(app, {
+        host: config.host,
+        port: config.grpcPort,
+        tls: config.grpcTls,
+      }).catch((error: unknown) => {
+        http.close();
+        throw error;
+      });
+    }
   } catch (error) {
     await pemba.close();
     throw error;
@@ -128,21 +149,28 @@ export async function startServer({
     { url, database: describeDatabase(config.database), store: store.kind, auth: config.auth.mode },
     `pemba listening on ${url}`,
   );
+  if (grpc !== undefined) {
+    logger.info(
+      { grpc: grpc.address, tls: grpc.tls },
+      `pemba gRPC listening on ${grpc.address}${grpc.tls ? " (TLS)" : ""}`,
+    );
+  }
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       if (gcTimer) clearInterval(gcTimer);
       compactor.close();
+      overload.close();
       pemba.service.watches.close(); // open watch streams end now instead of holding the shutdown
-      await closeGracefully(server, connections);
+      await Promise.all([closeGracefully(server, connections), grpc?.close(SHUTDOWN_GRACE_MS)]);
       await pemba.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
       await ownLogger?.close();
     })();
     return closing;
   };
-  return { url, store, metrics, close };
+  return { url, grpcAddress: grpc?.address, store, metrics, close };
 }
 
 /** The access line of a request: info when it succeeded; warn with the error's gRPC code and message. */

@@ -67,6 +67,10 @@ interface CommonSettings {
 export interface NodeSettings extends CommonSettings {
   host: string;
   port: number;
+  /** 0: no gRPC port. */
+  grpcPort: number;
+  /** Both set: the gRPC port serves TLS with this certificate and key (PEM file paths). */
+  grpcTls?: { certFile: string; keyFile: string };
   publicPaths: PublicPath[];
   /** Allow a non-loopback bind without authentication. */
   insecureBindAny: boolean;
@@ -74,6 +78,10 @@ export interface NodeSettings extends CommonSettings {
   compactAfterWritesMb: number;
   /** PostgreSQL: the pool's most connections. */
   pgPoolSize: number;
+  /** Event-loop lag (ms) from which new requests are shed; 0 = never. */
+  shedLagMs: number;
+  /** Requests answered at once before new ones are shed; 0 = no limit. */
+  maxInFlight: number;
 }
 
 export interface WorkerSettings extends CommonSettings {
@@ -140,10 +148,14 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     ...common(v, "node"),
     host: v.host,
     port: v.port,
+    grpcPort: v.grpcPort,
+    grpcTls: resolveGrpcTls(v),
     publicPaths: v.publicPaths,
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
     pgPoolSize: v.pgPoolSize,
+    shedLagMs: v.shedLagMs,
+    maxInFlight: v.maxInFlight,
   };
 }
 
@@ -166,6 +178,18 @@ export function replicaSettings(s: {
 }): ReplicaSettings | undefined {
   if (!s.replica) return undefined;
   return { maxBytes: s.replicaMemoryMb * 1048576, freshnessMs: s.replicaRefreshMs };
+}
+
+/** The gRPC port's TLS files: both or neither. */
+function resolveGrpcTls(v: SettingValues): NodeSettings["grpcTls"] {
+  const { grpcTlsCert: certFile, grpcTlsKey: keyFile } = v;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    throw new ConfigError(
+      `${settingName("grpcTlsCert", "node")} and ${settingName("grpcTlsKey", "node")} go together (TLS needs both)`,
+    );
+  }
+  return { certFile, keyFile };
 }
 
 /** One auth mode: preshared keys, or OIDC with its JWKS, issuer and audience, or none. */
