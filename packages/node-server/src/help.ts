@@ -28,6 +28,9 @@ Usage:
   pemba explain <type:id> <permission> <type:id[#relation]> [options]
                                       ask a running server why a check is ALLOWED or DENIED (Pemba's
                                       explain API) and print the proof as a tree
+  pemba load <file.yaml> --url <url> --tenant <id> [--token <key>] [--batch <n>]
+                                      write a validation file's schema, relationships and attributes into a
+                                      tenant of a running server (created if missing), in batches
   pemba --help                        this text
   pemba --version                     print the version
 
@@ -69,6 +72,12 @@ explain options:
   --context <file.json>               contextual tuples, attributes and data (a check request's context)
   --json                              print the JSON answer instead of the tree
 
+load options:
+  --url <url>                         the server (default http://127.0.0.1:3476)
+  --tenant <id>                       the tenant written to (default t1)
+  --token <key>                       a key or token, sent as Authorization: Bearer
+  --batch <n>                         relationships and attributes per data/write (default 500)
+
 migrate options:
   --database <path|url>               as for serve (env PEMBA_DATABASE)
 
@@ -79,5 +88,6 @@ Examples:
   pemba codegen schema.perm -o src/authz.ts
   pemba schema diff main.perm branch.perm --database ./pemba.db
   pemba explain document:1 view user:alice --token secret1
+  pemba load examples/authzen/todo/scenario.yaml --tenant todo --token secret1
   PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
 `;

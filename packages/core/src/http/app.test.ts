@@ -272,6 +272,13 @@ describe("HTTP app: transport rules", () => {
         "POST /v1/tenants/{tenant_id}/permissions/subject-permission permissions.subjectPermission",
         "POST /v1/tenants/{tenant_id}/permissions/explain permissions.explain",
         "POST /v1/tenants/{tenant_id}/watch watch.watch",
+        "POST /v1/tenants/{tenant_id}/access/v1/evaluation authzen.evaluation",
+        "POST /v1/tenants/{tenant_id}/access/v1/evaluations authzen.evaluations",
+        "POST /v1/tenants/{tenant_id}/access/v1/search/subject authzen.search.subject",
+        "POST /v1/tenants/{tenant_id}/access/v1/search/resource authzen.search.resource",
+        "POST /v1/tenants/{tenant_id}/access/v1/search/action authzen.search.action",
+        "GET /v1/tenants/{tenant_id}/.well-known/authzen-configuration authzen.configuration",
+        "GET /.well-known/authzen-configuration/v1/tenants/{tenant_id} authzen.configuration.well-known",
       ].sort(),
     );
     expect(doc.openapi).toBe("3.0.3");
@@ -302,7 +309,7 @@ describe("HTTP app: transport rules", () => {
           `<li><span class="m ${m}">${m.toUpperCase()}</span><code>${path}</code> — ${op.summary}</li>`,
       ),
     );
-    expect(expected).toHaveLength(27);
+    expect(expected).toHaveLength(34);
     expect(items.sort()).toEqual(expected.sort());
     expect(page).toContain(
       '<li><span class="m post">POST</span><code>/v1/tenants/{tenant_id}/permissions/check</code> — ' +

@@ -47,6 +47,8 @@ export interface PembaSettings {
   maxCompiledSchemaMb: number;
   /** `safe`: a schema write that would orphan live rows is refused; default `permify`. */
   schemaWrites?: SchemaWrites;
+  /** The tenant whose AuthZEN decision point is also served at the root paths. */
+  authzenTenant?: string;
 }
 
 /** The settings both runtimes read, as flat values. */
@@ -54,6 +56,7 @@ interface CommonSettings {
   database: string;
   auth: AuthConfig;
   corsOrigins?: string[];
+  authzenTenant?: string;
   gcWindowMs: number;
   replica: boolean;
   replicaRefreshMs: number;
@@ -130,6 +133,8 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     database: v.database,
     auth: resolveAuth(v, runtime),
     corsOrigins: v.corsOrigins,
+    // absent rather than undefined when unset: settings compare as they did before the setting existed
+    ...(v.authzenTenant === undefined ? {} : { authzenTenant: v.authzenTenant }),
     gcWindowMs: v.gcWindow,
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,
