@@ -18,6 +18,7 @@ import type { ApiRoute } from "./route-table.ts";
 import { registerAuthzenRoutes } from "./routes/authzen.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
+import { registerDumpRoutes } from "./routes/dump.ts";
 import { registerPermissionRoutes } from "./routes/permission.ts";
 import { registerSchemaRoutes } from "./routes/schema.ts";
 import { registerTenancyRoutes } from "./routes/tenancy.ts";
@@ -193,9 +194,10 @@ export function createApp(opts: AppOptions): PembaApp {
   registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
   registerAuthzenRoutes(deps, opts.authzenTenant);
+  registerDumpRoutes(deps);
   routes.finish();
 
-  const notFound = routes.serve({ route: "notFound", authenticate: false }, () => {
+  const notFound = routes.serve({ route: "notFound", authenticate: false, unmatched: true }, () => {
     throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
   });
   app.notFound((c) => notFound(c));

@@ -19,6 +19,8 @@ export interface RequestInfo {
   method: string;
   /** The endpoint's path template, e.g. "/v1/tenants/:tenant_id/permissions/check". */
   route: string;
+  /** The request's path, when no endpoint matched it (route "notFound"): what was asked for. */
+  path?: string;
   status: number;
   seconds: number;
   /** The check decision (CHECK_RESULT_*) of a permission check. */
@@ -46,6 +48,8 @@ export interface ApiRequest {
   text(maxBytes: number): Promise<string>;
   /** A path parameter of the endpoint's template (`tenant_id`, `id`). */
   param(name: string): string | undefined;
+  /** The request's path, without the query. */
+  path?: string;
   /** Aborted when the client goes away (streaming answers stop). */
   signal?: AbortSignal;
   /** The request's URL, when the adapter has it whole (the fetch adapter); AuthZEN's discovery names its origin. */
@@ -85,6 +89,8 @@ export interface Endpoint {
    * X-Request-ID is echoed on every answer, errors included.
    */
   authzen?: boolean;
+  /** No route matched (the 404 answer): `observe` reports the request's path as well. */
+  unmatched?: boolean;
 }
 
 export interface Call {
@@ -192,6 +198,7 @@ export class RequestPipeline {
         observe({
           method: req.method,
           route: endpoint.route,
+          path: endpoint.unmatched ? req.path : undefined,
           status: answer.status,
           seconds: (performance.now() - start) / 1000,
           decision: answer.decision,

@@ -33,6 +33,7 @@ export function honoRequest(c: PembaContext): ApiRequest {
     header: (name) => c.req.header(name),
     text: (maxBytes) => readStreamText(c.req.raw.body, maxBytes, c.req.header("content-length")),
     param: (name) => c.req.param(name),
+    path: c.req.path,
     signal: c.req.raw.signal,
     url: c.req.url,
   };

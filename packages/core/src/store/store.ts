@@ -18,6 +18,7 @@
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import type {
+  BulkImports,
   CombinedReads,
   EmptyTenants,
   EngineReads,
@@ -54,7 +55,8 @@ export interface Store
     Partial<WriteFeed>,
     Partial<SnapDatabases>,
     Partial<EmptyTenants>,
-    Partial<RowCounts> {
+    Partial<RowCounts>,
+    Partial<BulkImports> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)
