@@ -1,104 +1,61 @@
 /**
- * The Worker at the edge (issue 19 §3): Pemba's Worker in workerd (`wrangler dev`) behind a D1 binding that adds
- * D1's latencies (loadtest/worker-edge: a replica in the region, the primary, replica lag), with isolates churned.
+ * The Worker at the edge, as users run it: the shipped entry (packages/worker/src/index.ts) with the shipped
+ * wrangler.toml (`d1:DB`, local D1) under `wrangler dev --ip 127.0.0.1`, with D1's latency added around the D1
+ * binding by the entry's own PEMBA_D1_SIMULATE var (packages/worker/src/d1-around.ts), and a new isolate every
+ * --requests requests.
  *
- *   node --experimental-strip-types loadtest/bench-edge.ts [--ids 100000] [--isolates 5] [--requests 200]
- *     [--seconds 0] [--replica-ms 3] [--primary-ms 100] [--lag-ms 0-2000] [--fresh-every 10] [--state DIR]
- *     [--port 43000]
+ *   node --experimental-strip-types loadtest/bench-edge.ts [--ids 100000] [--isolates 5] [--requests 300]
+ *     [--latency replica=3ms,primary=100ms,lag=0-2s] [--zipf 1.0] [--fresh-every 10] [--state DIR] [--port 43000]
  *
- * 1. Seed (once per --state folder, latencies off): Permify's schema and seed writer (--ids ids: 6 tuples + 2
+ * 1. Seed (once per --state folder, latency off): Permify's schema and seed writer (--ids ids: 6 tuples + 2
  *    attributes each; 100,000 = the 800,000-row dataset) into a persisted local D1, spot checks.
- * 2. --isolates times: a new `wrangler dev` on that state (a new workerd process, so a new isolate), then checks one
- *    after another (the seeded spot checks, round robin) until --requests requests or --seconds seconds:
- *    - cold: the isolate's first request (it also opens the store);
- *    - loading: checks while the isolate's background work (ctx.waitUntil: a tenant load) is still pending;
- *    - warm: checks after it;
- *    - fresh / fresh-loading: every --fresh-every-th request writes a tuple (content X's owner gains a new follower)
- *      and checks with the write's snap token (after / while the isolate loads the tenant): it must be ALLOWED
- *      (never stale); its primary round trips are counted, and a check with more than one is printed trip by trip.
- *    Each isolate's first check is printed trip by trip: where each D1 round trip went (replica or primary), the
- *    latency the wrapper added, its span within the request, rows, statements.
- * 3. Per kind, p50 / p99 of two latencies: at the client (through wrangler dev's local proxy: `ping` is that hop
- *    answered by the bench Worker without Pemba) and inside the Worker (Server-Timing from the bench Worker's wrapper:
- *    from the wrapper's entry to Pemba's response; workerd's clock advances during CPU too, calibrated at start);
- *    of the Worker's time, the ms with a D1 round trip in flight and the ms local D1 took beyond the simulated
- *    latency (its own execution, not part of D1's latency on Cloudflare), and the Worker's time at D1's latency
- *    (each trip's span replaced by its simulated latency: what a deployment would see, CPU as here); D1 round
- *    trips, primary round trips and
- *    rows read per request (from the wrapper's response headers); warm checks with a D1 read other than the
- *    freshness look; rows read by background loads; the seconds until an isolate finished loading; the seconds from
- *    spawning wrangler dev until /healthz answered (process start, module evaluation: not part of any check).
- *
- * --port N: each `wrangler dev` listens on the next free pair from N up (HTTP, then its inspector on the next port);
- * default: ports the system picks.
- * The bench Worker's replica is a second local database fed late (loadtest/worker-edge): a state folder seeded
- * before it existed lacks it, hence the state folder's default name.
- * --worker-root runs another checkout's Worker (e.g. a base commit's worktree) with this bench's Worker wrapper.
+ * 2. Isolates: each is a new `wrangler dev` on the same persisted D1 (a new workerd process, so a new isolate with
+ *    nothing cached: restarting is the one way to get a new isolate locally). It answers --requests requests one
+ *    at a time: checks of `content:i view user:u` with i drawn from a Zipf distribution (exponent --zipf) over the
+ *    ids and u one of i's owner, follower, blocked user or another Zipf-drawn user, each answer compared with the
+ *    seed's rule; every --fresh-every-th request writes a tuple and checks with the write's snap token (it must see
+ *    the write).
+ * 3. Report, per kind of request (first = the isolate's first check; warm = every later check; no-D1 = the warm
+ *    checks that sent no D1 statement): client time (through wrangler dev's proxy) and the Worker's own time (its
+ *    request log line's `ms`); per isolate: rows read (every request line and background line of the log) next to
+ *    the tenant's rows, and CPU seconds of the workerd processes (the Worker, the local D1 it runs beside, and
+ *    wrangler's proxy Worker) while the isolate served.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
-import { LOADTEST_DIR } from "./lib/k6.ts";
-import {
-  postJson,
-  SEED_SCHEMA,
-  seed,
-  spotCheck,
-  spotChecks,
-  TENANT_ID,
-  writeSeedSchema,
-} from "./lib/seed.ts";
-import type { Trip } from "./worker-edge/index.ts";
+import { postJson, SEED_SCHEMA, seed, spotCheck, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
 
 const { values } = parseArgs({
   options: {
     ids: { type: "string", default: "100000" },
     isolates: { type: "string", default: "5" },
-    requests: { type: "string", default: "200" },
-    seconds: { type: "string", default: "0" },
-    "replica-ms": { type: "string", default: "3" },
-    "primary-ms": { type: "string", default: "100" },
-    "lag-ms": { type: "string", default: "0-2000" },
+    requests: { type: "string", default: "300" },
+    latency: { type: "string", default: "off" },
+    zipf: { type: "string", default: "1.0" },
     "fresh-every": { type: "string", default: "10" },
     state: { type: "string" },
-    "worker-root": { type: "string" },
     /** First of the ports for wrangler dev (each start takes the next two: HTTP, inspector); default: free ports. */
     port: { type: "string" },
+    /** More vars for the Worker, NAME=value, comma separated (e.g. replica settings). */
+    vars: { type: "string", default: "" },
   },
 });
 const IDS = Number(values.ids);
 const ISOLATES = Number(values.isolates);
 const REQUESTS = Number(values.requests);
-const SECONDS = Number(values.seconds);
 const FRESH_EVERY = Number(values["fresh-every"]);
-const [LAG_MIN, LAG_MAX = LAG_MIN] = values["lag-ms"].split("-");
-const STATE = resolve(values.state ?? `/tmp/pemba-edge-replicated-${IDS}`);
+const ZIPF = Number(values.zipf);
+const STATE = resolve(values.state ?? `/tmp/pemba-edge-${IDS}`);
+const EXTRA_VARS = Object.fromEntries(
+  values.vars
+    .split(",")
+    .filter((v) => v.includes("="))
+    .map((v) => [v.slice(0, v.indexOf("=")), v.slice(v.indexOf("=") + 1)]),
+);
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
-
-/** The bench Worker's folder: this checkout's, or a copy inside --worker-root (which resolves its own packages). */
-function workerConfig(): string {
-  const own = join(LOADTEST_DIR, "worker-edge");
-  const root = values["worker-root"];
-  if (root === undefined) return join(own, "wrangler.toml");
-  const there = join(resolve(root), "loadtest", "worker-edge");
-  mkdirSync(there, { recursive: true });
-  for (const file of ["index.ts", "wrangler.toml"]) copyFileSync(join(own, file), join(there, file));
-  if (!existsSync(join(resolve(root), "packages", "worker", "src", "handler.ts"))) {
-    // a Worker from before createWorker (built on its first request): the wrapper takes its default export
-    const wrapper = readFileSync(join(there, "index.ts"), "utf8")
-      .replace('import { env as moduleEnv } from "cloudflare:workers";\n', "")
-      .replace(
-        /import \{ createWorker, (.*) \} from "@pemba\/worker\/handler";/,
-        'import pemba, { $1 } from "@pemba/worker";',
-      )
-      .replace(/\nconst pemba = createWorker\(.*\);\n/, "\n");
-    writeFileSync(join(there, "index.ts"), wrapper);
-  }
-  return join(there, "wrangler.toml");
-}
-const CONFIG = workerConfig();
 
 let nextPort = values.port === undefined ? undefined : Number(values.port);
 
@@ -120,165 +77,171 @@ async function nextPorts(): Promise<number | undefined> {
   return undefined;
 }
 
-async function start(latency: boolean): Promise<WranglerDev> {
-  const vars: Record<string, string> = latency
-    ? {
-        EDGE_REPLICA_MS: values["replica-ms"],
-        EDGE_PRIMARY_MS: values["primary-ms"],
-        EDGE_LAG_MIN_MS: LAG_MIN!,
-        EDGE_LAG_MAX_MS: LAG_MAX,
-      }
-    : {};
-  return startWranglerDev(vars, 180_000, STATE, "warn", CONFIG, await nextPorts());
+/** The shipped Worker and wrangler.toml, with the request log on and D1's latency as given. */
+async function start(latency: string): Promise<WranglerDev> {
+  const vars = { PEMBA_LOG_LEVEL: "info", PEMBA_D1_SIMULATE: latency, ...EXTRA_VARS };
+  return startWranglerDev(vars, 180_000, STATE, "log", undefined, await nextPorts());
 }
 
 // 1. seed once per state folder
 const marker = join(STATE, `seeded-${IDS}`);
 if (!existsSync(marker)) {
   mkdirSync(STATE, { recursive: true });
-  const dev = await start(false);
+  const dev = await start("off");
   try {
     const version = await writeSeedSchema(dev.url);
     const seeded = await seed(dev.url, version, log, { totalIds: IDS });
     log(`seeded ${seeded.tuples + seeded.attributes} rows in ${seeded.seconds.toFixed(1)} s`);
     await spotCheck(dev.url, version, undefined, IDS);
-    await fetch(`${dev.url}/__edge/flush`);
   } finally {
     await dev.close();
   }
   writeFileSync(marker, `${SEED_SCHEMA.length}\n`);
 }
+const TENANT_ROWS = 8 * IDS;
+
+/** Zipf(s) ranks 0..n-1 by inverse CDF over the cumulative weights 1/(k+1)^s. */
+function zipfSampler(n: number, s: number): () => number {
+  const cumulative = new Float64Array(n);
+  let sum = 0;
+  for (let k = 0; k < n; k++) {
+    sum += 1 / (k + 1) ** s;
+    cumulative[k] = sum;
+  }
+  return () => {
+    const x = Math.random() * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+const zipf = zipfSampler(IDS, ZIPF);
+
+/** The seed's rule for `content:i view user:u` (permify.perm over permify-seed-writer.js's data). */
+function allowed(i: number, u: number): boolean {
+  const follower = (i + 1) % IDS;
+  const blocked = (i + 2) % IDS;
+  return u === i || ((i % 4 === 0 || u === follower) && u !== blocked);
+}
 
 interface Sample {
-  /** At the client: the request through wrangler dev's local proxy. */
+  /** At the client: the request through wrangler dev's proxy. */
   ms: number;
-  /** Inside the Worker (Server-Timing, the bench Worker's wrapper around Pemba's fetch). */
+  /** The Worker's own time (its request line's `ms`). */
   worker: number;
-  d1: number;
-  primary: number;
+  statements: number;
   rows: number;
-  /** Of `worker`: ms during which a D1 round trip was in flight (the union of the trips' spans). */
-  d1Wait: number;
-  /** Of the trips: ms beyond the simulated latency (local D1's own execution, the hop to its workerd service). */
-  localD1: number;
-  /**
-   * `worker` with each round trip taking its simulated latency only (D1's on Cloudflare): the Worker's time minus
-   * the trips' span in flight plus the simulated trips' span in flight (parallel trips overlap in both).
-   */
-  atD1: number;
-  trips: Trip[];
 }
-type Kind = "cold" | "loading" | "warm" | "fresh-loading" | "fresh" | "ping";
-const samples: Record<Kind, Sample[]> = {
-  cold: [],
-  loading: [],
-  warm: [],
-  "fresh-loading": [],
-  fresh: [],
-  ping: [],
-};
-const loadSeconds: number[] = [];
-const startSeconds: number[] = [];
-const backgroundRows: number[] = [];
+type Kind = "first" | "warm" | "no-D1" | "fresh-token";
+const samples: Record<Kind, Sample[]> = { first: [], warm: [], "no-D1": [], "fresh-token": [] };
+interface IsolateFigures {
+  startSeconds: number;
+  rowsRead: number;
+  backgroundRows: number;
+  backgroundDone: number;
+  cpuSeconds: number;
+  workerMs: number;
+}
+const isolates: IsolateFigures[] = [];
 let stale = 0;
 
-/** The union of the trips' [start, end] spans. */
-function waited(trips: Trip[]): number {
-  let total = 0;
-  let until = -1;
-  for (const t of [...trips].sort((a, b) => a.start - b.start)) {
-    if (t.end <= until) continue;
-    total += t.end - Math.max(t.start, until);
-    until = t.end;
+/** The Worker's JSON log lines so far. */
+function workerLines(dev: WranglerDev): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of dev.output().split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line cut by the pipe's chunking: read again at the next look
+    }
   }
+  return out;
+}
+
+/** CPU seconds (user + system) of the workerd processes under `pid`. */
+function workerdCpuSeconds(pid: number): number {
+  const ticks = 100; // USER_HZ
+  const children = new Map<number, number[]>();
+  const names = new Map<number, string>();
+  const cpu = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const parent = Number(fields[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+      names.set(Number(entry), name);
+      cpu.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / ticks);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  let total = 0;
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      if (names.get(c)?.includes("workerd")) total += cpu.get(c) ?? 0;
+      walk(c);
+    }
+  };
+  walk(pid);
   return total;
 }
 
-async function timed(url: string, init?: RequestInit): Promise<{ sample: Sample; body: string }> {
-  const started = performance.now();
-  const response = await fetch(url, init);
-  const body = await response.text();
-  const ms = performance.now() - started;
-  if (!response.ok && !url.endsWith("/healthz"))
-    throw new Error(`${url}: ${response.status} ${body.slice(0, 300)}`);
-  const header = (name: string) => Number(response.headers.get(name) ?? 0);
-  const trips = JSON.parse(response.headers.get("x-edge-trips") ?? "[]") as Trip[];
-  const worker = Number(/worker;dur=([\d.]+)/.exec(response.headers.get("server-timing") ?? "")?.[1] ?? 0);
-  return {
-    sample: {
-      ms,
-      worker,
-      d1: header("x-edge-d1"),
-      primary: header("x-edge-primary"),
-      rows: header("x-edge-rows"),
-      d1Wait: waited(trips),
-      localD1: trips.reduce((n, t) => n + (t.end - t.start - t.ms), 0),
-      atD1: worker - waited(trips) + waited(trips.map((t) => ({ ...t, end: t.start + t.ms }))),
-      trips,
-    },
-    body,
-  };
-}
-
-/** A request's round trips, one line each: where, simulated latency, span in the request, rows, statements. */
-const tripLines = (trips: Trip[]) =>
-  trips
-    .map(
-      (t) =>
-        `    ${t.at} +${t.ms} ms  ${t.start.toFixed(0)}-${t.end.toFixed(0)} ms  ${t.rows} rows  ${t.sql.join(" ; ")}`,
-    )
-    .join("\n");
-
-const checks = spotChecks(IDS);
-const checkBody = (entity: string, subject: string, snapToken = "") => {
-  const [entityType, entityId] = entity.split(":");
-  const [, subjectId] = subject.split(":");
-  return JSON.stringify({
+const checkBody = (entity: number, subject: string, snapToken = "") =>
+  JSON.stringify({
     metadata: { snap_token: snapToken, schema_version: "", depth: 20 },
-    entity: { type: entityType, id: entityId },
+    entity: { type: "content", id: String(entity) },
     permission: "view",
-    subject: { type: "user", id: subjectId },
+    subject: { type: "user", id: subject },
   });
-};
-const post = (body: string): RequestInit => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body,
-});
 const nonce = Date.now().toString(36);
 
-// workerd's clock (performance.now) in wrangler dev advances during CPU as well as I/O: calibrate once
-{
-  const dev = await start(false);
-  try {
-    const spin = (await (await fetch(`${dev.url}/__edge/spin?n=20000000`)).json()) as { ms: number };
-    log(
-      `workerd clock over 2e7 loop iterations without I/O: ${spin.ms.toFixed(1)} ms (0 would mean a frozen clock)`,
-    );
-  } finally {
-    await dev.close();
+/** Sends one request; its Worker line is the last request line once it is in the output. */
+async function timed(dev: WranglerDev, path: string, body: string): Promise<{ ms: number; body: string }> {
+  const started = performance.now();
+  const response = await fetch(`${dev.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${text.slice(0, 300)}`);
+  return { ms, body: text };
+}
+
+/** The request line the Worker wrote for the `n`-th check of this isolate (waits for it to reach the output). */
+async function checkLine(dev: WranglerDev, n: number): Promise<Record<string, unknown>> {
+  for (let tries = 0; ; tries++) {
+    const lines = workerLines(dev).filter((l) => l.route === "/v1/tenants/:tenant_id/permissions/check");
+    if (lines.length > n) return lines[n]!;
+    if (tries > 200) throw new Error(`the Worker's line of check ${n} did not arrive`);
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
-// 2. isolates
+const checkPath = `/v1/tenants/${TENANT_ID}/permissions/check`;
+
 for (let isolate = 0; isolate < ISOLATES; isolate++) {
   const spawned = performance.now();
-  const dev = await start(true);
-  // wrangler dev + workerd process start until /healthz answers (the bench Worker's module evaluated; Pemba not opened)
-  startSeconds.push((performance.now() - spawned) / 1000);
-  const checkUrl = `${dev.url}/v1/tenants/${TENANT_ID}/permissions/check`;
-  const isLoaded = async () =>
-    ((await (await fetch(`${dev.url}/__edge/stats`)).json()) as { pending: number; started: number })
-      .pending === 0;
+  const dev = await start(values.latency);
+  const startSeconds = (performance.now() - spawned) / 1000;
+  const cpuBefore = workerdCpuSeconds(dev.child.pid!);
+  let checks = 0;
   try {
-    const began = performance.now();
-    let loaded: number | undefined;
     for (let i = 0; i < REQUESTS; i++) {
-      if (SECONDS > 0 && performance.now() - began > SECONDS * 1000) break;
-      if (i > 0 && loaded === undefined && (await isLoaded())) loaded = (performance.now() - began) / 1000;
       if (i > 0 && FRESH_EVERY > 0 && i % FRESH_EVERY === 0) {
         // content X (private: X % 4 != 0) gains a new follower of its owner; the check with the token must allow
-        const x = 4 * ((isolate * REQUESTS + i) % Math.floor(IDS / 4)) + 1;
+        const x = 4 * zipf() + 1;
+        const id = x % IDS;
         const follower = `edge-${nonce}-${isolate}-${i}`;
         const written = await postJson<{ snap_token: string }>(
           `${dev.url}/v1/tenants/${TENANT_ID}/data/write`,
@@ -286,7 +249,7 @@ for (let isolate = 0; isolate < ISOLATES; isolate++) {
             metadata: { schema_version: "" },
             tuples: [
               {
-                entity: { type: "user", id: String(x) },
+                entity: { type: "user", id: String(id) },
                 relation: "follower",
                 subject: { type: "user", id: follower },
               },
@@ -294,45 +257,59 @@ for (let isolate = 0; isolate < ISOLATES; isolate++) {
             attributes: [],
           },
         );
-        const { sample, body } = await timed(
-          checkUrl,
-          post(checkBody(`content:${x}`, `user:${follower}`, written.snap_token)),
-        );
-        if (JSON.parse(body).can !== "CHECK_RESULT_ALLOWED") stale++;
-        const kind = loaded === undefined ? "fresh-loading" : "fresh";
-        if (kind === "fresh-loading" && samples[kind].length === 0)
-          log(`first fresh-token check while the tenant loads:\n${tripLines(sample.trips)}`);
-        samples[kind].push(sample);
-        if (sample.primary > 1)
-          log(`fresh-token check with ${sample.primary} primary trips:\n${tripLines(sample.trips)}`);
+        const r = await timed(dev, checkPath, checkBody(id, follower, written.snap_token));
+        if (JSON.parse(r.body).can !== "CHECK_RESULT_ALLOWED") stale++;
+        const line = await checkLine(dev, checks++);
+        samples["fresh-token"].push(sampleOf(r.ms, line));
         continue;
       }
-      const c = checks[i % checks.length]!;
-      const { sample, body } = await timed(checkUrl, post(checkBody(c.entity, c.subject)));
-      if (JSON.parse(body).can !== c.expected) throw new Error(`${c.entity} view ${c.subject}: ${body}`);
+      const entity = zipf();
+      const pick = Math.floor(Math.random() * 4);
+      const subject = pick < 3 ? (entity + pick) % IDS : zipf();
+      const r = await timed(dev, checkPath, checkBody(entity, String(subject)));
+      const can = JSON.parse(r.body).can;
+      const expected = allowed(entity, subject) ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED";
+      if (can !== expected)
+        throw new Error(`content:${entity} view user:${subject}: ${r.body}, expected ${expected}`);
+      const sample = sampleOf(r.ms, await checkLine(dev, checks++));
       if (i === 0) {
-        samples.cold.push(sample);
+        samples.first.push(sample);
         log(
-          `isolate ${isolate + 1} cold check: ${sample.ms.toFixed(1)} ms at the client, ${sample.worker.toFixed(1)} ms in the Worker, ${sample.atD1.toFixed(1)} ms at D1's latency ` +
-            `(D1 in flight ${sample.d1Wait.toFixed(1)} ms, local D1 beyond the simulated latency ${sample.localD1.toFixed(1)} ms):\n${tripLines(sample.trips)}`,
+          `isolate ${isolate + 1}: first check ${sample.ms.toFixed(1)} ms at the client, ${sample.worker} ms in the Worker, ${sample.statements} statements, ${sample.rows} rows`,
         );
         continue;
       }
-      (loaded === undefined ? samples.loading : samples.warm).push(sample);
-      if (i % 4 === 0) samples.ping.push((await timed(`${dev.url}/healthz`)).sample);
+      samples.warm.push(sample);
+      if (sample.statements === 0) samples["no-D1"].push(sample);
     }
-    const stats = (await (await fetch(`${dev.url}/__edge/stats`)).json()) as { rows: number };
-    // the writes the replica has not replayed yet: replayed before the process ends (they live in the isolate)
-    await fetch(`${dev.url}/__edge/flush`);
-    backgroundRows.push(stats.rows);
-    loadSeconds.push(loaded ?? Number.NaN);
+    await new Promise((r) => setTimeout(r, 500));
+    const lines = workerLines(dev);
+    const background = lines.filter((l) => l.msg === "background work done");
+    const rows = (ls: Record<string, unknown>[]) => ls.reduce((n, l) => n + Number(l.rows_read ?? 0), 0);
+    const figures: IsolateFigures = {
+      startSeconds,
+      rowsRead: rows(lines),
+      backgroundRows: rows(background),
+      backgroundDone: background.length,
+      cpuSeconds: workerdCpuSeconds(dev.child.pid!) - cpuBefore,
+      workerMs: lines.reduce((n, l) => n + (l.route === undefined ? 0 : Number(l.ms ?? 0)), 0),
+    };
+    isolates.push(figures);
     log(
-      `isolate ${isolate + 1}: started in ${startSeconds.at(-1)!.toFixed(1)} s, cold ${samples.cold.at(-1)!.ms.toFixed(1)} ms ` +
-        `(${samples.cold.at(-1)!.rows} rows), loaded after ${loaded?.toFixed(2) ?? "-"} s, isolate rows read ${stats.rows}`,
+      `isolate ${isolate + 1}: started in ${startSeconds.toFixed(1)} s; rows read ${figures.rowsRead} (background ${figures.backgroundRows}, ${figures.backgroundDone} pieces of background work done) of the tenant's ${TENANT_ROWS}; workerd CPU ${figures.cpuSeconds.toFixed(2)} s`,
     );
   } finally {
     await dev.close();
   }
+}
+
+function sampleOf(ms: number, line: Record<string, unknown>): Sample {
+  return {
+    ms,
+    worker: Number(line.ms ?? 0),
+    statements: Number(line.statements ?? 0),
+    rows: Number(line.rows_read ?? 0),
+  };
 }
 
 // 3. report
@@ -343,48 +320,29 @@ const pct = (xs: number[], p: number) => {
 };
 const fmt = (n: number, digits = 1) => (Number.isNaN(n) ? "-" : n.toFixed(digits));
 console.log(
-  `\nbench-edge: ids ${IDS} (${IDS * 8} rows), replica ${values["replica-ms"]} ms, primary ${values["primary-ms"]} ms, lag ${LAG_MIN}-${LAG_MAX} ms, ${ISOLATES} isolates x ${REQUESTS} requests${SECONDS > 0 ? ` or ${SECONDS} s` : ""}`,
+  `\nbench-edge: shipped Worker and wrangler.toml, ids ${IDS} (${TENANT_ROWS} rows), PEMBA_D1_SIMULATE=${values.latency}, zipf ${ZIPF}, ${ISOLATES} isolates x ${REQUESTS} requests${values.vars ? `, vars ${values.vars}` : ""}`,
 );
 console.log(
-  "| request | n | client p50 / p99 ms | Worker p50 / p99 ms | Worker at D1's latency p50 / p99 ms | Worker, D1 in flight p50 ms | local D1 overhead p50 ms | D1 trips p50/max | primary trips p50/max | rows read p50/max |",
+  "| request | n | client p50 / p99 / max ms | Worker p50 / p99 ms | statements p50/max | rows p50/max |",
 );
-console.log("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
+console.log("| --- | --: | --: | --: | --: | --: |");
 for (const [kind, xs] of Object.entries(samples)) {
   const of = (f: (s: Sample) => number) => xs.map(f);
-  const pair = (v: number[], digits = 1) => `${fmt(pct(v, 50), digits)} / ${fmt(pct(v, 99), digits)}`;
   const range = (v: number[]) => `${fmt(pct(v, 50), 0)}/${fmt(pct(v, 100), 0)}`;
+  const client = of((s) => s.ms);
+  const worker = of((s) => s.worker);
   console.log(
-    `| ${kind} | ${xs.length} | ${pair(of((s) => s.ms))} | ${kind === "ping" ? "-" : pair(of((s) => s.worker))} | ` +
-      `${kind === "ping" ? "-" : pair(of((s) => s.atD1))} | ` +
-      `${fmt(
-        pct(
-          of((s) => s.d1Wait),
-          50,
-        ),
-      )} | ${fmt(
-        pct(
-          of((s) => s.localD1),
-          50,
-        ),
-      )} | ${range(of((s) => s.d1))} | ` +
-      `${range(of((s) => s.primary))} | ${range(of((s) => s.rows))} |`,
+    `| ${kind} | ${xs.length} | ${fmt(pct(client, 50))} / ${fmt(pct(client, 99))} / ${fmt(pct(client, 100))} | ` +
+      `${fmt(pct(worker, 50), 0)} / ${fmt(pct(worker, 99), 0)} | ${range(of((s) => s.statements))} | ${range(of((s) => s.rows))} |`,
   );
 }
-// the freshness look (head, horizon, tenant, head schema in one statement) and the catch-up it may start (the feed)
-const freshnessLook = (sql: string) =>
-  /\[pemba_meta,tenants,schemas\]$|^SELECT tx FROM|^SELECT 't' AS kind/.test(sql);
-const warmOutside = samples.warm.filter((s) => s.trips.some((t) => !t.sql.every(freshnessLook)));
+console.log(`fresh-token checks that did not see their write: ${stale} of ${samples["fresh-token"].length}`);
 console.log(
-  `warm checks with a D1 read other than the freshness look: ${warmOutside.length} of ${samples.warm.length}` +
-    (warmOutside.length > 0 ? ` (first:\n${tripLines(warmOutside[0]!.trips)})` : ""),
+  `seconds from spawning wrangler dev until /healthz answered: ${isolates.map((s) => fmt(s.startSeconds)).join(", ")}`,
 );
 console.log(
-  `seconds from spawning wrangler dev until /healthz answered: ${startSeconds.map((s) => fmt(s, 1)).join(", ")}`,
+  `rows read per isolate over its life (tenant: ${TENANT_ROWS}): ${isolates.map((s) => s.rowsRead).join(", ")}; of them by background work: ${isolates.map((s) => s.backgroundRows).join(", ")}`,
 );
 console.log(
-  `fresh-token reads that did not see their write: ${stale} of ${samples.fresh.length + samples["fresh-loading"].length}`,
+  `workerd CPU seconds per isolate (the Worker, local D1, wrangler's proxy): ${isolates.map((s) => fmt(s.cpuSeconds, 2)).join(", ")}; the Worker's own ms summed over its request lines: ${isolates.map((s) => s.workerMs).join(", ")}`,
 );
-console.log(
-  `seconds until an isolate's background work ended: ${loadSeconds.map((s) => fmt(s, 2)).join(", ")}`,
-);
-console.log(`rows read per isolate (all D1 reads, background loads included): ${backgroundRows.join(", ")}`);

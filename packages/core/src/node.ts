@@ -14,3 +14,4 @@ export {
   openStore,
   type StoreDriver,
 } from "./store/open.ts";
+export { schemaFiles } from "./validation/schema-files.ts";

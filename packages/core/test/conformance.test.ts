@@ -11,13 +11,17 @@ import { parse as parseYaml } from "yaml";
 import { lookupEntity } from "../src/engine/index.ts";
 import type { ValidationReport } from "../src/validation/index.ts";
 import { formatReport, loadShape, validateFile } from "../src/validation/index.ts";
+import { schemaFiles } from "../src/validation/schema-files.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
 const CONFORMANCE_DIR = path.resolve(repoRoot, "../shared/conformance/permify");
 
 const read = (rel: string): string => readFileSync(path.join(CONFORMANCE_DIR, rel), "utf8");
 const run = (rel: string, opts: { unchecked?: boolean } = {}): Promise<ValidationReport> =>
-  validateFile(read(rel), { ...opts, baseDir: path.dirname(path.join(CONFORMANCE_DIR, rel)) });
+  validateFile(read(rel), {
+    ...opts,
+    readSchemaFile: schemaFiles(path.dirname(path.join(CONFORMANCE_DIR, rel))),
+  });
 
 /** The engine cases whose relationships Permify refuses (its Go tests wrote them past validation). */
 const SCHEMA_VIOLATING: Record<string, { code: string; tuple: string }> = {

@@ -6,9 +6,11 @@
  * limit. With several databases (`d1:DB,DB2,DB3`), tenants are spread over them by a ShardedStore.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { D1Database, QueryObserver, Store } from "@pemba/core";
+import type { D1Database, D1Simulation, QueryObserver, Store } from "@pemba/core";
 import { D1Sessions, D1Store, ShardedStore, TenantPlacement } from "@pemba/core";
 import { ConfigError } from "./config.ts";
+import { aroundD1, simulatedD1, yieldingInBackground } from "./d1-around.ts";
+import { inBackground } from "./request-log.ts";
 
 /** The current request's sessions, one per database it touched. */
 const requestSessions = new AsyncLocalStorage<Map<D1Database, D1Sessions>>();
@@ -22,6 +24,15 @@ export function d1Binding(env: object, name: string, database = `d1:${name}`): D
     );
   }
   return db as D1Database;
+}
+
+/**
+ * The binding as the Worker's stores use it: background work's round trips yield to the event loop first
+ * (d1-around.ts), and with `simulate` (PEMBA_D1_SIMULATE) each round trip waits D1's latency on Cloudflare.
+ */
+export function aroundBinding(db: D1Database, simulate: D1Simulation | undefined): D1Database {
+  const timed = simulate === undefined ? db : aroundD1(db, simulatedD1(simulate));
+  return aroundD1(timed, yieldingInBackground(inBackground));
 }
 
 /** The current request's sessions of `db` (opened on first use); undefined outside a request. */

@@ -27,7 +27,7 @@ import {
 } from "@pemba/core";
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
-import { d1Binding, openD1Stores, withD1Sessions } from "./d1.ts";
+import { aroundBinding, d1Binding, openD1Stores, withD1Sessions } from "./d1.ts";
 import { afterResponse, countQuery, loggedRequest, observeRequest, writesAt } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
@@ -39,7 +39,10 @@ export type WorkerExecutionContext = NonNullable<Parameters<PembaApp["fetch"]>[2
 export async function openWorker(env: WorkerEnv, onConfig?: (config: WorkerConfig) => void): Promise<Pemba> {
   const config = resolveWorkerConfig(env);
   onConfig?.(config);
-  const d1 = config.d1Bindings?.map((name) => ({ name, db: d1Binding(env, name, config.database) }));
+  const d1 = config.d1Bindings?.map((name) => ({
+    name,
+    db: aroundBinding(d1Binding(env, name, config.database), config.d1Simulate),
+  }));
   return createPemba(config, {
     name: "worker",
     openStore: (database) =>

@@ -1,7 +1,7 @@
 /**
  * The Worker module wrangler.toml deploys: the handlers (handler.ts) over the module's env, so the isolate builds
  * its store and app while the module is evaluated (at isolate start, before its first request) where that needs no
- * I/O. Tools that wrap the env (loadtest/worker-edge) use `createWorker` from `@pemba/worker/handler` instead.
+ * I/O. Benchmarks run this module as it is: D1's latency is added around the D1 binding by PEMBA_D1_SIMULATE.
  */
 import { env } from "cloudflare:workers";
 import { createWorker } from "./handler.ts";

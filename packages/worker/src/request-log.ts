@@ -35,7 +35,18 @@ interface RequestFigures {
   rowsRead: number;
   /** Work to start once the response is ready (replica loads), each bound to the request's async context. */
   later: (() => Promise<unknown>)[] | undefined;
+  /** Figures of background work (`later`'s), not of a request. */
+  background?: true;
 }
+
+const newFigures = (): RequestFigures => ({
+  route: undefined,
+  decision: undefined,
+  statements: 0,
+  byKind: {},
+  rowsRead: 0,
+  later: undefined,
+});
 
 const current = new AsyncLocalStorage<RequestFigures>();
 
@@ -58,9 +69,11 @@ export function observeRequest(info: RequestInfo): void {
 }
 
 /**
- * The replica's background loads (BackgroundLoads): `start` runs once the current request's response is ready, under
- * its ctx.waitUntil and in its async context (its D1 sessions), so the load's CPU never delays that response. The
- * request's scope is this file's, so the Worker needs no second AsyncLocalStorage. Outside a request it runs now.
+ * The replica's background work (BackgroundLoads): `start` runs once the current request's response is ready, under
+ * its ctx.waitUntil and in its async context (its D1 sessions), with figures of its own: its round trips wait a
+ * timer turn each (inBackground, d1-around.ts), and at info level it writes one line when it ends, e.g.
+ * {"msg":"background work done","statements":3,"by_kind":{"freshness":3},"rows_read":12,"ms":4}. The request's scope
+ * is this file's, so the Worker needs no second AsyncLocalStorage. Outside a request it runs now.
  */
 export function afterResponse(start: () => Promise<unknown>): void {
   const figures = current.getStore();
@@ -68,8 +81,38 @@ export function afterResponse(start: () => Promise<unknown>): void {
     void start();
     return;
   }
+  const own: RequestFigures = { ...newFigures(), background: true };
   figures.later ??= [];
-  figures.later.push(AsyncLocalStorage.bind(start));
+  figures.later.push(AsyncLocalStorage.bind(() => current.run(own, () => backgroundWork(own, start))));
+}
+
+/** Whether the current code runs as background work (afterResponse), not for a request's response. */
+export function inBackground(): boolean {
+  return current.getStore()?.background === true;
+}
+
+/** The level of the isolate's request log (PEMBA_LOG_LEVEL once the Worker is open), for background work's lines. */
+let backgroundLevel: () => LogLevel = () => "info";
+
+async function backgroundWork(figures: RequestFigures, start: () => Promise<unknown>): Promise<void> {
+  const started = Date.now();
+  try {
+    await start();
+    // work that this work asked for in turn: within the same ctx.waitUntil
+    for (let next = figures.later?.shift(); next !== undefined; next = figures.later?.shift()) await next();
+  } finally {
+    if (writesAt(backgroundLevel(), "info")) {
+      console.log(
+        JSON.stringify({
+          msg: "background work done",
+          statements: figures.statements,
+          by_kind: figures.byKind,
+          rows_read: figures.rowsRead,
+          ms: Date.now() - started,
+        }),
+      );
+    }
+  }
 }
 
 /** A request the app did not answer (the Worker could not start): its route table label, else its path. */
@@ -88,14 +131,8 @@ export async function loggedRequest(
   ctx?: { waitUntil(work: Promise<unknown>): void },
   level: () => LogLevel = () => "info",
 ): Promise<Response> {
-  const figures: RequestFigures = {
-    route: undefined,
-    decision: undefined,
-    statements: 0,
-    byKind: {},
-    rowsRead: 0,
-    later: undefined,
-  };
+  const figures = newFigures();
+  backgroundLevel = level;
   const started = Date.now();
   return current.run(figures, async () => {
     let status = 500;

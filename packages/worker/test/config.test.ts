@@ -149,6 +149,31 @@ describe("resolveWorkerConfig", () => {
     );
   });
 
+  it("PEMBA_D1_SIMULATE: D1's latencies for benchmarks (off by default), or a clear error", () => {
+    expect(resolveWorkerConfig({}).d1Simulate).toBeUndefined();
+    expect(resolveWorkerConfig({ PEMBA_D1_SIMULATE: "off" }).d1Simulate).toBeUndefined();
+    expect(
+      resolveWorkerConfig({ PEMBA_D1_SIMULATE: "replica=3ms, primary=100ms, lag=0-2s" }).d1Simulate,
+    ).toEqual({ replicaMs: 3, primaryMs: 100, lagMinMs: 0, lagMaxMs: 2000 });
+    expect(resolveWorkerConfig({ PEMBA_D1_SIMULATE: "lag=1s" }).d1Simulate).toEqual({
+      replicaMs: 0,
+      primaryMs: 0,
+      lagMinMs: 1000,
+      lagMaxMs: 1000,
+    });
+    for (const bad of [
+      "replica=3",
+      "lag=2s-1s",
+      "primary=1ms-2ms",
+      "replica=1ms,replica=2ms",
+      "nearby=1ms",
+    ]) {
+      expect(() => resolveWorkerConfig({ PEMBA_D1_SIMULATE: bad })).toThrow(
+        `invalid PEMBA_D1_SIMULATE "${bad}"; expected off or replica=<duration>,primary=<duration>,lag=<duration>[-<duration>], e.g. replica=3ms,primary=100ms,lag=0-2s`,
+      );
+    }
+  });
+
   it("OIDC: JWKS URL with issuer and audience(s)", () => {
     expect(
       resolveWorkerConfig({

@@ -168,8 +168,9 @@ export async function startWranglerDev(
       await close();
       throw new Error(`wrangler dev exited early (${child.exitCode ?? child.signalCode}):\n${output}`);
     }
-    // A failed build does not end `wrangler dev` (it waits for a fix); fail at once instead of timing out.
-    if (/Build failed|\[ERROR\]/.test(output)) {
+    // A failed build does not end `wrangler dev` (it waits for a fix); fail at once instead of timing out. A Node
+    // built-in in the bundle (wrangler warns that it may throw without nodejs_compat) fails the start too.
+    if (/Build failed|\[ERROR\]|built into node/.test(output)) {
       await close();
       throw new Error(`wrangler dev could not start the Worker:\n${output}`);
     }

@@ -12,6 +12,7 @@ import { tenantIdRegex } from "../http/wire/common.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
 import {
   count,
+  d1Simulation,
   duration,
   fromParser,
   list,
@@ -106,6 +107,13 @@ export const SETTINGS = {
     unset: "none",
     help: "with several D1 databases in `{database}`: tenants pinned to one, `tenant=BINDING` comma separated (e.g. `acme=DB2`); every other tenant lives where rendezvous hashing of its id puts it",
     schema: pairs.optional(),
+  },
+  d1Simulate: {
+    env: "PEMBA_D1_SIMULATE",
+    runtimes: WORKER,
+    default: "off",
+    help: "for benchmarks and tests under `wrangler dev`: each D1 round trip waits the latency of the D1 instance that would answer it on Cloudflare, by D1's routing rules, e.g. `replica=3ms,primary=100ms,lag=0-2s` (a write reaches the replicas after a lag drawn from that range; reads still read the one local database)",
+    schema: d1Simulation,
   },
   databaseToken: {
     env: "PEMBA_DATABASE_TOKEN",

@@ -18,7 +18,7 @@ export {
   settingsOf,
 } from "./definition.ts";
 export { helpOptionLines, settingsTable } from "./docs.ts";
-export { ConfigError, parseDuration, parseList } from "./parsers.ts";
+export { ConfigError, type D1Simulation, parseDuration, parseList } from "./parsers.ts";
 export {
   describeDatabase,
   type Env,

@@ -69,6 +69,42 @@ export const pairs = z.string().transform((s, ctx) => {
   return map;
 });
 
+/** D1's latencies for a simulation (PEMBA_D1_SIMULATE): ms per round trip at a replica and at the primary, and the
+ * range a write's lag to the replicas is drawn from. */
+export interface D1Simulation {
+  replicaMs: number;
+  primaryMs: number;
+  lagMinMs: number;
+  lagMaxMs: number;
+}
+
+const D1_SIMULATION_HINT =
+  "expected off or replica=<duration>,primary=<duration>,lag=<duration>[-<duration>], e.g. replica=3ms,primary=100ms,lag=0-2s";
+
+/** `off`, or `replica=3ms,primary=100ms,lag=0-2s` (each part optional, default 0; `lag=1s` is `lag=1s-1s`). */
+export const d1Simulation = z.string().transform((s, ctx): D1Simulation | undefined => {
+  if (s.trim().toLowerCase() === "off") return undefined;
+  const sim: D1Simulation = { replicaMs: 0, primaryMs: 0, lagMinMs: 0, lagMaxMs: 0 };
+  const seen = new Set<string>();
+  for (const entry of parseList(s)) {
+    const [key = "", value = ""] = entry.split("=", 2).map((p) => p.trim());
+    const [from = "", to = from] = value.split("-", 2);
+    const low = durationMs(from);
+    const high = durationMs(to);
+    if (seen.has(key) || low === undefined || high === undefined || high < low) {
+      return fail(ctx, `${INVALID}; ${D1_SIMULATION_HINT}`);
+    }
+    seen.add(key);
+    if (key === "replica" && low === high) sim.replicaMs = low;
+    else if (key === "primary" && low === high) sim.primaryMs = low;
+    else if (key === "lag") {
+      sim.lagMinMs = low;
+      sim.lagMaxMs = high;
+    } else return fail(ctx, `${INVALID}; ${D1_SIMULATION_HINT}`);
+  }
+  return sim;
+});
+
 export const count = z.string().transform((s, ctx) => {
   const clean = s.replace(/_/g, "");
   return /^\d+$/.test(clean) ? Number(clean) : fail(ctx, `${INVALID}; expected a whole number`);

@@ -16,7 +16,7 @@ import {
   settingName,
   settingsOf,
 } from "./definition.ts";
-import { ConfigError, issueMessage } from "./parsers.ts";
+import { ConfigError, type D1Simulation, issueMessage } from "./parsers.ts";
 
 /** `pemba serve`'s flags by name (without `--`): text, or true for a switch. */
 export type Flags = Readonly<Record<string, string | boolean | undefined>>;
@@ -91,6 +91,8 @@ export interface WorkerSettings extends CommonSettings {
   databaseToken?: string;
   /** With several D1 databases: tenant id -> binding of the pinned tenants. */
   d1Tenants?: ReadonlyMap<string, string>;
+  /** D1's latencies added around each D1 binding (benchmarks and tests); undefined: none. */
+  d1Simulate?: D1Simulation;
 }
 
 /** The text given for a setting: its flag (Node), else its variable; blank counts as unset. */
@@ -169,6 +171,7 @@ export function resolveWorkerSettings(env: Env): WorkerSettings {
     ...common(v, "worker"),
     databaseToken: v.databaseToken,
     d1Tenants: v.d1Tenants,
+    ...(v.d1Simulate === undefined ? {} : { d1Simulate: v.d1Simulate }),
   };
 }
 

@@ -13,7 +13,7 @@ export {
   subjectText,
   validateFile,
 } from "./run.ts";
-export { loadSchemaText } from "./schema-source.ts";
+export { loadSchemaText, type SchemaFileReader } from "./schema-source.ts";
 export type {
   LocatedString,
   Shape,

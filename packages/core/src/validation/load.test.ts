@@ -6,6 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatReport } from "./report.ts";
 import { validateFile } from "./run.ts";
+import { schemaFiles } from "./schema-files.ts";
 import { validationTestFile as file, lineOf } from "./testing.ts";
 
 describe("validateFile: loading a file", () => {
@@ -138,9 +139,18 @@ scenarios:
         subject: user:1
         assertions: {owner: true}`;
 
-    it("a relative file path is read from baseDir", async () => {
-      const report = await validateFile(`schema: schema.perm\n${scenario}`, { baseDir: dir });
+    it("a relative file path is read by the reader, from its folder", async () => {
+      const report = await validateFile(`schema: schema.perm\n${scenario}`, {
+        readSchemaFile: schemaFiles(dir),
+      });
       expect(formatReport(report)).toBe("SUCCESS: 1 of 1 assertion passed");
+    });
+
+    it("without a file reader (Workers, browsers), a path-like value is the schema's DSL", async () => {
+      const report = await validateFile(`schema: schema.perm\n${scenario}`);
+      expect(formatReport(report)).toBe(
+        "Error: invalid schema (file line 1): ERROR_CODE_SCHEMA_COMPILE: 1:1: no entity references found in schema\nFAILED: validation stopped at schema",
+      );
     });
 
     it("an http(s) URL is fetched", async () => {

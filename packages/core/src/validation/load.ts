@@ -19,15 +19,18 @@ import {
 import { MemoryStore } from "../store/memory/memory-store.ts";
 import type { Snap, Store } from "../store/store.ts";
 import type { RunAbort, RunProblem } from "./report.ts";
-import { loadSchemaText } from "./schema-source.ts";
+import { loadSchemaText, type SchemaFileReader } from "./schema-source.ts";
 import type { LocatedString, Shape } from "./shape.ts";
 import { decodeShape, ShapeFormatError } from "./shape.ts";
 
 export interface ValidateOptions {
   /** Write relationships and attributes without validating them against the schema. */
   unchecked?: boolean;
-  /** Directory that a relative schema file path is resolved against (default: the working directory). */
-  baseDir?: string;
+  /**
+   * Reads the file a path-like `schema:` value names (`schemaFiles(dir)` from `@pemba/core/node`: relative to the
+   * validation file's folder); without it, such a value is taken as the schema's DSL.
+   */
+  readSchemaFile?: SchemaFileReader;
   /** Depth used for every query instead of the file's (must be >= 3). */
   depthOverride?: number;
 }
@@ -69,7 +72,7 @@ async function loadSchema(
 ): Promise<{ def: SchemaDefinition; text: string }> {
   let text: string;
   try {
-    text = await loadSchemaText(shape.schema, opts.baseDir);
+    text = await loadSchemaText(shape.schema, opts.readSchemaFile);
   } catch (e) {
     throw new ValidationAbort({ stage: "schema", message: errorText(e), line: shape.schemaLine });
   }

@@ -11,7 +11,7 @@ import {
   parseSubjectString,
   parseTupleString,
 } from "../schema/notation.ts";
-import { loadSchemaText } from "./schema-source.ts";
+import { loadSchemaText, type SchemaFileReader } from "./schema-source.ts";
 import { decodeShape } from "./shape.ts";
 
 export interface UploadTarget {
@@ -28,8 +28,8 @@ export interface UploadProgress {
 }
 
 export interface UploadOptions {
-  /** Where a `schema:` file path is read from. */
-  baseDir?: string;
+  /** Reads the file a path-like `schema:` names (`schemaFiles(dir)` from `@pemba/core/node`); without it, the DSL. */
+  readSchemaFile?: SchemaFileReader;
   /** Rows (relationships + attributes) per `data/write`; default 500. */
   batchSize?: number;
   onProgress?: (p: UploadProgress) => void;
@@ -72,7 +72,7 @@ export function parseRelationship(s: string): Tuple {
 /** A validation file's data: the schema text, and its rows parsed (line numbers in errors). */
 export async function validationFileData(
   text: string,
-  baseDir?: string,
+  readSchemaFile?: SchemaFileReader,
 ): Promise<{ schema: string; tuples: Tuple[]; attributes: Attribute[] }> {
   const shape = decodeShape(text);
   const parse = <T>(items: { value: string; line: number }[], f: (s: string) => T) =>
@@ -84,7 +84,7 @@ export async function validationFileData(
       }
     });
   return {
-    schema: await loadSchemaText(shape.schema, baseDir),
+    schema: await loadSchemaText(shape.schema, readSchemaFile),
     tuples: parse(shape.relationships, parseRelationship),
     attributes: parse(shape.attributes, parseAttributeString),
   };
@@ -135,7 +135,7 @@ export async function uploadValidationFile(
   target: UploadTarget,
   opts: UploadOptions = {},
 ): Promise<UploadResult> {
-  const { schema, tuples, attributes } = await validationFileData(text, opts.baseDir);
+  const { schema, tuples, attributes } = await validationFileData(text, opts.readSchemaFile);
   const written = await writeSchema(target, schema);
   const schemaVersion = String(written.schema_version);
   const batch = Math.max(1, opts.batchSize ?? 500);

@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { uploadValidationFile } from "@pemba/core";
+import { schemaFiles } from "@pemba/core/node";
 import { callerPath } from "./caller-path.ts";
 
 const USAGE = "usage: pemba load <file.yaml> --url <url> --tenant <id> [--token <key>] [--batch <n>]\n";
@@ -36,7 +37,7 @@ export async function runLoad(args: string[]): Promise<number> {
     text,
     { url: values.url, tenant: values.tenant, token: values.token },
     {
-      baseDir: dirname(path),
+      readSchemaFile: schemaFiles(dirname(path)),
       batchSize: batch,
       onProgress: ({ rows, totalRows }) => {
         const line = `loaded ${rows}/${totalRows} rows`;

@@ -18,6 +18,7 @@ import {
   parseTupleString,
   type Tuple,
 } from "@pemba/core";
+import { schemaFiles } from "@pemba/core/node";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../config.ts";
 import { callerPath } from "./caller-path.ts";
@@ -109,7 +110,7 @@ export class Rewrites {
 async function permifyValidation(path: string, opts: MigrationOptions): Promise<MigrationSource> {
   const file = callerPath(path);
   const shape = decodeShape(await readFile(file, "utf8"));
-  const schema = await loadSchemaText(shape.schema, dirname(file));
+  const schema = await loadSchemaText(shape.schema, schemaFiles(dirname(file)));
   parseSchema(schema);
   const bad: string[] = [];
   const tuples: Tuple[] = [];

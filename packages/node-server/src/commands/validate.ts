@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { formatReport, validateFile } from "@pemba/core";
+import { schemaFiles } from "@pemba/core/node";
 import { callerPath } from "./caller-path.ts";
 
 export async function runValidate(args: string[]): Promise<number> {
@@ -19,7 +20,10 @@ export async function runValidate(args: string[]): Promise<number> {
   const path = callerPath(positionals[0]);
   const text = await readFile(path, "utf8");
   const started = performance.now();
-  const report = await validateFile(text, { baseDir: dirname(path), unchecked: values.unchecked === true });
+  const report = await validateFile(text, {
+    readSchemaFile: schemaFiles(dirname(path)),
+    unchecked: values.unchecked === true,
+  });
   const ms = performance.now() - started;
   process.stdout.write(`${formatReport(report)}\n`);
   process.stdout.write(`validated ${positionals[0]} in ${ms.toFixed(1)} ms\n`);

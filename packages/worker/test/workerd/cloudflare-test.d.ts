@@ -16,3 +16,8 @@ declare module "cloudflare:test" {
   /** Applies migrations the way `wrangler d1 migrations apply` does (table d1_migrations). */
   export function applyD1Migrations(db: D1Database, migrations: D1Migration[]): Promise<void>;
 }
+
+/** The tests' view of "cloudflare:workers": the main module's exports (the shipped entry's fetch handler). */
+declare module "cloudflare:workers" {
+  export const exports: { default: { fetch(request: Request): Promise<Response> } };
+}

@@ -1,7 +1,7 @@
 /**
  * Where a Worker isolate's D1 round trips go (issue 19: the edge), on two real local D1 databases: a primary and a
- * replica fed late (lagging-replica.ts). The store is the Worker's: a lazy replica loading tenants in the
- * background over a D1Store with per-request sessions. Each `request` counts D1 round trips (one `all()` or one
+ * replica fed late (lagging-replica.ts). The store is the Worker's: a lazy working-set replica, looks in the
+ * background, over a D1Store with per-request sessions. Each `request` counts D1 round trips (one `all()` or one
  * `batch()`) by target.
  */
 import { env } from "cloudflare:test";
@@ -105,21 +105,21 @@ describe("the Worker's D1 round trips", () => {
     expect(openLog).toEqual([]); // opening sends nothing: the first reads carry the migration check
     const first = await request(() => service.check("t1", meta(), query("1", "ann")));
     expect(first.result.can).toBe("CHECK_RESULT_ALLOWED");
-    // the look at the head and the schema (sent together, each with the migration check), then one statement per
-    // walk level (doc, then team)
-    expect(trips(first.log)).toEqual(["replica", "replica", "replica", "replica"]);
+    // the head and the schema (each with the migration check), the look that starts following the tenant, then
+    // one statement per walk level (doc, then team)
+    expect(trips(first.log)).toEqual(["replica", "replica", "replica", "replica", "replica"]);
     const checks = first.log.filter((s) => s.sql === `SELECT name FROM "d1_migrations"`);
     expect(checks.map((s) => s.request)).toEqual([first.log[0]!.request, first.log[2]!.request]);
-    expect(replica.holds("t1")).toBe(false); // its load waits for the background
+    expect(replica.holds("t1")).toBe(true); // followed: the keys it read are in the working set
   });
 
-  it("a loaded tenant: no statement for a check without a token; a token of another instance's write costs ONE round trip (the look and the feed), and sees the write", async () => {
+  it("a followed tenant: no statement for a check of cached keys without a token; a token of another instance's write costs ONE round trip to the primary (the look and the feed), and sees the write", async () => {
     const { db, writer, request, isolate } = await setUp();
     const { replica, service, runLoads } = await isolate();
     await request(() => service.check("t1", meta(), query("1", "ann")));
     await runLoads();
     expect(replica.holds("t1")).toBe(true);
-    const warm = await request(() => service.check("t1", meta(), query("2", "bob")));
+    const warm = await request(() => service.check("t1", meta(), query("1", "ann")));
     expect(warm.result.can).toBe("CHECK_RESULT_ALLOWED");
     expect(warm.log).toEqual([]);
 
@@ -145,32 +145,12 @@ describe("the Worker's D1 round trips", () => {
     await db.catchUp();
     const replicated = await request(() => service.check("t1", meta(later), query("2", "dee")));
     expect(replicated.result.can).toBe("CHECK_RESULT_ALLOWED");
-    expect(trips(replicated.log)).toEqual(["replica"]);
+    // the look and the feed, then doc:2's keys (never read in this isolate), all at the replica
+    expect(trips(replicated.log).every((t) => t === "replica")).toBe(true);
+    expect(replicated.log[0]!.sql).toContain("pemba_meta");
   });
 
-  it("while the tenant loads, a fresh token reads the schema from the look (no schema or horizon statement of its own)", async () => {
-    const { db, writer, request, isolate } = await setUp();
-    const { replica, service } = await isolate();
-    await request(() => service.check("t1", meta(), query("1", "ann"))); // the load is queued, not run
-    const { result: token } = await request(() =>
-      writer.writeData("t1", "", [tuple("team:a", "member", "user:cy")], []),
-    );
-    const fresh = await request(() => service.check("t1", meta(token), query("1", "cy")));
-    expect(fresh.result.can).toBe("CHECK_RESULT_ALLOWED");
-    expect(replica.holds("t1")).toBe(false);
-    // the look at the nearest replica (its head), the look and the feed after that head at the primary (the
-    // replica lacks the write), then one statement per walk level at the replica, the feed laid over its rows
-    expect(trips(fresh.log)).toEqual(["replica", "primary", "replica", "replica"]);
-    expect(fresh.log.some((s) => s.sql.includes('FROM "schemas"') && !s.sql.includes("tenants"))).toBe(false);
-
-    // once the replica has the write: no statement at the primary
-    await db.catchUp();
-    const replicated = await request(() => service.check("t1", meta(token), query("1", "cy")));
-    expect(replicated.result.can).toBe("CHECK_RESULT_ALLOWED");
-    expect(trips(replicated.log)).toEqual(["replica", "replica", "replica"]);
-  });
-
-  it("while the tenant loads, a deleted tuple laid over the replica's rows is gone at the token and there at an older snap", async () => {
+  it("a followed tenant: a deleted tuple the replica's rows is gone at the token and there at an older snap", async () => {
     const { db, writer, request, isolate } = await setUp();
     const { service } = await isolate();
     await request(() => service.check("t1", meta(), query("1", "ann")));
@@ -192,33 +172,11 @@ describe("the Worker's D1 round trips", () => {
     expect(older.result.can).toBe("CHECK_RESULT_ALLOWED");
   });
 
-  it("while the tenant loads, a schema newer than the replica: read in the request's own session, the data laid over", async () => {
-    const { writer, request, isolate } = await setUp();
-    const { service } = await isolate();
-    await request(() => service.check("t1", meta(), query("1", "ann")));
-    const { result: version } = await request(() =>
-      writer.writeSchema(
-        "t1",
-        SCHEMA.replace("relation viewer @user", "relation viewer @user\n  relation editor @user").replace(
-          "viewer or",
-          "viewer or editor or",
-        ),
-      ),
-    );
-    const { result: token } = await request(() =>
-      writer.writeData("t1", version, [tuple("doc:1", "editor", "user:zed")], []),
-    );
-    const fresh = await request(() => service.check("t1", meta(token), query("1", "zed")));
-    expect(fresh.result.can).toBe("CHECK_RESULT_ALLOWED");
-    // the look and the feed, then the new schema (not at the replica yet)
-    expect(trips(fresh.log).filter((t) => t === "primary")).toHaveLength(2);
-  });
-
-  it("property: while the tenant loads, a fresh token's check at a lagging replica equals the primary's answer, with at most one round trip to the primary", async () => {
+  it("property: a fresh token's check at a lagging replica equals the primary's answer; nothing at the primary once the replica has the writes", async () => {
     const { db, writer, request, isolate } = await setUp(ATTRIBUTE_SCHEMA);
     const { replica, service } = await isolate();
     const reference = new PembaService(await D1Store.open(new LaggingReplicaD1(env.DB), { migrate: false }));
-    await request(() => service.check("t1", meta(), query("1", "ann"))); // the schema cached; the load never runs
+    await request(() => service.check("t1", meta(), query("1", "ann"))); // the tenant followed, the schema cached
     let seed = 19;
     const random = (n: number) => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -291,7 +249,9 @@ describe("the Worker's D1 round trips", () => {
           expected.can,
         );
         const atPrimary = trips(fresh.log).filter((t) => t === "primary").length;
-        expect(atPrimary).toBe(db.behind > 0 ? 1 : 0);
+        // the look and the feed in one batch, and at times a cold key read at the token's snap (the replica lacks
+        // the write); none while the replica has every write
+        expect(atPrimary).toBeLessThanOrEqual(db.behind > 0 ? 2 : 0);
         if (atPrimary === 1) laidOver++;
         checked++;
       }
@@ -311,7 +271,7 @@ describe("the Worker's D1 round trips", () => {
       const expectedWho = await reference.lookupSubject("t1", meta(), subjects);
       expect(who.subjectIds.sort(), `round ${round}: lookup-subject`).toEqual(expectedWho.subjectIds.sort());
     }
-    expect(replica.holds("t1")).toBe(false);
+    expect(replica.holds("t1")).toBe(true);
     expect(checked).toBeGreaterThan(60);
     expect(laidOver).toBeGreaterThan(20);
   });
