@@ -37,6 +37,8 @@ export interface PembaRuntime {
   /** The replica's log lines (a load, a tenant too large). */
   logger?: ReplicaLogger;
   observe?: Observe;
+  /** Tracing (the runtime's OpenTelemetry tracer) and the decision log (its sink); default neither. */
+  observability?: AppOptions["observability"];
   admit?: AppOptions["admit"];
   metrics?: AppOptions["metrics"];
   /** `info.version` of the OpenAPI document. */
@@ -87,6 +89,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       publicPaths: settings.publicPaths,
       metrics: runtime.metrics,
       observe: runtime.observe,
+      observability: runtime.observability,
       admit: runtime.admit,
       version: runtime.version,
       console: runtime.console,

@@ -24,6 +24,7 @@ import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { apiRequestListener } from "./node-routes.ts";
+import { createObservability } from "./observability.ts";
 import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
@@ -66,6 +67,10 @@ export async function startServer({
   const logger = given ?? ownLogger!.logger;
   const metrics = createServerMetrics();
   const turnBudget = createTurnBudget();
+  const observability = createObservability(config, {
+    onDrop: metrics.decisionDropped,
+    onError: (error) => logger.error({ err: error }, "decision log write failed"),
+  });
   const pemba = await createPemba(
     { ...config, replica: replicaSettings(config) },
     {
@@ -79,6 +84,7 @@ export async function startServer({
         logRequest(logger, info);
       },
       admit: turnBudget.admit,
+      observability,
       metrics: async () => ({
         contentType: metrics.registry.contentType,
         body: await metrics.registry.metrics(),
@@ -117,6 +123,7 @@ export async function startServer({
     await listen(server, config.port, config.host);
   } catch (error) {
     await pemba.close();
+    await observability?.close();
     throw error;
   }
 
@@ -136,6 +143,7 @@ export async function startServer({
       compactor.close();
       pemba.service.watches.close(); // open watch streams end now instead of holding the shutdown
       await closeGracefully(server, connections);
+      await observability?.close();
       await pemba.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
       await ownLogger?.close();

@@ -4,6 +4,7 @@
  */
 import type { PublicPath } from "../http/app.ts";
 import type { AuthConfig } from "../http/auth/index.ts";
+import type { DecisionRedaction } from "../observe/decision-log.ts";
 import {
   defaultText,
   type LogLevel,
@@ -50,8 +51,20 @@ export interface PembaSettings {
   schemaWrites?: SchemaWrites;
 }
 
+/** Traces and the decision log (README, Observability). */
+export interface ObservabilitySettings {
+  /** OTLP/HTTP base URL of the traces; undefined: the runtime's standard variables decide (none: no tracing). */
+  otelEndpoint?: string;
+  otelSampleRatio?: number;
+  /** `stdout`, `otlp` or a file (Node), `console` (Worker); undefined: no decision log. */
+  decisionLog?: string;
+  decisionLogSampleRatio: number;
+  decisionLogDenials: boolean;
+  decisionLogRedact: DecisionRedaction[];
+}
+
 /** The settings both runtimes read, as flat values. */
-interface CommonSettings {
+interface CommonSettings extends ObservabilitySettings {
   database: string;
   auth: AuthConfig;
   corsOrigins?: string[];
@@ -75,6 +88,10 @@ export interface NodeSettings extends CommonSettings {
   compactAfterWritesMb: number;
   /** PostgreSQL: the pool's most connections. */
   pgPoolSize: number;
+  /** A decision log file's size (MB) before it rotates. */
+  decisionLogMaxMb: number;
+  /** Decision records waiting for the sink at most. */
+  decisionLogBuffer: number;
 }
 
 export interface WorkerSettings extends CommonSettings {
@@ -82,6 +99,8 @@ export interface WorkerSettings extends CommonSettings {
   /** With several D1 databases: tenant id -> binding of the pinned tenants. */
   d1Tenants?: ReadonlyMap<string, string>;
   replicaMaxMb: number;
+  /** OTLP export headers (name -> value). */
+  otelHeaders?: ReadonlyMap<string, string>;
 }
 
 /** The text given for a setting: its flag (Node), else its variable; blank counts as unset. */
@@ -130,6 +149,12 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     maxCompiledSchemaMb: v.maxCompiledSchemaMb,
     schemaWrites: v.schemaWrites,
     logLevel: v.logLevel,
+    otelEndpoint: v.otelEndpoint,
+    otelSampleRatio: v.otelSampleRatio,
+    decisionLog: v.decisionLog,
+    decisionLogSampleRatio: v.decisionLogSampleRatio,
+    decisionLogDenials: v.decisionLogDenials,
+    decisionLogRedact: v.decisionLogRedact,
   };
 }
 
@@ -144,6 +169,8 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
     pgPoolSize: v.pgPoolSize,
+    decisionLogMaxMb: v.decisionLogMaxMb,
+    decisionLogBuffer: v.decisionLogBuffer,
   };
 }
 
@@ -155,6 +182,7 @@ export function resolveWorkerSettings(env: Env): WorkerSettings {
     databaseToken: v.databaseToken,
     d1Tenants: v.d1Tenants,
     replicaMaxMb: v.replicaMaxMb,
+    otelHeaders: v.otelHeaders,
   };
 }
 
