@@ -10,6 +10,9 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
+import { attributeToWire, tupleToWire } from "../http/convert.ts";
+import type { WireContext } from "../http/wire/common.ts";
+import type { Context } from "../model.ts";
 
 /** The API whose answer a record is. */
 export type DecisionApi =
@@ -48,8 +51,8 @@ export interface DecisionRecord {
   count?: number;
   /** Lookups: the first ids answered (at most the log's `maxIds`). */
   ids?: string[];
-  /** The request's contextual tuples, attributes and data, unless redacted. */
-  context?: unknown;
+  /** The request's contextual tuples, attributes and data (as a check request has them), unless redacted. */
+  context?: Context | WireContext;
   /** The request's depth (a re-run uses it). */
   depth?: number;
 }
@@ -226,8 +229,13 @@ export function orderedRecord(r: DecisionRecord): Record<string, unknown> {
   if (r.count !== undefined) out.count = r.count;
   if (r.ids !== undefined) out.ids = r.ids;
   if (r.depth !== undefined) out.depth = r.depth;
-  if (r.context !== undefined) out.context = r.context;
+  if (r.context !== undefined) out.context = contextToWire(r.context as Context);
   return out;
+}
+
+/** The context in Permify's request form, so a logged decision can be asked again as it was. */
+function contextToWire(c: Context): unknown {
+  return { tuples: c.tuples.map(tupleToWire), attributes: c.attributes.map(attributeToWire), data: c.data };
 }
 
 const encoder = new TextEncoder();
