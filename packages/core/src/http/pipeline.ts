@@ -196,6 +196,9 @@ export class RequestPipeline {
         context = contextOf(parent, span);
       }
     }
+    // an untraced request without a decision log: nothing to observe (the service's calls take no observation)
+    if (span === undefined && observability.decisions === undefined)
+      return this.#run(endpoint, req, handler, start);
     const observedHandler: Handler = (call) =>
       handler({
         ...call,

@@ -139,9 +139,9 @@ export class DecisionLog {
     return this.#random() < this.#ratio;
   }
 
-  /** Records a decision (when sampled); never throws, never waits. */
-  add(fields: DecisionFields): void {
-    if (!this.sampled(fields.decision)) return;
+  /** Records a decision (when sampled, or `sampled` says so already); never throws, never waits. */
+  add(fields: DecisionFields, sampled = false): void {
+    if (!sampled && !this.sampled(fields.decision)) return;
     if (this.#pending.length >= this.#bufferSize) {
       this.dropped++;
       this.#onDrop?.();

@@ -63,6 +63,7 @@ export class RequestObservation {
   decided(
     fields: Omit<DecisionFields, "tenant" | "principal" | "latency_ms" | "trace_id">,
     latencyMs: number = this.latencyMs(),
+    sampled = false,
   ): void {
     const log = this.decisions;
     if (log === undefined) return;
@@ -71,7 +72,7 @@ export class RequestObservation {
     record.principal = this.principal;
     record.latency_ms = latencyMs;
     record.trace_id = this.traceId;
-    log.add(record);
+    log.add(record, sampled);
   }
 
   /**

@@ -96,6 +96,27 @@ const checkAttributes = (query: CheckQuery, operation: string) => ({
   "pemba.entity.type": query.entity.type,
 });
 
+/** An untraced check's record, after the service's own fast path decided it. */
+export function recordCheck(
+  service: PembaService,
+  obs: RequestObservation,
+  schema: ResolvedSchema,
+  snap: number,
+  meta: PermissionMetadata,
+  query: CheckQuery,
+  context: Context | undefined,
+  outcome: CheckOutcome | Promise<CheckOutcome>,
+): CheckOutcome | Promise<CheckOutcome> {
+  const record = (o: CheckOutcome): CheckOutcome => {
+    if (obs.decisions?.sampled(o.can) === true) {
+      const r = { schema, snapToken: service.snapTokenOf(obs.tenantId, snap) } as Resolved;
+      obs.decided(checkRecord("check", r, meta, query, o.can, o.checkCount, context), obs.latencyMs(), true);
+    }
+    return o;
+  };
+  return outcome instanceof Promise ? outcome.then(record) : record(outcome);
+}
+
 export async function observedCheck(
   service: PembaService,
   obs: RequestObservation,

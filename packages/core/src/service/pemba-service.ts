@@ -527,20 +527,31 @@ export class PembaService {
     context?: Context,
     obs?: RequestObservation,
   ): MaybePromise<CheckOutcome> {
-    if (obs !== undefined) return observed.observedCheck(this, obs, tenantId, meta, query, context);
+    // a traced request: spans for schema resolution and evaluation; a logged one: the fast path, then its record
+    if (obs?.tracer !== undefined) return observed.observedCheck(this, obs, tenantId, meta, query, context);
     const now = this.clock();
     const at = this.#snapshot(tenantId, meta.snapToken);
     const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
     if (schema !== undefined && typeof at.snap === "number") {
-      return engine.check(
+      const outcome = engine.check(
         schema.compiled,
         this.#evaluationTarget(tenantId, at.snap, now, meta, context),
         query,
       );
+      return obs === undefined
+        ? outcome
+        : observed.recordCheck(this, obs, schema, at.snap, meta, query, context, outcome);
     }
-    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) =>
-      engine.check(schema.compiled, this.#evaluationTarget(tenantId, snap, now, meta, context), query),
-    );
+    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) => {
+      const outcome = engine.check(
+        schema.compiled,
+        this.#evaluationTarget(tenantId, snap, now, meta, context),
+        query,
+      );
+      return obs === undefined
+        ? outcome
+        : observed.recordCheck(this, obs, schema, snap, meta, query, context, outcome);
+    });
   }
 
   /** Where a question is evaluated: this service's store and evaluation pool, at `snap`, evaluation time `now`. */
