@@ -1,7 +1,13 @@
 /**
- * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server and the app served over real
- * HTTP on a random port.
+ * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server, the app served over real
+ * HTTP on a random port, and an OTLP/HTTP receiver for trace and log exports.
  */
 export { startTestServer, TEST_SCHEMA, type TestServer } from "./http/testing/harness.ts";
 export { type Listening, listen } from "./http/testing/node-listen.ts";
+export {
+  type OtlpReceiver,
+  type ReceivedLog,
+  type ReceivedSpan,
+  startOtlpReceiver,
+} from "./observe/testing/otlp-receiver.ts";
 export { type PostgresServer, startPostgres } from "./store/testing/postgres-server.ts";

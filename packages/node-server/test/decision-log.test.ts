@@ -7,12 +7,12 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type OtlpReceiver, startOtlpReceiver } from "@pemba/core/testing/node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../src/index.ts";
 import { RotatingFile } from "../src/observability.ts";
 import { checkBody, post, tuple } from "./api-client.ts";
-import { type OtlpReceiver, startOtlpReceiver } from "./otlp-receiver.ts";
 
 const SCHEMA = `entity user {}
 entity document {
