@@ -11,9 +11,9 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { type Resource, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider } from "@opentelemetry/sdk-logs";
 import {
+  AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
-  TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import {
@@ -46,6 +46,8 @@ export interface ServerObservability extends Observability {
 }
 
 const DEFAULT_SERVICE_NAME = "pemba";
+/** Longest a decision record waits for its write (records go out in batches, as the request log's lines). */
+const DECISION_FLUSH_MS = 50;
 /** Rotated decision log files kept: `<file>.1` (newest) to `<file>.5`. */
 export const DECISION_LOG_KEEP = 5;
 
@@ -97,7 +99,8 @@ function createTracing(
   const url = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ?? `${base}/v1/traces`;
   const provider = new TracerProvider({
     resource,
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }),
+    // roots are sampled by `sampleRoot` before the span starts: every root that gets here is recorded
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) })],
   });
   const propagator = new W3CTraceContextPropagator();
@@ -109,6 +112,7 @@ function createTracing(
         if (traceparent === undefined) return ROOT_CONTEXT;
         return propagator.extract(ROOT_CONTEXT, { traceparent, tracestate }, headerGetter);
       },
+      sampleRoot: ratio >= 1 ? () => true : () => Math.random() < ratio,
     },
     close: () => provider.shutdown(),
   };
@@ -240,7 +244,7 @@ export function createObservability(
       alwaysDenials: settings.decisionLogDenials,
       redact: settings.decisionLogRedact,
       bufferSize: settings.decisionLogBuffer,
-      schedule: (flush) => setTimeout(flush, 0).unref(),
+      schedule: (flush) => setTimeout(flush, DECISION_FLUSH_MS).unref(),
       onDrop: hooks.onDrop,
       onError: hooks.onError,
     });

@@ -9,11 +9,11 @@ import { type ExportResult, ExportResultCode, W3CTraceContextPropagator } from "
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
+  AlwaysOnSampler,
   ParentBasedSampler,
   type ReadableSpan,
   SimpleSpanProcessor,
   type SpanExporter,
-  TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import { ConfigError, DecisionLog, type Observability, orderedRecord } from "@pemba/core";
@@ -95,16 +95,19 @@ export function workerObservability(config: WorkerConfig): WorkerObservability |
     );
     const provider = new TracerProvider({
       resource: resourceFromAttributes({ "service.name": "pemba", "cloud.provider": "cloudflare" }),
-      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.otelSampleRatio ?? 1) }),
+      // roots are sampled by `sampleRoot` before the span starts: every root that gets here is recorded
+      sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
       spanProcessors: [new SimpleSpanProcessor({ exporter })],
     });
     const propagator = new W3CTraceContextPropagator();
+    const ratio = config.otelSampleRatio ?? 1;
     tracing = {
       tracer: provider.getTracer("pemba"),
       extract(traceparent, tracestate): Context {
         if (traceparent === undefined) return ROOT_CONTEXT;
         return propagator.extract(ROOT_CONTEXT, { traceparent, tracestate }, headerGetter);
       },
+      sampleRoot: () => Math.random() < ratio,
     };
   }
   const decisions = decisionsOn

@@ -11,7 +11,7 @@
 import type { Context, Span } from "@opentelemetry/api";
 import { isPembaError, PembaError } from "../errors.ts";
 import { type Observability, RequestObservation } from "../observe/observation.ts";
-import { contextOf, SpanStatusCode, startRequestSpan, traceIdOf } from "../observe/tracing.ts";
+import { contextOf, SpanStatusCode, startRequestSpan, type Tracing, traceIdOf } from "../observe/tracing.ts";
 import type { Authenticator, Principal } from "./auth/index.ts";
 import { assertTenantAllowed, assertUnrestricted, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
@@ -168,7 +168,21 @@ export class RequestPipeline {
   run(endpoint: Endpoint, req: ApiRequest, handler: Handler): Promise<Answer> {
     const observability = this.#observability;
     if (observability === undefined) return this.#run(endpoint, req, handler, performance.now());
-    return this.#runObserved(endpoint, req, handler, observability);
+    const tracing = observability.tracing;
+    const traceparent = req.header("traceparent");
+    // an unsampled request without a decision log: nothing to observe, and no OpenTelemetry call
+    const traced = tracing !== undefined && (traceparent !== undefined || tracing.sampleRoot());
+    if (!traced && observability.decisions === undefined) {
+      return this.#run(endpoint, req, handler, performance.now());
+    }
+    return this.#runObserved(
+      endpoint,
+      req,
+      handler,
+      observability,
+      traced ? tracing : undefined,
+      traceparent,
+    );
   }
 
   /**
@@ -180,10 +194,10 @@ export class RequestPipeline {
     req: ApiRequest,
     handler: Handler,
     observability: Observability,
+    tracing: Tracing | undefined,
+    traceparent: string | undefined,
   ): Promise<Answer> {
     const start = performance.now();
-    const traceparent = req.header("traceparent");
-    const tracing = observability.tracing;
     let span: Span | undefined;
     let traceId = traceIdOf(traceparent);
     let context: Context | undefined;
@@ -196,9 +210,6 @@ export class RequestPipeline {
         context = contextOf(parent, span);
       }
     }
-    // an untraced request without a decision log: nothing to observe (the service's calls take no observation)
-    if (span === undefined && observability.decisions === undefined)
-      return this.#run(endpoint, req, handler, start);
     const observedHandler: Handler = (call) =>
       handler({
         ...call,

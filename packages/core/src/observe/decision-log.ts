@@ -205,8 +205,24 @@ export class DecisionLog {
 /** Records as NDJSON: a line each, fields in the documented order. */
 export function toNdjson(records: readonly DecisionRecord[]): string {
   let lines = "";
-  for (const record of records) lines += `${JSON.stringify(orderedRecord(record))}\n`;
+  for (const record of records) lines += recordLine(record);
   return lines;
+}
+
+const q = JSON.stringify;
+
+/** `JSON.stringify(orderedRecord(r))` and a newline, without the intermediate object (a line per decision). */
+function recordLine(r: DecisionRecord): string {
+  let line =
+    `{"time":${q(r.time)},"api":${q(r.api)},"tenant":${q(r.tenant)},"principal":${q(r.principal)},` +
+    `"subject":${q(r.subject)},"permission":${q(r.permission)},"entity":${q(r.entity)},` +
+    `"decision":${q(r.decision)},"snap_token":${q(r.snap_token)},"schema_version":${q(r.schema_version)},` +
+    `"check_count":${r.check_count},"latency_ms":${r.latency_ms},"trace_id":${q(r.trace_id)}`;
+  if (r.count !== undefined) line += `,"count":${r.count}`;
+  if (r.ids !== undefined) line += `,"ids":${q(r.ids)}`;
+  if (r.depth !== undefined) line += `,"depth":${r.depth}`;
+  if (r.context !== undefined) line += `,"context":${q(contextToWire(r.context as Context))}`;
+  return `${line}}\n`;
 }
 
 /** The record with its fields in the documented order (JSON keeps insertion order). */

@@ -20,6 +20,12 @@ export interface Tracing {
   tracer: Tracer;
   /** The context a request joins: the caller's W3C `traceparent` (and `tracestate`), or a new root. */
   extract(traceparent: string | undefined, tracestate: string | undefined): Context;
+  /**
+   * Whether a request without a `traceparent` is traced (the sample ratio). Decided before any OpenTelemetry call,
+   * so an unsampled request costs one random number; the tracer's sampler then records every root it is given and
+   * follows the caller's decision for the rest (ParentBased over AlwaysOn).
+   */
+  sampleRoot(): boolean;
 }
 
 /** Span names (README, Observability). */
