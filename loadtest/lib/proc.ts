@@ -105,19 +105,60 @@ export function postgresCpuBetween(before: Map<number, number>, after: Map<numbe
 }
 
 /** Samples RSS of `pid` every `everyMs` until stopped; returns the maximum seen. */
-export function sampleRss(pid: number, everyMs = 500): { stop(): number } {
-  let max = rssMegabytes(pid);
-  const timer = setInterval(() => {
+export interface RssSample {
+  /** Seconds since sampling started. */
+  seconds: number;
+  megabytes: number;
+}
+
+/** Samples a process's RSS every `everyMs`; `stop()` answers the maximum, `samples()` every reading in order. */
+export function sampleRss(pid: number, everyMs = 500): { stop(): number; samples(): readonly RssSample[] } {
+  const started = Date.now();
+  const readings: RssSample[] = [];
+  const read = () => {
     try {
-      max = Math.max(max, rssMegabytes(pid));
+      readings.push({ seconds: (Date.now() - started) / 1000, megabytes: rssMegabytes(pid) });
     } catch {
       // process exited
     }
-  }, everyMs);
+  };
+  read();
+  const timer = setInterval(read, everyMs);
   return {
     stop() {
       clearInterval(timer);
-      return max;
+      return Math.max(...readings.map((r) => r.megabytes));
     },
+    samples: () => readings,
   };
+}
+
+/** Least-squares slope of RSS in MB per 10 minutes over the readings at or after `fromSeconds`. */
+export function rssSlopePer10Minutes(samples: readonly RssSample[], fromSeconds: number): number {
+  const window = samples.filter((r) => r.seconds >= fromSeconds);
+  if (window.length < 2) return Number.NaN;
+  const n = window.length;
+  const meanT = window.reduce((a, r) => a + r.seconds, 0) / n;
+  const meanM = window.reduce((a, r) => a + r.megabytes, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const r of window) {
+    num += (r.seconds - meanT) * (r.megabytes - meanM);
+    den += (r.seconds - meanT) ** 2;
+  }
+  return den === 0 ? 0 : (num / den) * 600;
+}
+
+/** RSS over time as a text chart: one row per `stepSeconds`, the reading nearest its start and a bar. */
+export function rssTextChart(samples: readonly RssSample[], stepSeconds: number): string {
+  if (samples.length === 0) return "no readings";
+  const max = Math.max(...samples.map((r) => r.megabytes));
+  const rows: string[] = [];
+  const end = samples.at(-1)!.seconds;
+  for (let t = 0; t <= end + 1e-9; t += stepSeconds) {
+    const r = samples.reduce((best, x) => (Math.abs(x.seconds - t) < Math.abs(best.seconds - t) ? x : best));
+    const bar = "#".repeat(Math.round((50 * r.megabytes) / max));
+    rows.push(`${(t / 60).toFixed(1).padStart(6)} min ${r.megabytes.toFixed(0).padStart(6)} MB ${bar}`);
+  }
+  return rows.join("\n");
 }

@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startIssuer } from "../lib/issuer.ts";
 import { metric } from "../lib/k6.ts";
-import { rssMegabytes, sampleRss } from "../lib/proc.ts";
+import { rssMegabytes, rssSlopePer10Minutes, rssTextChart, sampleRss } from "../lib/proc.ts";
 import { checksOf, checksText, formatMs, gitCommit, k6Version, table } from "../lib/report.ts";
 import { parseDuration, type Scenario, type ScenarioContext } from "../lib/scenario.ts";
 import { TENANT_ID } from "../lib/seed.ts";
@@ -58,6 +58,10 @@ async function run(ctx: ScenarioContext) {
     "soak",
   );
   const maxRss = rss.stop();
+  const readings = rss.samples();
+  // the last 20 minutes of a 30-minute soak (warm-up left out); a shorter run: its last two thirds
+  const slopeFrom = duration >= 1800 ? duration - 1200 : Math.round(duration / 3);
+  const slope = rssSlopePer10Minutes(readings, slopeFrom);
   const s = result.summary;
   const checks = checksOf(s);
   if (checks.percent < 100) failures.push(`checks ${checksText(s)}`);
@@ -133,6 +137,7 @@ async function run(ctx: ScenarioContext) {
             ]),
           )
     }\n\nServer RSS at the end: ${rssMegabytes(target.serverPid).toFixed(0)} MB. JWKS fetched ${issuer.fetches()} time(s) by the server.`,
+    `## Server RSS over time\n\nSlope over the last ${((duration - slopeFrom) / 60).toFixed(1)} min (least squares over one reading a second): **${slope.toFixed(1)} MB per 10 minutes** (target: under 5).\n\n\`\`\`\n${rssTextChart(readings, duration >= 600 ? 60 : 10)}\n\`\`\``,
   ];
   return { sections, failures };
 }

@@ -61,6 +61,12 @@ describe("/console on the Node server, with preshared keys on", () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ code: 5, message: "Not Found", details: [] });
     expect((await fetch(`${server.url}/console/index.html`)).status).toBe(404);
+    // names of Object.prototype's members are not files
+    for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty"]) {
+      const r = await fetch(`${server.url}/console/${name}`);
+      expect(r.status, name).toBe(404);
+      expect(await r.json()).toEqual({ code: 5, message: "Not Found", details: [] });
+    }
     const slash = await fetch(`${server.url}/console/`, { redirect: "manual" });
     expect(slash.status).toBe(301);
     expect(slash.headers.get("location")).toBe("../console");

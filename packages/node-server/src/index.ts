@@ -25,6 +25,7 @@ import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { apiRequestListener } from "./node-routes.ts";
 import { createObservability } from "./observability.ts";
+import { createOverloadGuard } from "./overload.ts";
 import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
@@ -104,6 +105,7 @@ export async function startServer({
     log: (fields, message) => logger.info(fields, message),
   });
 
+  const overload = createOverloadGuard({ shedLagMs: config.shedLagMs, maxInFlight: config.maxInFlight });
   let server: Server;
   let connections: Connections;
   try {
@@ -116,6 +118,7 @@ export async function startServer({
     connections = open;
     server = createServer(STRICT_SERVER_OPTIONS, (req, res) => {
       if (refuseAmbiguousRequest(req, res)) return;
+      if (overload.shed(req, res)) return;
       // a request on a keep-alive connection during the shutdown: answered, then the connection closes
       if (open.closing) res.shouldKeepAlive = false;
       listener(req, res);
@@ -142,6 +145,7 @@ export async function startServer({
     closing ??= (async () => {
       if (gcTimer) clearInterval(gcTimer);
       compactor.close();
+      overload.close();
       pemba.service.watches.close(); // open watch streams end now instead of holding the shutdown
       await closeGracefully(server, connections);
       await observability?.close();

@@ -28,6 +28,8 @@ describe("serve configuration", () => {
       replicaMaxRows: 5_000_000,
       compactAfterWritesMb: 32,
       pgPoolSize: 10,
+      shedLagMs: 0,
+      maxInFlight: 2000,
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 256,
       schemaWrites: "permify",

@@ -163,8 +163,9 @@ describe("pemba serve: a chunked body over the 4 MiB limit", () => {
     const answeredAt = performance.now();
     await c.ended;
     const closedAfter = performance.now() - answeredAt;
+    // the drain budget is waited out before the close (a busy machine only adds to it; the upper bound is the
+    // test's timeout, since a wall-clock ceiling fails on a loaded machine)
     expect(closedAfter).toBeGreaterThan(400);
-    expect(closedAfter).toBeLessThan(3000);
     expect(c.error()).toBeUndefined();
   });
 

@@ -120,7 +120,7 @@ describe("pemba schema diff", () => {
       snap_token: expect.any(String),
       measured: true,
       orphaned_rows: 0,
-      sample: { size: 5000, seed: 1 },
+      sample: { size: 5000, seed: 1, pair_budget: 50000, limited_by_budget: false },
       removed: [],
       added: [],
       attribute_type_changes: [],

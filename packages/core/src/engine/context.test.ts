@@ -126,16 +126,14 @@ rule large(balance integer) {
 
   it("many contextual tuples on one read are de-duplicated in linear time", async () => {
     // 40,000 tuples on account:1#owner (each twice): a pairwise de-duplication makes 8e8 comparisons (minutes);
-    // a linear one takes milliseconds. The bound below is generous on purpose.
+    // a linear one takes milliseconds (the test's timeout is the bound; figures belong to benchmarks).
     const f = await fixture(SCHEMA);
     const tuples = [];
     for (let i = 0; i < 20000; i++) {
       const t = parseTupleString(`account:1#owner@user:${i}`);
       tuples.push(t, { ...t });
     }
-    const started = performance.now();
     expect(await f.can("account:1", "view", "user:19999", { context: { tuples } })).toBe(true);
     expect(await f.can("account:1", "view", "user:20000", { context: { tuples } })).toBe(false);
-    expect(performance.now() - started).toBeLessThan(5000);
   });
 });

@@ -98,6 +98,10 @@ export async function verifyProof(
     if ((out.can === "CHECK_RESULT_ALLOWED") !== allowed(n)) fail(n, `a fresh check answers ${out.can}`);
   };
 
+  /** Children a node has: those shown, and those a cut node stands for. */
+  const shownOrOmitted = (n: ProofNode) =>
+    n.children.reduce((count, c) => count + (c.kind === "cut" ? (c.omitted ?? 1) : 1), 0);
+
   const valueEquals = (a: ProofValue, b: ProofValue) => JSON.stringify(a) === JSON.stringify(b);
 
   /** A member node (`type:id#name`), reached from its parent through `via` (a tuple or nothing). */
@@ -204,8 +208,8 @@ export async function verifyProof(
       if (n.children.length !== 1 || !allowed(n.children[0]))
         fail(n, "an ALLOWED hop has one granting child");
     } else {
-      if (n.children.length !== tuples.length)
-        fail(n, `lists ${n.children.length} of ${tuples.length} tuples`);
+      if (shownOrOmitted(n) !== tuples.length)
+        fail(n, `lists ${shownOrOmitted(n)} of ${tuples.length} tuples`);
       if (n.children.some(allowed)) fail(n, "a DENIED hop has a granting child");
     }
     for (const c of n.children) await member(c, path);
@@ -279,7 +283,9 @@ export async function verifyProof(
             ? r.length === 2 && r[0] && !r[1]
             : // the base denied; or the excluded branch granted (with the base's grant, unless still loading)
               r.length === 1 || (r.length === 2 && r[0] && r[1]);
-        if (!ok) fail(n, `children ${r.join(",")} do not give ${n.result}`);
+        // a cut node standing for several children shows the result of the first only
+        if (!ok && shownOrOmitted(n) === n.children.length)
+          fail(n, `children ${r.join(",")} do not give ${n.result}`);
         for (let i = 0; i < n.children.length; i++) {
           // a one-child union or intersection names its branch by the child itself: try both; a one-child
           // exclusion shows its base when DENIED, the excluded branch when ALLOWED

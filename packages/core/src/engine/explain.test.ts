@@ -300,10 +300,42 @@ describe("explain", () => {
     walk(out.proof);
     expect(nodes).toBe(6);
     expect(cuts.length).toBeGreaterThan(0);
-    expect(cuts[0].reason).toBe("proof cut: 6 nodes shown");
+    expect(cuts[0].reason).toMatch(
+      /^proof cut \(at most 6 nodes, 524288 bytes\): this node( and \d+ more)? not shown$/,
+    );
     expect(await verifyProof(target(f), query, out)).toEqual([]);
     const full = await explain(target(f), query);
     expect(full.truncated).toBe(false);
+  });
+
+  it("5,000 usersets: one cut node per shown node at most, the answer within its bytes", async () => {
+    const schema = `entity user {}
+entity group {
+  relation member @user @group#member
+}`;
+    const tuples = Array.from({ length: 5_000 }, (_, i) => `group:root#member@group:g${i}#member`);
+    const f = await fixture(schema, tuples);
+    const query = q("group:root", "member", "user:zed");
+    for (const maxBytes of [undefined, 20_000]) {
+      const out = await explain(target(f), query, maxBytes === undefined ? {} : { maxBytes });
+      expect(out.can).toBe("CHECK_RESULT_DENIED");
+      expect(out.truncated).toBe(true);
+      let shown = 0;
+      let cuts = 0;
+      const walk = (n: ProofNode) => {
+        if (n.kind === "cut") cuts++;
+        else shown++;
+        n.children.forEach(walk);
+      };
+      walk(out.proof);
+      expect(cuts).toBeLessThanOrEqual(shown);
+      expect(shown).toBeLessThanOrEqual(1000);
+      const bytes = JSON.stringify(out).length;
+      expect(bytes).toBeLessThanOrEqual((maxBytes ?? 512 * 1024) + 1024);
+      const cut = out.proof.children.find((c) => c.kind === "cut");
+      expect(cut?.reason).toMatch(/this node and \d+ more not shown$/);
+      expect(await verifyProof(target(f), query, out)).toEqual([]);
+    }
   });
 
   it("errors are check's errors", async () => {

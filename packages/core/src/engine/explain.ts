@@ -8,8 +8,9 @@
  * check's do, pass after pass until decided. Every decided sub-problem also gets its proof node, built on the way:
  * a node ALLOWED shows the branch that granted it, a node DENIED every branch tried and why each failed; a
  * sub-problem already on the walk path is a `cycle` node (a cycle cannot grant). A memoized sub-problem's node is
- * shared where it recurs. At most `maxNodes` nodes are returned (pre-order); past that a node is replaced by a
- * `cut` node (its result is known, its proof is not shown) and `truncated` is true.
+ * shared where it recurs. At most `maxNodes` nodes and about `maxBytes` bytes of JSON are returned (pre-order);
+ * past that the rest of a node's children are replaced by one `cut` node (their results are known, their proofs are
+ * not shown) and `truncated` is true.
  *
  * Runtime-neutral (no Node built-in): the console runs it in the browser on a MemoryStore.
  */
@@ -77,6 +78,8 @@ export interface ProofNode {
   rule?: { name: string; expression: string; arguments: Record<string, ProofValue> };
   reason?: string;
   contextual?: boolean;
+  /** A cut node: how many of its parent's children it stands for (itself and the later ones). */
+  omitted?: number;
   children: ProofNode[];
 }
 
@@ -95,12 +98,16 @@ export interface ExplainTarget extends EvaluationTarget {
 }
 
 export interface ExplainOptions {
-  /** The most proof nodes built (DEFAULT_EXPLAIN_NODES); past it nodes are `cut`. */
+  /** The most proof nodes shown (DEFAULT_EXPLAIN_NODES); past it nodes are `cut`. */
   maxNodes?: number;
+  /** About the most JSON bytes of the proof (DEFAULT_EXPLAIN_BYTES); past it nodes are `cut`. */
+  maxBytes?: number;
 }
 
-/** The most proof nodes an explain builds unless told otherwise. */
+/** The most proof nodes an explain shows unless told otherwise. */
 export const DEFAULT_EXPLAIN_NODES = 1000;
+/** The most JSON bytes of the proof an explain answers unless told otherwise. */
+export const DEFAULT_EXPLAIN_BYTES = 512 * 1024;
 
 /** A parameter's zero value as JSON data (an integer's zero argument is a bigint). */
 const zeroData = (type: AttributeType): AttributeData => {
@@ -407,29 +414,63 @@ class Explainer {
   }
 }
 
-/** The proof with at most `max` nodes (pre-order); the rest replaced by `cut` nodes. Memoized nodes are shared. */
-function bound(root: ProofNode, max: number): { proof: ProofNode; truncated: boolean } {
-  let seen = 0;
-  const count = (n: ProofNode): boolean => {
-    if (++seen > max) return false;
-    for (const c of n.children) if (!count(c)) return false;
+/** Bytes a cut node takes at most in JSON (names of 64 characters, an id of 128, the reason). */
+const CUT_NODE_BYTES = 512;
+
+/** JSON bytes of a node without its children (its text is ASCII but for ids and values; UTF-16 units bound them). */
+const ownBytes = (n: ProofNode): number => JSON.stringify({ ...n, children: [] }).length;
+
+/**
+ * The proof within `maxNodes` nodes and about `maxBytes` bytes of JSON (pre-order; the root is always shown). Where
+ * the budget runs out, the rest of a node's children are replaced by ONE `cut` node that says how many it stands
+ * for, so the answer holds at most one cut node per shown node: every shown node reserves a cut node's bytes.
+ * Memoized nodes are shared and counted each time they appear.
+ */
+function bound(
+  root: ProofNode,
+  maxNodes: number,
+  maxBytes: number,
+): { proof: ProofNode; truncated: boolean } {
+  let nodes = 0;
+  let bytes = 0;
+  const fitsWhole = (n: ProofNode): boolean => {
+    bytes += ownBytes(n);
+    if (++nodes > maxNodes || bytes > maxBytes) return false;
+    for (const c of n.children) if (!fitsWhole(c)) return false;
     return true;
   };
-  if (count(root)) return { proof: root, truncated: false };
-  let left = max;
+  if (fitsWhole(root)) return { proof: root, truncated: false };
+  let leftNodes = maxNodes - 1;
+  let leftBytes = maxBytes - ownBytes(root) - CUT_NODE_BYTES;
+  const show = (n: ProofNode): boolean => {
+    if (leftNodes === 0) return false;
+    const size = ownBytes(n) + CUT_NODE_BYTES;
+    if (size > leftBytes) return false;
+    leftNodes--;
+    leftBytes -= size;
+    return true;
+  };
   const copy = (n: ProofNode): ProofNode => {
-    if (left === 0)
-      return {
+    const children: ProofNode[] = [];
+    for (let i = 0; i < n.children.length; i++) {
+      const c = n.children[i]!;
+      if (show(c)) {
+        children.push(copy(c));
+        continue;
+      }
+      const more = n.children.length - i;
+      children.push({
         kind: "cut",
-        entity: n.entity,
-        name: n.name,
-        result: n.result,
-        ...(n.tuple !== undefined ? { tuple: n.tuple, contextual: n.contextual } : {}),
-        reason: `proof cut: ${max} nodes shown`,
+        entity: c.entity,
+        name: c.name,
+        result: c.result,
+        reason: `proof cut (at most ${maxNodes} nodes, ${maxBytes} bytes): ${more === 1 ? "this node" : `this node and ${more - 1} more`} not shown`,
+        omitted: more,
         children: [],
-      };
-    left--;
-    return { ...n, children: n.children.map(copy) };
+      });
+      break;
+    }
+    return { ...n, children };
   };
   return { proof: copy(root), truncated: true };
 }
@@ -462,7 +503,11 @@ export async function explain(
     if (loading !== undefined) await loading;
   }
   const checkCount = explainer.checkCount || 1;
-  const { proof, truncated } = bound(explainer.node, options.maxNodes ?? DEFAULT_EXPLAIN_NODES);
+  const { proof, truncated } = bound(
+    explainer.node,
+    options.maxNodes ?? DEFAULT_EXPLAIN_NODES,
+    options.maxBytes ?? DEFAULT_EXPLAIN_BYTES,
+  );
   pool?.give(ev);
   return {
     can: result === TRUE ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED",

@@ -3,6 +3,7 @@ export { EvaluationPool } from "./evaluation/pool.ts";
 export { Evaluation } from "./evaluation.ts";
 export { expand } from "./expand.ts";
 export {
+  DEFAULT_EXPLAIN_BYTES,
   DEFAULT_EXPLAIN_NODES,
   type ExplainOptions,
   type ExplainResponse,

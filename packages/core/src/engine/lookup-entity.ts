@@ -30,16 +30,21 @@ export async function lookupEntity(
   const subject = query.subject;
   const contextTuples = target.context?.tuples ?? [];
 
-  // The scope restricts the ids of EVERY scoped type the reverse walk passes through (as Permify's entity filter
-  // does), not only the result type: a path through an out-of-scope object yields no candidate.
+  // The scope restricts the objects the reverse walk reads from the data (as Permify's entity filter does): a
+  // tuple or attribute whose entity is of a scoped type but not in its scope leads nowhere, so a path through an
+  // out-of-scope object yields no candidate. It never restricts the subject the walk starts from, nor the facts
+  // that a permission of an object already reached derives on that same object; the answer is then kept to the
+  // result type's scope.
   const scopes = new Map<string, Set<string>>();
   for (const [type, ids] of Object.entries(query.scope ?? {}))
     if (ids.length > 0) scopes.set(type, new Set(ids));
+  const inScope = (type: string, id: string) => scopes.get(type)?.has(id) !== false;
   const facts = new Map<string, Set<string>>();
   let delta = new Map<string, Set<string>>();
-  const addFact = (node: string, id: string) => {
+  /** `read`: the fact comes from an object read from the data (a tuple's entity, an id of an attribute leaf). */
+  const addFact = (node: string, id: string, read: boolean) => {
     if (!closure.has(node)) return;
-    if (scopes.get(typeOf(node))?.has(id) === false) return;
+    if (read && !inScope(typeOf(node), id)) return;
     let set = facts.get(node);
     if (!set) {
       set = new Set();
@@ -66,7 +71,7 @@ export async function lookupEntity(
   };
 
   // Seeds: the subject itself (self rule), tuples naming the subject directly, and universal members.
-  addFact(`${subject.type}#${subject.relation}`, subject.id);
+  addFact(`${subject.type}#${subject.relation}`, subject.id, false);
   const direct: SubjectTupleQuery[] = [];
   for (const node of closure) {
     const kind = compiled.entities.get(typeOf(node))?.kinds.get(nameOf(node));
@@ -79,7 +84,7 @@ export async function lookupEntity(
         subjectRelation: subject.relation,
       });
   }
-  for (const t of await querySubjects(direct)) addFact(`${t.entity.type}#${t.relation}`, t.entity.id);
+  for (const t of await querySubjects(direct)) addFact(`${t.entity.type}#${t.relation}`, t.entity.id, true);
   const universeTypes = new Set<string>();
   for (const node of closure) if (graph.universal.has(node)) universeTypes.add(typeOf(node));
   for (const type of universeTypes) {
@@ -88,7 +93,7 @@ export async function lookupEntity(
       ...contextIds(target.context, type),
     ];
     for (const node of closure) {
-      if (graph.universal.has(node) && typeOf(node) === type) for (const id of ids) addFact(node, id);
+      if (graph.universal.has(node) && typeOf(node) === type) for (const id of ids) addFact(node, id, true);
     }
   }
 
@@ -102,7 +107,7 @@ export async function lookupEntity(
       for (const edge of graph.edges.get(node) ?? []) {
         if (!closure.has(edge.to)) continue;
         if (edge.kind === "same") {
-          for (const id of ids) addFact(edge.to, id);
+          for (const id of ids) addFact(edge.to, id, false);
           continue;
         }
         for (const subjectRelation of edge.subjectRelations) {
@@ -123,11 +128,11 @@ export async function lookupEntity(
     }
     for (const t of await querySubjects(queries)) {
       const key = `${t.entity.type}\u0000${t.relation}\u0000${t.subject.type}\u0000${t.subject.relation}`;
-      for (const to of targets.get(key) ?? []) addFact(to, t.entity.id);
+      for (const to of targets.get(key) ?? []) addFact(to, t.entity.id, true);
     }
   }
 
-  const candidates: Iterable<string> = facts.get(start) ?? [];
+  const candidates = [...(facts.get(start) ?? [])].filter((id) => inScope(query.entityType, id));
   const evaluation = new Evaluation(compiled, target, subject);
   const page = await confirmPage(
     evaluation,

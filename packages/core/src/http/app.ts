@@ -95,7 +95,9 @@ function registerConsole(app: OpenAPIHono, routes: FetchRoutes, assets: ConsoleA
     "/console/:file",
     routes.serve({ route: "/console/:file", authenticate: false }, ({ req }) => {
       const name = req.param("file") ?? "";
-      const file = name === "index.html" ? undefined : assets.files[name];
+      // own files only: `__proto__`, `constructor` or `toString` must not answer Object.prototype's members
+      const file =
+        name === "index.html" || !Object.hasOwn(assets.files, name) ? undefined : assets.files[name];
       if (file === undefined) throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
       return serve(file);
     }),

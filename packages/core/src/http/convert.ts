@@ -249,7 +249,12 @@ export function schemaDiffToWire(answer: SchemaDiffAnswer): SchemaDiffResponse {
     snap_token: answer.snapToken,
     measured: r.measured,
     orphaned_rows: orphanedRows(r),
-    sample: r.sample,
+    sample: {
+      size: r.sample.size,
+      seed: r.sample.seed,
+      pair_budget: r.sample.pairBudget,
+      limited_by_budget: r.sample.limitedByBudget,
+    },
     removed: r.removed,
     added: r.added,
     attribute_type_changes: r.attributeTypeChanges,

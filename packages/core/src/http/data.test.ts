@@ -142,6 +142,17 @@ describe("HTTP data endpoints", () => {
     expect(after.body).toEqual({ tuples: [], continuous_token: "" });
   });
 
+  it("an attribute name the schema cannot declare (digits, empty) is not a shape error: 404 ATTRIBUTE_DEFINITION_NOT_FOUND, as Permify answers", async () => {
+    for (const attribute of ["public1", "", "is-public"]) {
+      const r = await s.call(`${T}/data/write`, {
+        metadata: {},
+        attributes: [{ entity: { type: "document", id: "1" }, attribute, value: bool(true) }],
+      });
+      expect(r.status, attribute).toBe(404);
+      expect(r.body).toEqual({ code: 5, message: "ERROR_CODE_ATTRIBUTE_DEFINITION_NOT_FOUND", details: [] });
+    }
+  });
+
   it("write errors: entity == subject, attribute type mismatch, empty Any, unknown entity type (SCHEMA_NOT_FOUND), unknown schema version", async () => {
     const same = await s.call(`${T}/data/write`, {
       metadata: {},

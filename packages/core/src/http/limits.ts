@@ -8,7 +8,7 @@ export interface Limits {
   /** Request body size in bytes (default 4 MiB, gRPC's default message size). Over it: HTTP 413, code 8
    * (RESOURCE_EXHAUSTED, what gRPC reports for an oversize message), message ERROR_CODE_REQUEST_TOO_LARGE. */
   maxBodyBytes: number;
-  /** Request body size of a schema write or partial write (default: what a schema of MAX_SCHEMA_BYTES takes as a
+  /** Request body size of a schema write or partial write, and half that of a schema diff (two texts) (default: what a schema of MAX_SCHEMA_BYTES takes as a
    * JSON string at worst, 6 bytes per byte as `\u00XX`, plus 4 KiB). Over it: 413 as for maxBodyBytes, before the
    * body is read when Content-Length says so: a larger body cannot hold an admissible schema, and parsing its JSON
    * would stall the event loop. */

@@ -374,6 +374,37 @@ describe("HTTP permission endpoints", () => {
     });
     expect(only.body).toEqual({ results: { view: "CHECK_RESULT_ALLOWED" } });
   });
+  it("answers better than Permify: a check of a non-boolean attribute is 404 ATTRIBUTE_TYPE_MISMATCH; a garbage continuous token is 400 INVALID_CONTINUOUS_TOKEN", async () => {
+    const score = await s.call(`${P}/check`, {
+      metadata: { depth: 20 },
+      entity: doc("1"),
+      permission: "score",
+      subject: user("1"),
+    });
+    expect(score.status).toBe(404);
+    expect(score.body).toEqual({ code: 5, message: "ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH", details: [] });
+    const badToken = { code: 3, message: "ERROR_CODE_INVALID_CONTINUOUS_TOKEN", details: [] };
+    const entities = await s.call(`${P}/lookup-entity`, {
+      metadata: { depth: 20 },
+      entity_type: "document",
+      permission: "view",
+      subject: user("1"),
+      page_size: 1,
+      continuous_token: "%%not base64%%",
+    });
+    expect(entities.status).toBe(400);
+    expect(entities.body).toEqual(badToken);
+    const subjects = await s.call(`${P}/lookup-subject`, {
+      metadata: { depth: 20 },
+      entity: doc("1"),
+      permission: "view",
+      subject_reference: { type: "user", relation: "" },
+      page_size: 1,
+      continuous_token: "%%not base64%%",
+    });
+    expect(subjects.status).toBe(400);
+    expect(subjects.body).toEqual(badToken);
+  });
 });
 
 describe("HTTP: work limits on one request", () => {

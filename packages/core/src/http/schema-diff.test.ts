@@ -49,7 +49,7 @@ describe("POST /v1/tenants/{tenant_id}/schemas/diff", () => {
       snap_token: expect.any(String),
       measured: true,
       orphaned_rows: 3,
-      sample: { size: 5000, seed: 1 },
+      sample: { size: 5000, seed: 1, pair_budget: 50000, limited_by_budget: false },
       removed: [{ kind: "RELATION", entity: "doc", name: "editor", tuples: 2, attributes: 0 }],
       added: [],
       attribute_type_changes: [
@@ -103,7 +103,7 @@ describe("POST /v1/tenants/{tenant_id}/schemas/diff", () => {
       sample_size: 2,
     });
     expect(byVersion.body).toMatchObject({
-      sample: { size: 2, seed: 1 },
+      sample: { size: 2, seed: 1, pair_budget: 50000, limited_by_budget: false },
       permissions: [{ pairs: 4, checked: 2, sampled: true }],
     });
     const byText = await s.call(`${S}/diff`, { base_schema: NEW, schema: NEW });
@@ -136,6 +136,29 @@ describe("POST /v1/tenants/{tenant_id}/schemas/diff", () => {
     expect(token).toMatchObject({ status: 400, body: { message: "ERROR_CODE_INVALID_SNAP_TOKEN" } });
     const none = await s.call("/v1/tenants/t2/schemas/diff", { schema: NEW });
     expect(none).toMatchObject({ status: 404, body: { message: "ERROR_CODE_SCHEMA_NOT_FOUND" } });
+  });
+
+  it("admits the schema size of a write: 64 KiB of text each, a body of two schema bodies at most", async () => {
+    s = await startTestServer();
+    await seeded(s);
+    const big = `entity user {}\n${"// padding comment line\n".repeat(2800)}`;
+    expect(new TextEncoder().encode(big).length).toBeGreaterThan(65_536);
+    expect(await s.call(`${S}/diff`, { schema: big })).toMatchObject({
+      status: 400,
+      body: {
+        code: 3,
+        message: "invalid SchemaDiffRequest.Schema: value length must be at most 65536 bytes",
+      },
+    });
+    expect(await s.call(`${S}/diff`, { base_schema: big, schema: NEW })).toMatchObject({
+      status: 400,
+      body: {
+        code: 3,
+        message: "invalid SchemaDiffRequest.BaseSchema: value length must be at most 65536 bytes",
+      },
+    });
+    const huge = await s.call(`${S}/diff`, { schema: `entity user {}\n//${"x".repeat(1024 * 1024)}` });
+    expect(huge).toMatchObject({ status: 413, body: { message: "ERROR_CODE_REQUEST_TOO_LARGE" } });
   });
 
   it("safe schema writes: 400 ERROR_CODE_VALIDATION naming the orphans, head unchanged; the default writes", async () => {

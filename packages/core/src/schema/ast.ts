@@ -76,3 +76,16 @@ export interface SchemaDefinition {
   /** Top-level names in source order: entities and rules. */
   order: { kind: "entity" | "rule"; name: string }[];
 }
+
+/**
+ * A record keyed by schema names: no prototype, so a name such as `__proto__` or `constructor` is an own key like
+ * any other (on a plain object `__proto__` would set the prototype and `constructor` would read Object's).
+ */
+export function nameRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/** The value of `name` in a record keyed by schema names, never an inherited property. */
+export function own<T>(record: Readonly<Record<string, T>> | undefined, name: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, name) ? record[name] : undefined;
+}

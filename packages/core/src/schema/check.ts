@@ -15,6 +15,7 @@ import type {
   SchemaDefinition,
   SourcePosition,
 } from "./ast.ts";
+import { nameRecord } from "./ast.ts";
 import type { NamePart, RawEntity, RawExpr, RawRelation, RawRule, RawSchema } from "./raw-ast.ts";
 import { SchemaError, schemaCompileError } from "./schema-error.ts";
 
@@ -115,7 +116,7 @@ export function checkSchema(raw: RawSchema): SchemaDefinition {
       }
     }
   }
-  const def: SchemaDefinition = { entities: {}, rules: {}, order: [] };
+  const def: SchemaDefinition = { entities: nameRecord(), rules: nameRecord(), order: [] };
   for (const st of raw.statements) {
     if (st.kind === "entity") def.entities[st.name] = compileEntity(st, refs);
     else def.rules[st.name] = compileRule(st);
@@ -127,10 +128,10 @@ export function checkSchema(raw: RawSchema): SchemaDefinition {
 function compileEntity(st: RawEntity, refs: SchemaReferences): EntityDefinition {
   const entity: EntityDefinition = {
     name: st.name,
-    relations: {},
-    attributes: {},
-    permissions: {},
-    references: {},
+    relations: nameRecord(),
+    attributes: nameRecord(),
+    permissions: nameRecord(),
+    references: nameRecord(),
     pos: st.pos,
   };
   for (const m of st.members) {

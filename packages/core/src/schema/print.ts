@@ -4,7 +4,13 @@
  * that is itself an operation needs parentheses.
  */
 import type { AttributeType } from "../model.ts";
-import type { EntityDefinition, PermissionExpr, RuleDefinition, SchemaDefinition } from "./ast.ts";
+import {
+  type EntityDefinition,
+  own,
+  type PermissionExpr,
+  type RuleDefinition,
+  type SchemaDefinition,
+} from "./ast.ts";
 
 const OPERATOR = { union: "or", intersection: "and", exclusion: "not" } as const;
 
@@ -59,10 +65,10 @@ export function printSchema(def: SchemaDefinition): string {
   const parts: string[] = [];
   for (const item of def.order) {
     if (item.kind === "entity") {
-      const e = def.entities[item.name];
+      const e = own(def.entities, item.name);
       if (e !== undefined) parts.push(printEntity(e));
     } else {
-      const r = def.rules[item.name];
+      const r = own(def.rules, item.name);
       if (r !== undefined) parts.push(printRule(r));
     }
   }

@@ -3,7 +3,7 @@
  * present, map keys sorted). A rule's `expression` is a cel-go CheckedExpr in Permify; Pemba does not build
  * cel-go's checked AST and answers `{"expr": "<the CEL text>"}` instead (documented difference).
  */
-import type { EntityDefinition, PermissionExpr, SchemaDefinition } from "./ast.ts";
+import { type EntityDefinition, nameRecord, type PermissionExpr, type SchemaDefinition } from "./ast.ts";
 
 export type WireChild =
   | { rewrite: { rewrite_operation: string; children: WireChild[] } }
@@ -42,7 +42,7 @@ export function childToWire(e: PermissionExpr): WireChild {
 }
 
 function sortedRecord<T, U>(record: Record<string, T>, map: (v: T) => U): Record<string, U> {
-  const out: Record<string, U> = {};
+  const out = nameRecord<U>();
   for (const key of Object.keys(record).sort()) out[key] = map(record[key]);
   return out;
 }
@@ -70,7 +70,7 @@ export interface WireSchemaDefinition {
 }
 
 export function schemaToWire(def: SchemaDefinition): WireSchemaDefinition {
-  const references: WireSchemaDefinition["references"] = {};
+  const references: WireSchemaDefinition["references"] = nameRecord();
   for (const name of Object.keys(def.entities)) references[name] = "REFERENCE_ENTITY";
   for (const name of Object.keys(def.rules)) references[name] = "REFERENCE_RULE";
   return {

@@ -4,7 +4,7 @@
  * transaction per request, nothing partial), and delegates permission questions to the engine.
  */
 
-import { compileSchema } from "../compile/index.ts";
+import { type CompiledSchema, compileSchema } from "../compile/index.ts";
 import * as engine from "../engine/index.ts";
 import type {
   CheckOutcome,
@@ -28,10 +28,11 @@ import {
   tupleKey,
 } from "../model.ts";
 import type { RequestObservation } from "../observe/observation.ts";
+import { nextTurn } from "../next-turn.ts";
 import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
-import { parseSchema, printSchema, validateAttribute, validateTuple } from "../schema/index.ts";
+import { formatTuple, printSchema, validateAttribute, validateTuple } from "../schema/index.ts";
 import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
@@ -44,7 +45,8 @@ import {
   type SchemaDiffReport,
   schemaWriteRefusal,
 } from "./schema-diff.ts";
-import { checkRuleBodies, checkSchemaSize, nextTurn } from "./schema-limits.ts";
+import type { DiffBudget } from "./schema-diff-work.ts";
+import { checkRuleBodies, checkSchemaSize } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
@@ -61,6 +63,8 @@ export interface ServiceOptions {
   maxWatchStreams?: number;
   /** `safe`: refuse a schema write that would orphan live rows (default `permify`: write any valid schema). */
   schemaWrites?: SchemaWrites;
+  /** The work budget of one schema diff or safe schema write (default DEFAULT_DIFF_BUDGET). */
+  diffBudget?: Partial<DiffBudget>;
   /**
    * The clock of evaluation times (ms since the epoch; default Date.now): read ONCE per request, when it starts,
    * and applied to every read of that request (expiring rows, see docs/EXPIRY.md). Tests pass a controllable one.
@@ -143,6 +147,18 @@ const isEmptyTupleFilter = (f: TupleFilter): boolean =>
 const isEmptyAttributeFilter = (f: AttributeFilter): boolean =>
   !f.entity?.type && !f.entity?.ids?.length && !f.attributes?.length;
 
+/** Compiles a checked definition (within the rule-body limit) in event-loop turns: each rule, then the rest. */
+async function compileInTurns(definition: SchemaDefinition): Promise<CompiledSchema> {
+  checkRuleBodies(definition);
+  const rules = new Map<string, CompiledRule>();
+  for (const [name, rule] of Object.entries(definition.rules)) {
+    await nextTurn();
+    rules.set(name, compileRule(rule));
+  }
+  await nextTurn();
+  return compileSchema(definition, rules);
+}
+
 export class PembaService {
   readonly store: Store;
   readonly schemas: SchemaRegistry;
@@ -154,6 +170,7 @@ export class PembaService {
   /** Evaluation times: one reading per request. */
   readonly clock: () => number;
   readonly #parser: SchemaParser;
+  readonly #diffBudget: Partial<DiffBudget>;
 
   constructor(store: Store, opts: ServiceOptions = {}) {
     this.store = store;
@@ -169,6 +186,7 @@ export class PembaService {
     });
     this.#schemaWrites = opts.schemaWrites ?? "permify";
     this.#parser = opts.schemaParser ?? inTurnsParser;
+    this.#diffBudget = opts.diffBudget ?? {};
   }
 
   // ---- metadata ----
@@ -310,14 +328,7 @@ export class PembaService {
    * is cut into event-loop turns (each rule, the rest) so other tenants' requests are answered between them.
    */
   async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
-    checkRuleBodies(definition);
-    const rules = new Map<string, CompiledRule>();
-    for (const [name, rule] of Object.entries(definition.rules)) {
-      await nextTurn();
-      rules.set(name, compileRule(rule));
-    }
-    await nextTurn();
-    const compiled = compileSchema(definition, rules);
+    const compiled = await compileInTurns(definition);
     if (this.#schemaWrites === "safe") await this.#assertNoOrphans(tenantId, definition);
     const version = this.#versions.next();
     await this.store.writeSchema(tenantId, version, text);
@@ -351,9 +362,44 @@ export class PembaService {
       snap,
       head,
       { definition },
-      { decisions: false, at: this.clock() },
+      { decisions: false, at: this.clock(), requestName: "safe schema write", budget: this.#diffBudget },
     );
     if (orphanedRows(report) > 0) throw schemaWriteRefusal(report);
+  }
+
+  /**
+   * Safe schema writes: a data write naming an older schema version must not store rows the head schema has dropped
+   * (the safe write that dropped them found none, and a later diff would count them as orphans).
+   */
+  async #assertFitsHead(
+    tenantId: string,
+    version: string,
+    tuples: Iterable<Tuple>,
+    attributes: Iterable<Attribute>,
+  ): Promise<void> {
+    const head = await this.schemas.resolve(tenantId, "");
+    if (head.version === version) return;
+    const refuse = (row: string, error: unknown) =>
+      new PembaError(
+        "ERROR_CODE_VALIDATION",
+        `data write names schema version ${version}, but ${row} does not fit the head schema ${head.version} (${
+          error instanceof PembaError ? error.message : String(error)
+        }); schema writes are "safe", so rows the head schema dropped are not written`,
+      );
+    for (const t of tuples) {
+      try {
+        validateTuple(head.definition, t);
+      } catch (error) {
+        throw refuse(`tuple ${formatTuple(t)}`, error);
+      }
+    }
+    for (const a of attributes) {
+      try {
+        validateAttribute(head.definition, a);
+      } catch (error) {
+        throw refuse(`attribute ${a.entity.type}:${a.entity.id}$${a.attribute}`, error);
+      }
+    }
   }
 
   /**
@@ -361,23 +407,23 @@ export class PembaService {
    * with the rows they orphan, attribute type changes with the values that no longer fit, and decision flips.
    */
   async diffSchema(tenantId: string, req: SchemaDiffRequest): Promise<SchemaDiffAnswer> {
-    const to = parseSchema(req.schema);
-    const from =
-      req.baseSchema !== undefined && req.baseSchema !== ""
-        ? { version: "", definition: parseSchema(req.baseSchema), compiled: undefined }
-        : await this.schemas.resolve(tenantId, req.baseVersion);
+    // the same size as a write, parsed where writes are (a worker thread, or the event loop in turns)
+    checkSchemaSize(req.schema, "SchemaDiffRequest");
+    const baseText = req.baseSchema ?? "";
+    if (baseText !== "") checkSchemaSize(baseText, "SchemaDiffRequest", "BaseSchema");
+    const definition = await this.#parser.parse(req.schema);
+    const to = { definition, compiled: await compileInTurns(definition) };
+    let from: { version: string; definition: SchemaDefinition; compiled: CompiledSchema };
+    if (baseText !== "") {
+      const base = await this.#parser.parse(baseText);
+      from = { version: "", definition: base, compiled: await compileInTurns(base) };
+    } else from = await this.schemas.resolve(tenantId, req.baseVersion);
     const snap = await this.resolveSnap(tenantId, req.snapToken);
-    const report = await measureSchemaDiff(
-      this.store,
-      tenantId,
-      snap,
-      from,
-      { definition: to },
-      {
-        ...req,
-        at: this.clock(),
-      },
-    );
+    const report = await measureSchemaDiff(this.store, tenantId, snap, from, to, {
+      budget: this.#diffBudget,
+      ...req,
+      at: this.clock(),
+    });
     return { baseVersion: from.version, snapToken: this.snapTokenOf(tenantId, snap), report };
   }
 
@@ -415,6 +461,8 @@ export class PembaService {
       validateAttribute(schema.definition, a);
       uniqueAttributes.set(attributeKey(a), a);
     }
+    if (this.#schemaWrites === "safe" && schemaVersion !== "")
+      await this.#assertFitsHead(tenantId, schema.version, uniqueTuples.values(), uniqueAttributes.values());
     const snap = await this.store.write(tenantId, {
       tuples: [...uniqueTuples.values()],
       attributes: [...uniqueAttributes.values()],

@@ -304,6 +304,73 @@ describe.each(STORES)("schema diff on the data (%s)", (_name, open) => {
     expect(await permify.writeSchema("t1", NEW)).toMatch(/^[0-9a-v]{20}$/);
     await permify.store.close();
   });
+  it("names of Object.prototype (constructor, __proto__) are diffed like any other; safe mode can drop them", async () => {
+    const PROTO = `entity user {}
+entity constructor {
+  relation owner @user
+}
+entity __proto__ {
+  relation toString @user
+  permission hasOwnProperty = toString
+}`;
+    const safe = new PembaService(await open(), { schemaWrites: "safe" });
+    const version = await safe.writeSchema("t1", PROTO);
+    await safe.writeData(
+      "t1",
+      version,
+      [tuple("constructor", "c", "owner", u("alice")), tuple("__proto__", "p", "toString", u("bob"))],
+      [],
+    );
+    const { report } = await safe.diffSchema("t1", {
+      baseVersion: "",
+      schema: "entity user {}",
+      snapToken: "",
+    });
+    expect(report.removed).toEqual([
+      { kind: "ENTITY", entity: "constructor", name: "", tuples: 1, attributes: 0 },
+      { kind: "ENTITY", entity: "__proto__", name: "", tuples: 1, attributes: 0 },
+    ]);
+    const added = await safe.diffSchema("t1", {
+      baseVersion: "",
+      baseSchema: "entity user {}",
+      schema: PROTO,
+      snapToken: "",
+    });
+    expect(added.report.added.map((a) => `${a.kind} ${a.entity}`)).toEqual([
+      "ENTITY constructor",
+      "ENTITY __proto__",
+    ]);
+    await expect(safe.writeSchema("t1", "entity user {}")).rejects.toMatchObject({
+      code: "ERROR_CODE_VALIDATION",
+      message: expect.stringContaining("entity constructor (1 tuple); entity __proto__ (1 tuple)"),
+    });
+    await safe.deleteRelationships("t1", { entity: { type: "constructor" } });
+    await safe.deleteRelationships("t1", { entity: { type: "__proto__" } });
+    expect(await safe.writeSchema("t1", "entity user {}")).toMatch(/^[0-9a-v]{20}$/);
+    await safe.store.close();
+  });
+
+  it("safe mode: a data write naming an older schema version cannot store rows the head schema dropped", async () => {
+    const safe = await seeded(open, { schemaWrites: "safe" });
+    const old = (await safe.listSchemas("t1", 10, "")).head;
+    await safe.deleteRelationships("t1", { relation: "archived_by" });
+    const dropped = OLD.replace("  relation archived_by @user\n", "");
+    const head = await safe.writeSchema("t1", dropped);
+    await expect(
+      safe.writeData("t1", old, [tuple("doc", "9", "archived_by", u("eve"))], []),
+    ).rejects.toMatchObject({
+      code: "ERROR_CODE_VALIDATION",
+      message: `data write names schema version ${old}, but tuple doc:9#archived_by@user:eve does not fit the head schema ${head} (ERROR_CODE_RELATION_DEFINITION_NOT_FOUND); schema writes are "safe", so rows the head schema dropped are not written`,
+    });
+    expect((await safe.readRelationships("t1", "", { relation: "archived_by" }, 10, "")).items).toEqual([]);
+    // rows the head schema still has are written under the old version
+    await safe.writeData("t1", old, [tuple("doc", "9", "owner", u("eve"))], []);
+    const { report } = await safe.diffSchema("t1", { baseVersion: old, schema: dropped, snapToken: "" });
+    expect(report.removed).toEqual([
+      { kind: "RELATION", entity: "doc", name: "archived_by", tuples: 0, attributes: 0 },
+    ]);
+    await safe.store.close();
+  });
 });
 
 describe("schema diff sampling (Permify's load-test data, 2,000 ids)", () => {
@@ -348,8 +415,105 @@ describe("schema diff sampling (Permify's load-test data, 2,000 ids)", () => {
     }
     // interaction i also needs its creator's (user i's) view, which user i+2 never has: nothing flips
     expect(interaction).toMatchObject({ deniedToAllowed: 0, examples: [] });
-    expect(a.report.sample).toEqual({ size: 2000, seed: 1 });
+    expect(a.report.sample).toEqual({ size: 2000, seed: 1, pairBudget: 50000, limitedByBudget: false });
     const b = await s.diffSchema("t1", { baseVersion: "", schema: NEXT, snapToken: "", sampleSize: 2000 });
     expect(b.report).toEqual(a.report);
+  });
+});
+
+describe("schema diff work: a budget per request, the event loop shared", () => {
+  // 200 entity types of 50 docs each; the change drops a relation from every one
+  const TYPES = 200;
+  const schemaOf = (withEditor: boolean) =>
+    `entity user {}\n${Array.from(
+      { length: TYPES },
+      (_, i) =>
+        `entity e${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))} {\n relation owner @user\n${withEditor ? " relation editor @user\n" : ""} permission edit = owner${withEditor ? " or editor" : ""}\n}`,
+    ).join("\n")}`;
+  const typeName = (i: number) =>
+    `e${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`;
+
+  async function big(open: () => Store | Promise<Store>, opts = {}) {
+    const s = new PembaService(await open(), opts);
+    const version = await s.writeSchema("t1", schemaOf(true));
+    const tuples: Tuple[] = [];
+    for (let t = 0; t < TYPES; t++)
+      for (let d = 0; d < 25; d++) {
+        tuples.push(tuple(typeName(t), `d${d}`, "owner", u(`u${d}`)));
+        tuples.push(tuple(typeName(t), `d${d}`, "editor", u(`u${d + 1}`)));
+      }
+    for (let i = 0; i < tuples.length; i += 1000)
+      await s.writeData("t1", version, tuples.slice(i, i + 1000), []);
+    return { s, rows: tuples.length };
+  }
+
+  it.each([
+    ["memory", () => new MemoryStore()],
+    [
+      "SQLite + replica",
+      () => ReplicaStore.open(SqliteStore.open(join(dir, `work-${files++}.db`)), { refreshMs: 0 }),
+    ],
+  ] as const)(
+    "%s: 200 removals read each row once, a turn per page; 200 permissions share the pair budget",
+    async (_name, open) => {
+      const { s, rows } = await big(open);
+      const { report } = await s.diffSchema("t1", {
+        baseVersion: "",
+        schema: schemaOf(false),
+        snapToken: "",
+      });
+      expect(report.removed).toHaveLength(TYPES);
+      for (const r of report.removed)
+        expect(r).toMatchObject({ kind: "RELATION", name: "editor", tuples: 25 });
+      // one pass over the rows for every removal and the ids of every asked type
+      expect(report.work.rows).toBe(rows);
+      expect(report.work.turns).toBeGreaterThanOrEqual(Math.ceil(rows / 1000) + (2 * 50_000) / 100 / 2);
+      // 200 permissions x 25 x 26 pairs = 130,000 > the 50,000 budget: 250 pairs each, labelled
+      expect(report.sample).toEqual({ size: 5000, seed: 1, pairBudget: 50_000, limitedByBudget: true });
+      // a sample drops the pairs it draws twice
+      expect(report.work.pairs).toBe(report.permissions.reduce((n, p) => n + (p.checked ?? 0), 0));
+      expect(report.work.pairs).toBeLessThanOrEqual(50_000);
+      for (const p of report.permissions) {
+        expect(p).toMatchObject({ pairs: 25 * 26, sampled: true, deniedToAllowed: 0 });
+        // 250 each (the pairs earlier permissions drew twice are left to later ones)
+        expect(p.checked).toBeGreaterThan(200);
+      }
+      expect(report.permissions.reduce((n, p) => n + (p.allowedToDenied ?? 0), 0)).toBeGreaterThan(0);
+      await s.store.close();
+    },
+  );
+
+  it("over the rows budget: 429 RESOURCE_EXHAUSTED naming the request, for a diff and a safe write", async () => {
+    const { s } = await big(() => new MemoryStore(), { schemaWrites: "safe", diffBudget: { rows: 5000 } });
+    const head = (await s.listSchemas("t1", 10, "")).head;
+    const over = s.diffSchema("t1", { baseVersion: "", schema: schemaOf(false), snapToken: "" });
+    await expect(over).rejects.toMatchObject({
+      code: "ERROR_CODE_EXECUTION",
+      grpcCode: 8,
+      message: "schema diff would read more than 5000 rows (its work budget per request)",
+    });
+    await expect(s.writeSchema("t1", schemaOf(false))).rejects.toMatchObject({
+      code: "ERROR_CODE_EXECUTION",
+      grpcCode: 8,
+      message: "safe schema write would read more than 5000 rows (its work budget per request)",
+    });
+    expect((await s.listSchemas("t1", 10, "")).head).toBe(head);
+    await s.store.close();
+  });
+
+  it("other requests are answered between the diff's turns", async () => {
+    const { s } = await big(() => new MemoryStore());
+    let ticks = 0;
+    let running = true;
+    const tick = () => {
+      ticks++;
+      if (running) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const { report } = await s.diffSchema("t1", { baseVersion: "", schema: schemaOf(false), snapToken: "" });
+    running = false;
+    // a task queued on the event loop runs at least once per turn the diff gives back
+    expect(ticks).toBeGreaterThanOrEqual(report.work.turns);
+    await s.store.close();
   });
 });

@@ -22,7 +22,7 @@ import {
   tupleKey,
 } from "../model.ts";
 import { seededRandom } from "../random.ts";
-import type { SchemaDefinition } from "../schema/ast.ts";
+import { own, type SchemaDefinition } from "../schema/ast.ts";
 import {
   type AttributeTypeChange,
   diffSchemas,
@@ -33,6 +33,8 @@ import { hasRowCounts } from "../store/capabilities.ts";
 import { ReadCache } from "../store/proxies/read-cache.ts";
 import { ReplicaStore } from "../store/proxies/replica/index.ts";
 import type { Snap, Store } from "../store/store.ts";
+import { scanRows } from "./schema-diff-scan.ts";
+import { CHECK_BATCH, type DiffBudget, DiffWork } from "./schema-diff-work.ts";
 
 /** Pairs checked per permission when not told otherwise; above it, a sample of this many. */
 export const DEFAULT_DIFF_SAMPLE = 5_000;
@@ -41,8 +43,6 @@ export const DIFF_SAMPLE_SEED = 1;
 /** Example pairs per direction (ALLOWED to DENIED, DENIED to ALLOWED) and permission. */
 const EXAMPLES = 5;
 const PAGE = 10_000;
-/** Checks evaluated together: their reads of one walk level are one store call. */
-const BATCH = 1000;
 const DEPTH = 100;
 /** Hops a sampled pair's walk from the entity along stored relationships takes at most. */
 const WALK_HOPS = 4;
@@ -91,7 +91,16 @@ export interface SchemaDiffReport {
   unchangedPermissions: number;
   /** Whether data was measured (counts and flips); false = structure only. */
   measured: boolean;
-  sample: { size: number; seed: number };
+  sample: {
+    size: number;
+    seed: number;
+    /** Pairs the diff may ask over all permissions (its work budget per request). */
+    pairBudget: number;
+    /** True when the budget made a permission's sample smaller than `size`. */
+    limitedByBudget: boolean;
+  };
+  /** The work done: rows read, pairs asked, event-loop turns given to other requests. */
+  work: { rows: number; pairs: number; turns: number };
 }
 
 export interface DiffOptions {
@@ -102,6 +111,10 @@ export interface DiffOptions {
   decisions?: boolean;
   /** The evaluation time (ms): rows expired at it are neither counted nor read (default: now, once per diff). */
   at?: number;
+  /** The work budget of this diff (default DEFAULT_DIFF_BUDGET). */
+  budget?: Partial<DiffBudget>;
+  /** Names the request in a budget error (default `schema diff`). */
+  requestName?: string;
 }
 
 /** Live rows a report's removals and type changes would orphan or break (0 when unmeasured). */
@@ -126,7 +139,13 @@ export function structuralReport(
     permissions: d.affectedPermissions.map((p) => ({ ...p })),
     unchangedPermissions: d.unchangedPermissions,
     measured: false,
-    sample: { size: opts.sampleSize || DEFAULT_DIFF_SAMPLE, seed: opts.seed ?? DIFF_SAMPLE_SEED },
+    sample: {
+      size: opts.sampleSize || DEFAULT_DIFF_SAMPLE,
+      seed: opts.seed ?? DIFF_SAMPLE_SEED,
+      pairBudget: new DiffWork(opts.budget).budget.pairs,
+      limitedByBudget: false,
+    },
+    work: { rows: 0, pairs: 0, turns: 0 },
   };
 }
 
@@ -136,6 +155,7 @@ interface Scope {
   snap: Snap;
   /** The evaluation time of every read of the diff. */
   at: number;
+  work: DiffWork;
 }
 
 /** Live tuples matching `filter` (and `keep`): one COUNT where the store has it (RowCounts), else paged. */
@@ -146,8 +166,10 @@ async function countTuples(s: Scope, filter: TupleFilter, keep?: (t: Tuple) => b
   let cursor: string | undefined;
   do {
     const page = await s.store.readTuples(s.tenantId, s.snap, filter, PAGE, cursor, s.at);
+    s.work.readRows(page.items.length);
     n += keep === undefined ? page.items.length : page.items.filter(keep).length;
     cursor = page.cursor || undefined;
+    await s.work.yieldTurn();
   } while (cursor !== undefined);
   return n;
 }
@@ -160,8 +182,10 @@ async function eachAttribute(
   let cursor: string | undefined;
   do {
     const page = await s.store.readAttributes(s.tenantId, s.snap, filter, PAGE, cursor, s.at);
+    s.work.readRows(page.items.length);
     for (const a of page.items) visit(a);
     cursor = page.cursor || undefined;
+    await s.work.yieldTurn();
   } while (cursor !== undefined);
 }
 
@@ -225,8 +249,8 @@ async function typeChangeImpact(s: Scope, c: AttributeTypeChange): Promise<TypeC
 function relationsOf(from: SchemaDefinition, to: SchemaDefinition, type: string): string[] {
   return [
     ...new Set([
-      ...Object.keys(from.entities[type]?.relations ?? {}),
-      ...Object.keys(to.entities[type]?.relations ?? {}),
+      ...Object.keys(own(from.entities, type)?.relations ?? {}),
+      ...Object.keys(own(to.entities, type)?.relations ?? {}),
     ]),
   ];
 }
@@ -276,6 +300,7 @@ async function walkToSubjects(
           const key = `${t.entity.type}\u0000${t.entity.id}`;
           (byEntity.get(key) ?? byEntity.set(key, []).get(key)!).push(t);
         }
+        await s.work.yieldTurn();
       }
     }
     for (const list of byEntity.values()) {
@@ -310,6 +335,7 @@ async function idsOf(s: Scope, cache: IdCache, type: string): Promise<string[]> 
   if (ids === undefined) {
     ids = await s.store.listObjectIds(s.tenantId, s.snap, type, s.at);
     cache.set(type, ids);
+    await s.work.yieldTurn();
   }
   return ids;
 }
@@ -361,6 +387,18 @@ async function pairsOf(
   return { pairs, population, sampled: true };
 }
 
+/** Stored entities of the type x stored subjects of the subject types. */
+async function populationOf(
+  s: Scope,
+  cache: IdCache,
+  entityType: string,
+  subjectTypes: string[],
+): Promise<number> {
+  let subjects = 0;
+  for (const type of subjectTypes) subjects += (await idsOf(s, cache, type)).length;
+  return (await idsOf(s, cache, entityType)).length * subjects;
+}
+
 /** Decisions under one schema, in batches (engine errors count as DENIED, as in bulk check). */
 async function decide(
   compiled: CompiledSchema,
@@ -376,11 +414,12 @@ async function decide(
     depth: DEPTH,
   };
   const out: boolean[] = [];
-  for (let i = 0; i < pairs.length; i += BATCH) {
+  for (let i = 0; i < pairs.length; i += CHECK_BATCH) {
     const batch = pairs
-      .slice(i, i + BATCH)
+      .slice(i, i + CHECK_BATCH)
       .map((p) => ({ entity: p.entity, permission, subject: p.subject }));
     for (const r of await bulkCheck(compiled, target, batch)) out.push(r.can === "CHECK_RESULT_ALLOWED");
+    await s.work.yieldTurn();
   }
   return out;
 }
@@ -393,7 +432,9 @@ export interface DiffSide {
 /**
  * The diff from `from` (the schema in use) to `to`, measured on the tenant's live data at `snap`. The counts are
  * exact; decisions are asked for every stored (entity, subject) pair of a changed permission when there are at most
- * `sampleSize`, else for a seeded sample of that many (the report says which).
+ * `sampleSize`, else for a seeded sample of that many (the report says which). The pairs of all permissions together
+ * stay within the budget's `pairs` (a permission's sample shrinks, and the report says so); reading more than its
+ * `rows` is refused. The work is cut into event-loop turns (schema-diff-work.ts).
  */
 export async function measureSchemaDiff(
   store: Store,
@@ -404,31 +445,62 @@ export async function measureSchemaDiff(
   opts: DiffOptions = {},
 ): Promise<SchemaDiffReport> {
   const report = structuralReport(from.definition, to.definition, opts);
-  const s: Scope = { store, tenantId, snap, at: opts.at ?? Date.now() };
+  const work = new DiffWork(opts.budget, opts.requestName);
+  const s: Scope = { store, tenantId, snap, at: opts.at ?? Date.now(), work };
+  const asking = opts.decisions !== false && report.permissions.length > 0;
   const removed: RemovalImpact[] = [];
-  for (const r of report.removed) removed.push(await removalImpact(s, r));
   const typeChanges: TypeChangeImpact[] = [];
-  for (const c of report.attributeTypeChanges) typeChanges.push(await typeChangeImpact(s, c));
+  const ids: IdCache = new Map();
+  if (hasRowCounts(store)) {
+    // COUNT statements: the database does the counting
+    for (const r of report.removed) removed.push(await removalImpact(s, r));
+    for (const c of report.attributeTypeChanges) typeChanges.push(await typeChangeImpact(s, c));
+  } else if (report.removed.length > 0 || report.attributeTypeChanges.length > 0 || asking) {
+    const idTypes = new Set<string>();
+    if (asking)
+      for (const p of report.permissions) {
+        idTypes.add(p.entity);
+        for (const t of p.subjectTypes) idTypes.add(t);
+      }
+    const scan = await scanRows(
+      store,
+      tenantId,
+      snap,
+      s.at,
+      report.removed,
+      report.attributeTypeChanges,
+      idTypes,
+      work,
+    );
+    for (const [i, r] of report.removed.entries()) removed.push({ ...r, ...scan.removed[i]! });
+    for (const [i, c] of report.attributeTypeChanges.entries())
+      typeChanges.push({ ...c, ...scan.typeChanges[i]! });
+    for (const [type, list] of scan.ids) ids.set(type, list);
+  }
   const permissions: PermissionImpact[] = [];
-  if (opts.decisions !== false && report.permissions.length > 0) {
+  let limitedByBudget = false;
+  if (asking) {
     const oldCompiled = from.compiled ?? compileSchema(from.definition);
     const newCompiled = to.compiled ?? compileSchema(to.definition);
     const rand = seededRandom(report.sample.seed);
-    const ids: IdCache = new Map();
     // a store that reads from memory answers faster than the cache's bookkeeping; a SQL store repeats statements
     const inMemory = store.kind === "memory" || store instanceof ReplicaStore;
     const reads: Scope = inMemory ? s : { ...s, store: new ReadCache(store) };
-    for (const p of report.permissions) {
-      const { pairs, population, sampled } = await pairsOf(
-        reads,
-        from.definition,
-        to.definition,
-        p.entity,
-        p.subjectTypes,
-        report.sample.size,
-        rand,
-        ids,
-      );
+    let remaining = work.budget.pairs;
+    for (const [i, p] of report.permissions.entries()) {
+      // the budget left, shared evenly by the permissions still to ask
+      const size = Math.min(report.sample.size, Math.floor(remaining / (report.permissions.length - i)));
+      if (size < report.sample.size) limitedByBudget = true;
+      const { pairs, population, sampled } =
+        size > 0
+          ? await pairsOf(reads, from.definition, to.definition, p.entity, p.subjectTypes, size, rand, ids)
+          : {
+              pairs: [],
+              population: await populationOf(reads, ids, p.entity, p.subjectTypes),
+              sampled: true,
+            };
+      remaining -= pairs.length;
+      work.pairs += pairs.length;
       const before = await decide(oldCompiled, reads, p.permission, pairs);
       const after = await decide(newCompiled, reads, p.permission, pairs);
       let allowedToDenied = 0;
@@ -448,7 +520,7 @@ export async function measureSchemaDiff(
         ...p,
         pairs: population,
         checked: pairs.length,
-        sampled,
+        sampled: sampled || pairs.length < population,
         allowedToDenied,
         deniedToAllowed,
         examples,
@@ -461,6 +533,8 @@ export async function measureSchemaDiff(
     attributeTypeChanges: typeChanges,
     permissions: opts.decisions === false ? report.permissions : permissions,
     measured: true,
+    sample: { ...report.sample, limitedByBudget },
+    work: { rows: work.rows, pairs: work.pairs, turns: work.turns },
   };
 }
 

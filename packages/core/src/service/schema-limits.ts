@@ -18,14 +18,14 @@ export const MAX_SCHEMA_RULE_CHARS = 8 * 1024;
 const encoder = new TextEncoder();
 
 /** Refuses a schema text over MAX_SCHEMA_BYTES, as a PGV `max_bytes` rule on the request's field would. */
-export function checkSchemaSize(text: string, requestName = "SchemaWriteRequest"): void {
+export function checkSchemaSize(text: string, requestName = "SchemaWriteRequest", field = "Schema"): void {
   // a UTF-8 character takes at most 3 bytes per UTF-16 unit: count only near the limit
   if (text.length * 3 <= MAX_SCHEMA_BYTES) return;
   const bytes = text.length > MAX_SCHEMA_BYTES ? text.length : encoder.encode(text).length;
   if (bytes <= MAX_SCHEMA_BYTES) return;
   throw new PembaError(
     "ERROR_CODE_VALIDATION",
-    `invalid ${requestName}.Schema: value length must be at most ${MAX_SCHEMA_BYTES} bytes`,
+    `invalid ${requestName}.${field}: value length must be at most ${MAX_SCHEMA_BYTES} bytes`,
     { grpcCode: 3 },
   );
 }
@@ -41,10 +41,4 @@ export function checkRuleBodies(definition: SchemaDefinition): void {
         `ERROR_CODE_RULE_BODIES_EXCEED_${MAX_SCHEMA_RULE_CHARS}_CHARACTERS_IN_ONE_SCHEMA`,
       );
   }
-}
-
-/** Resolves on a later event-loop turn, after the I/O that arrived meanwhile (setImmediate where there is one). */
-export function nextTurn(): Promise<void> {
-  const immediate = (globalThis as { setImmediate?: (f: () => void) => unknown }).setImmediate;
-  return new Promise((resolve) => (immediate ? immediate(resolve) : setTimeout(resolve, 0)));
 }

@@ -4,7 +4,8 @@
  * schema costs no storage call. When it expires, the cached head is still served for one more `headTtlMs` while
  * ONE background read refreshes it: under steady traffic no check ever waits for (or issues) a storage call, and
  * another process writing a schema is seen by requests without a snap token after at most about `headTtlMs`
- * (2 x `headTtlMs` at the very worst).
+ * (2 x `headTtlMs` at the very worst). While the database cannot be reached (503), the head known is served on:
+ * requests that need no database go on being answered during an outage.
  *
  * A request WITH a snap token is never answered with an older head: the registry keeps the store snap at which
  * each head was read (`readAt`, a lower bound of the store head at that read). A schema written before the write
@@ -126,7 +127,14 @@ export class SchemaRegistry {
     if (this.#refreshing.has(tenantId)) return;
     this.#refreshing.add(tenantId);
     this.#load(tenantId, "")
-      .catch(() => this.#heads.delete(tenantId)) // gone (tenant deleted?): the next request loads inline
+      .catch((e: unknown) => {
+        // the database cannot be reached (down, restarting): keep serving the head known, and look again after
+        // another headTtlMs, so requests that need no database go on being answered during an outage
+        const head = this.#heads.get(tenantId);
+        if (head !== undefined && e instanceof PembaError && e.grpcCode === 14)
+          head.expires = Date.now() + this.#headTtlMs;
+        else this.#heads.delete(tenantId); // gone (tenant deleted?): the next request loads inline
+      })
       .finally(() => this.#refreshing.delete(tenantId));
   }
 

@@ -119,7 +119,16 @@ export class WatchHub {
     const database = this.#store.snapDatabase?.(tenantId);
     try {
       while (!opts.signal?.aborted && this.#canRead()) {
-        const sets = await this.#store.changes(tenantId, after, opts.batch ?? 100);
+        let sets: Awaited<ReturnType<Store["changes"]>>;
+        try {
+          sets = await this.#store.changes(tenantId, after, opts.batch ?? 100);
+        } catch (e) {
+          // the database cannot be reached (down, restarting): the stream stays open and reads again at the next
+          // poll, so it goes on from where it was once the database is back
+          if (!(e instanceof PembaError && e.grpcCode === 14)) throw e;
+          await this.#wait(tenantId, opts.pollMs ?? 250, after, opts.signal);
+          continue;
+        }
         for (const set of sets) {
           after = set.snap;
           yield { snapToken: encodeSnapToken(set.snap, undefined, database), changes: set.changes };

@@ -92,6 +92,10 @@ export interface NodeSettings extends CommonSettings {
   decisionLogMaxMb: number;
   /** Decision records waiting for the sink at most. */
   decisionLogBuffer: number;
+  /** Event-loop lag (ms) from which new requests are shed; 0 = never. */
+  shedLagMs: number;
+  /** Requests answered at once before new ones are shed; 0 = no limit. */
+  maxInFlight: number;
 }
 
 export interface WorkerSettings extends CommonSettings {
@@ -171,6 +175,8 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     pgPoolSize: v.pgPoolSize,
     decisionLogMaxMb: v.decisionLogMaxMb,
     decisionLogBuffer: v.decisionLogBuffer,
+    shedLagMs: v.shedLagMs,
+    maxInFlight: v.maxInFlight,
   };
 }
 

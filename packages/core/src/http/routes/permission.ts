@@ -1,6 +1,6 @@
 /** Permission endpoints: check, bulk check, expand, lookup entity (+ stream), lookup subject, subject permission. */
 
-import { DEFAULT_EXPLAIN_NODES } from "../../engine/explain.ts";
+import { DEFAULT_EXPLAIN_BYTES, DEFAULT_EXPLAIN_NODES } from "../../engine/explain.ts";
 import type { CheckOutcome, CheckQuery } from "../../engine/types.ts";
 import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
@@ -151,7 +151,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       description:
         "Takes the check request and answers the decision with its proof: for ALLOWED the path that granted it, " +
         "hop by hop, with the tuple, attribute or rule behind each hop; for DENIED every branch tried and why it " +
-        `failed. At most ${DEFAULT_EXPLAIN_NODES} proof nodes; past that nodes are "cut" and truncated is true.`,
+        `failed. At most ${DEFAULT_EXPLAIN_NODES} proof nodes and about ${DEFAULT_EXPLAIN_BYTES} bytes of JSON; past ` +
+        'that the rest of a node\'s children are one "cut" node (`omitted`: how many) and truncated is true.',
       tag: "Permission",
       body: PermissionExplainRequestSchema,
       response: PermissionExplainResponseSchema,

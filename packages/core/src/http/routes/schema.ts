@@ -111,7 +111,8 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       response: SchemaDiffResponseSchema,
     },
     async ({ req, tenantId }) => {
-      const r = parseWire(SchemaDiffRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+      // two schema texts at most (the schema and base_schema), each admitted at a schema write's size
+      const r = parseWire(SchemaDiffRequestSchema, await readJsonBody(req, 2 * limits.maxSchemaBodyBytes));
       const answer = await service.diffSchema(tenantId, {
         baseVersion: r.metadata.schema_version,
         baseSchema: r.base_schema,

@@ -73,7 +73,8 @@ export const AttributeValueSchema = z
 
 export const AttributeSchema = protoMessage("Attribute", {
   entity: EntitySchema,
-  attribute: patternString(NAME_PATTERN, 64),
+  // Permify's proto has no rule on this field: a name the schema does not declare is ATTRIBUTE_DEFINITION_NOT_FOUND.
+  attribute: plainString(),
   value: AttributeValueSchema.prefault({}),
   expires_at: expiresAtField(),
 });

@@ -186,6 +186,9 @@ export const ProofNodeSchema = z
       .optional(),
     reason: z.string().optional(),
     contextual: z.boolean().optional(),
+    omitted: z.number().int().optional().openapi({
+      description: "a cut node: how many of its parent's children it stands for (this and later ones)",
+    }),
     children: z.array(z.unknown().openapi({ description: "ProofNode" })),
   })
   .openapi("ProofNode");

@@ -143,7 +143,14 @@ export const SchemaDiffResponseSchema = z
     snap_token: z.string(),
     measured: z.boolean(),
     orphaned_rows: z.number(),
-    sample: z.object({ size: z.number(), seed: z.number() }),
+    sample: z.object({
+      size: z.number(),
+      seed: z.number(),
+      /** Pairs the diff may ask over all its permissions (its work budget per request). */
+      pair_budget: z.number(),
+      /** True when the budget made a permission's sample smaller than `size` (`sampled` says which). */
+      limited_by_budget: z.boolean(),
+    }),
     removed: z.array(
       z.object({
         kind: z.enum(["ENTITY", "RELATION", "PERMISSION", "ATTRIBUTE", "RELATION_SUBJECT"]),

@@ -4,13 +4,14 @@
  * is the SchemaDefinition `parseSchema(text)` gives, or the same error.
  */
 import { isPembaError, PembaError } from "../../errors.ts";
+import { nextTurn } from "../../next-turn.ts";
 import type { SchemaDefinition, SourcePosition } from "../../schema/ast.ts";
 import { checkSchema } from "../../schema/check.ts";
 import { lexSchema, parseLexedSchema } from "../../schema/parser.ts";
 import { applyPartialWriteToText, type EntityPartials } from "../../schema/partial.ts";
 import { printSchema } from "../../schema/print.ts";
 import { SchemaError, SchemaParseError, type TokenSpan } from "../../schema/schema-error.ts";
-import { checkSchemaSize, nextTurn } from "../schema-limits.ts";
+import { checkSchemaSize } from "../schema-limits.ts";
 
 export interface SchemaParser {
   /** parseSchema(text): the checked definition, or its SchemaError / PembaError. */

@@ -11,7 +11,7 @@ import { PembaError } from "../../errors.ts";
 import type { FeedRead, WriteFeed, WriteListener, WriteNotices } from "../capabilities.ts";
 import type { Statement } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
-import { asSqlError, timed } from "../sql/executor.ts";
+import { asSqlError, isDatabaseUnavailable, timed } from "../sql/executor.ts";
 import { tenantExistsStatement } from "../sql/meta-plan.ts";
 import { PG_MIGRATIONS_URL } from "../sql/migrations-location.ts";
 import { pgDialect } from "../sql/pg-dialect.ts";
@@ -160,7 +160,13 @@ class PostgresExecutor implements SqlExecutor {
   }
 
   all<R>(kind: string, s: Statement<R>): Promise<R[]> {
-    return timed(this.onQuery, kind, async () => (await this.pool.query(this.config(s))).rows as R[]);
+    return timed(this.onQuery, kind, async () => {
+      try {
+        return (await this.pool.query(this.config(s))).rows as R[];
+      } catch (e) {
+        throw asSqlError(e);
+      }
+    });
   }
 
   /**
@@ -184,14 +190,22 @@ class PostgresExecutor implements SqlExecutor {
               ...statements,
             ];
       const decided = checked.every((s) => s.requireRow === undefined || s.failsWithoutRow);
-      const client = await this.pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (e) {
+        throw asSqlError(e);
+      }
+      // a connection the failure cut is closed rather than handed to the next request
+      let broken: Error | undefined;
       try {
         const results = decided ? await this.#oneSync(client, checked) : await this.#checked(client, checked);
         return requireTenant === undefined ? results : results.slice(1);
       } catch (e) {
+        if (isDatabaseUnavailable(e)) broken = e instanceof Error ? e : new Error(String(e));
         throw asSqlError(e);
       } finally {
-        client.release();
+        client.release(broken);
       }
     });
   }
@@ -362,6 +376,12 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
             : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
       },
     });
+    // An idle connection the server cuts (a restart, an outage) is an 'error' event of the pool: without a listener
+    // it would end the process. The pool drops that connection and opens a new one when next asked.
+    pool.on("error", () => {});
+    // so is a connection cut while a request holds it: its statement fails with the error (503), and the connection
+    // is closed on release; the event itself must not end the process either
+    pool.on("connect", (client) => client.on("error", () => {}));
     try {
       // Connect first: a connection failure inside the migrator surfaces only as drizzle's
       // `Failed query: CREATE SCHEMA ... "drizzle"`, hiding ECONNREFUSED or a missing database.

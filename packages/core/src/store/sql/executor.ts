@@ -70,10 +70,38 @@ export function timed<T>(
 /** `all`'s measure: the rows it returned, one statement. */
 export const measureRows: QueryMeasure<unknown[]> = (rows) => [rows.length, 1];
 
-/** Database failures surface as Permify's ERROR_CODE_SQL_EXECUTION; our own errors pass through. */
+/**
+ * Failures that say the database cannot be reached or cannot take the work now (it is down, restarting, out of
+ * disk, or its file is read-only), rather than that the statement is wrong: a connection refused, reset or cut,
+ * PostgreSQL's connection exceptions (08xxx), shutdown and startup (57P01-57P03), disk full (53100), SQLite's
+ * SQLITE_FULL, SQLITE_READONLY and SQLITE_IOERR, D1's "Network connection lost".
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const code = String((e as { code?: unknown } | undefined)?.code ?? "");
+  if (
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|08\w{3}|57P0[123]|53100|SQLITE_(FULL|READONLY|IOERR|CANTOPEN)\w*)$/.test(
+      code,
+    )
+  )
+    return true;
+  const message = e instanceof Error ? e.message : String(e);
+  return /Connection terminated|connection (is )?(closed|ended|lost)|Network connection lost|database or disk is full|attempt to write a readonly database|disk I\/O error|cannot connect to PostgreSQL/i.test(
+    message,
+  );
+}
+
+/**
+ * Database failures surface as Permify's ERROR_CODE_SQL_EXECUTION: 503 (UNAVAILABLE) when the database cannot be
+ * reached or cannot take the work now (the client may retry; nothing of a refused write was written unless the
+ * connection was cut after the commit was sent), else 500. Our own errors pass through.
+ */
 export function asSqlError(e: unknown): PembaError {
   if (isPembaError(e)) return e;
-  return new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, {
-    details: [{ reason: e instanceof Error ? e.message : String(e) }],
-  });
+  const reason = e instanceof Error ? e.message : String(e);
+  if (isDatabaseUnavailable(e))
+    return new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, {
+      grpcCode: 14,
+      details: [{ reason: `database unavailable: ${reason}` }],
+    });
+  return new PembaError("ERROR_CODE_SQL_EXECUTION", undefined, { details: [{ reason }] });
 }

@@ -17,7 +17,12 @@ const run = promisify(execFile);
 export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
   url: string;
+  /** Stops the server and removes its data. */
   stop(): Promise<void>;
+  /** An outage: `pg_ctl stop -m immediate` (no shutdown checkpoint, connections cut), the data kept. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port and data after `kill` (crash recovery runs first). */
+  restart(): Promise<void>;
 }
 
 function freePort(): Promise<number> {
@@ -66,18 +71,29 @@ export async function startPostgres(): Promise<PostgresServer> {
   ]);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off ${process.env.PEMBA_PG_EXTRA ?? ""}`;
-  await asServerUser(asRoot, ctl, ["start", "-w", "-D", data, "-l", join(dir, "server.log"), "-o", options]);
+  const start = () =>
+    asServerUser(asRoot, ctl, ["start", "-w", "-D", data, "-l", join(dir, "server.log"), "-o", options]);
+  await start();
   let stopped = false;
+  let running = true;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async stop() {
       if (stopped) return;
       stopped = true;
       try {
-        await asServerUser(asRoot, ctl, ["stop", "-D", data, "-m", "immediate"]);
+        if (running) await asServerUser(asRoot, ctl, ["stop", "-D", data, "-m", "immediate"]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    },
+    async kill() {
+      await asServerUser(asRoot, ctl, ["stop", "-D", data, "-m", "immediate"]);
+      running = false;
+    },
+    async restart() {
+      await start();
+      running = true;
     },
   };
 }
