@@ -48,7 +48,12 @@ async function startFrom(spec: string): Promise<ServerProcess> {
       "--log-level",
       level!,
     ],
-    { cwd: resolve(repo!), stdio: ["ignore", "ignore", "inherit"] },
+    // no gRPC port (a variable: a checkout from before the gRPC port ignores it)
+    {
+      cwd: resolve(repo!),
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, PEMBA_GRPC_PORT: "0" },
+    },
   );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {

@@ -2,7 +2,7 @@
  * One command per seed benchmark:
  *
  *   pnpm loadtest <permify|zanzigo|flagd|zitadel> [--target node-sqlite|node-postgres|worker] [--duration 60s]
- *                 [--rate 500] [--smoke] [--report-dir loadtest/out/reports]
+ *                 [--rate 500] [--protocol http|grpc] [--smoke] [--report-dir loadtest/out/reports]
  *
  * Builds k6 when it is missing, starts the target on 127.0.0.1 (PostgreSQL or `wrangler dev` as needed), seeds,
  * runs the scenario's k6 scripts, stops everything it started, and writes
@@ -41,6 +41,7 @@ const { values, positionals } = parseArgs({
     target: { type: "string", default: "node-sqlite" },
     duration: { type: "string" },
     rate: { type: "string" },
+    protocol: { type: "string", default: "http" },
     smoke: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "report-dir": { type: "string", default: DEFAULT_REPORT_DIR },
@@ -50,7 +51,7 @@ const scenarioName = positionals[0] ?? "";
 const scenario = SCENARIOS[scenarioName];
 if (scenario === undefined || positionals.length !== 1) {
   console.error(
-    `usage: pnpm loadtest <${Object.keys(SCENARIOS).join("|")}> [--target node-sqlite|node-postgres|worker] [--duration 60s] [--rate 500] [--smoke]`,
+    `usage: pnpm loadtest <${Object.keys(SCENARIOS).join("|")}> [--target node-sqlite|node-postgres|worker] [--duration 60s] [--rate 500] [--protocol http|grpc] [--smoke]`,
   );
   process.exit(2);
 }
@@ -58,6 +59,12 @@ const target = parseTarget(values.target!);
 const rate = values.rate === undefined ? undefined : Number(values.rate);
 if (rate !== undefined && !(rate > 0)) throw new Error(`bad --rate "${values.rate}": a positive number`);
 const durationSeconds = values.duration === undefined ? undefined : parseDuration(values.duration);
+const protocol = values.protocol === "grpc" ? "grpc" : "http";
+if (values.protocol !== protocol) throw new Error(`bad --protocol "${values.protocol}": http or grpc`);
+if (protocol === "grpc" && target === "worker")
+  throw new Error("--protocol grpc needs a node target (the Worker answers Connect and gRPC-Web, not gRPC)");
+if (protocol === "grpc" && scenarioName !== "permify")
+  throw new Error("--protocol grpc: the permify scenario has the gRPC check script");
 if (values.profile && target === "worker")
   throw new Error("--profile needs a node target (node-sqlite, node-postgres)");
 
@@ -84,12 +91,13 @@ const context: ScenarioContext = {
   smoke: values.smoke!,
   durationSeconds,
   rate,
+  protocol,
   workDir,
   log,
   async start(options) {
     log(`starting ${target} ...`);
     const nodeFlags = [...(options.nodeFlags ?? []), ...profileFlags];
-    const t: Target = await startTarget(target, { ...options, nodeFlags });
+    const t: Target = await startTarget(target, { ...options, nodeFlags, grpc: protocol === "grpc" });
     cleanups.push(async () => {
       await t.stop();
       log(`${target} stopped`);

@@ -30,6 +30,13 @@ function readStat(pid: number): ProcStat | undefined {
   return { pid, ppid: Number(fields[1]), comm, cpuSeconds: (utime + stime) / CLOCK_TICKS };
 }
 
+/** User and system CPU seconds used so far by one process, apart. */
+export function cpuSplit(pid: number): { user: number; system: number } {
+  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+}
+
 /** User + system CPU seconds used so far by one process. */
 export function cpuSeconds(pid: number): number {
   const stat = readStat(pid);

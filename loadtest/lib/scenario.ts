@@ -10,6 +10,8 @@ export interface ScenarioSettings {
   durationSeconds?: number;
   /** `--rate`, when given (each scenario says what it sets). */
   rate?: number;
+  /** `--protocol`: the open-model checks over HTTP (default) or over gRPC (node targets; the permify scenario). */
+  protocol: "http" | "grpc";
 }
 
 export interface ScenarioContext extends ScenarioSettings {

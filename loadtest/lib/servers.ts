@@ -86,7 +86,12 @@ export async function startPemba(
     String(port),
     ...extraArgs,
   ];
-  const child = spawn(process.execPath, args, { cwd: repo, stdio: ["ignore", "ignore", "pipe"] });
+  // no gRPC port unless extraArgs name one (a variable: a checkout from before the gRPC port ignores it)
+  const child = spawn(process.execPath, args, {
+    cwd: repo,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, PEMBA_GRPC_PORT: "0" },
+  });
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { REPO_DIR, runWrangler, startWranglerDev } from "@pemba/worker/testing";
 import { startDatabase } from "./database.ts";
 import { descendants } from "./proc.ts";
-import { startPemba } from "./servers.ts";
+import { freePort, startPemba } from "./servers.ts";
 
 export const TARGETS = ["node-sqlite", "node-postgres", "worker"] as const;
 export type TargetName = (typeof TARGETS)[number];
@@ -33,6 +33,8 @@ export interface Target {
   description: string;
   /** Seconds from starting the server process (`wrangler dev`, `pemba serve`) to its first answer. */
   readySeconds: number;
+  /** `pemba serve`'s gRPC port as host:port, when started with `grpc`. */
+  grpcAddress?: string;
   /** The Prometheus text of GET /metrics (with auth on it needs a token); undefined for the Worker (none). */
   metrics(token: string): Promise<string | undefined>;
   stop(): Promise<void>;
@@ -47,6 +49,8 @@ export interface TargetOptions {
   logLevel?: string;
   /** Extra flags for the server's node (e.g. --cpu-prof); node targets only. */
   nodeFlags?: string[];
+  /** Open the gRPC port too (`--grpc-port`); node targets only. */
+  grpc?: boolean;
 }
 
 export function parseTarget(name: string): TargetName {
@@ -69,10 +73,16 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
   const dir = mkdtempSync(join(tmpdir(), "pemba-loadtest-"));
   const database = await startDatabase(postgres, dir);
   try {
+    const grpcPort = options.grpc ? await freePort() : undefined;
     const started = performance.now();
     const server = await startPemba(
       database.url,
-      ["--log-level", options.logLevel ?? "warn", ...authArgs(options.auth)],
+      [
+        "--log-level",
+        options.logLevel ?? "warn",
+        ...authArgs(options.auth),
+        ...(grpcPort === undefined ? [] : ["--grpc-port", String(grpcPort)]),
+      ],
       options.nodeFlags ?? [],
     );
     const readySeconds = (performance.now() - started) / 1000;
@@ -80,6 +90,7 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
       name: postgres ? "node-postgres" : "node-sqlite",
       url: server.url,
       serverPid: server.pid,
+      grpcAddress: grpcPort === undefined ? undefined : `127.0.0.1:${grpcPort}`,
       readySeconds,
       description: `pemba serve (Node ${process.version}) on ${database.label}`,
       async metrics(token) {

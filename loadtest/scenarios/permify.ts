@@ -3,7 +3,9 @@
  * attributes; k6test.js: ramping arrival rate 10 -> 10,000/s over 100 s with `sleep(1)` and at most 100 VUs), then
  * the open-model variant: constant arrival rate, no sleep, stepped up by x1.25 from --rate (default 500/s) for
  * --duration per step (default 15 s) until a step misses p99 <= 10 ms with < 1% dropped iterations (a missed step
- * runs once more). dropped_iterations is reported for every run.
+ * runs once more). dropped_iterations is reported for every run. With `--protocol grpc` the open model's checks
+ * go to the gRPC port as base.v1.Permission/Check (k6/check-open-model-grpc.js); the seed and the published
+ * script stay HTTP, as Permify's are.
  */
 import { randomBytes } from "node:crypto";
 import { type K6Run, metric } from "../lib/k6.ts";
@@ -38,19 +40,21 @@ interface Step {
   held: boolean;
 }
 
-function stepOf(rate: number, run: K6Run): Step {
+function stepOf(rate: number, run: K6Run, protocol: "http" | "grpc"): Step {
   const s = run.summary;
-  const answered = metric(s, "http_reqs", "count");
+  // one request per iteration; k6 counts no grpc_reqs
+  const answered = metric(s, protocol === "http" ? "http_reqs" : "iterations", "count");
+  const duration = protocol === "http" ? "http_req_duration" : "grpc_req_duration";
   const dropped = metric(s, "dropped_iterations", "count");
   const failedChecks = metric(s, "checks", "fails");
-  const p99 = metric(s, "http_req_duration", "p(99)");
+  const p99 = metric(s, duration, "p(99)");
   const droppedShare = dropped / Math.max(1, answered + dropped);
   return {
     rate,
     answered,
     dropped,
     failedChecks,
-    p50: metric(s, "http_req_duration", "med"),
+    p50: metric(s, duration, "med"),
     p99,
     held: p99 <= P99_LIMIT_MS && droppedShare < DROP_LIMIT && failedChecks === 0 && answered > 0,
   };
@@ -63,7 +67,15 @@ async function run(ctx: ScenarioContext) {
   const target = await ctx.start({ auth: { kind: "key", key: token } });
   const schemaVersion = await writeSeedSchema(target.url, token);
   ctx.log(`schema written (loadtest/k6/permify.perm): version ${schemaVersion}`);
-  const base = { PEMBA_URL: target.url, TENANT_ID, SCHEMA_VERSION: schemaVersion, PEMBA_TOKEN: token };
+  const base = {
+    PEMBA_URL: target.url,
+    PEMBA_GRPC: target.grpcAddress ?? "",
+    TENANT_ID,
+    SCHEMA_VERSION: schemaVersion,
+    PEMBA_TOKEN: token,
+  };
+  // --protocol grpc: the open model's checks go to the gRPC port (base.v1.Permission/Check), same request mix
+  const openModelScript = ctx.protocol === "grpc" ? "check-open-model-grpc.js" : "check-open-model.js";
 
   ctx.log(`seeding with permify-seed-writer.js (${totalIds} ids) ...`);
   const seeded = await seed(target.url, schemaVersion, ctx.log, {
@@ -91,13 +103,15 @@ async function run(ctx: ScenarioContext) {
   const stepSeconds = ctx.durationSeconds ?? (ctx.smoke ? 3 : 15);
   let rate = ctx.rate ?? (ctx.smoke ? 50 : 500);
   const maxSteps = ctx.smoke ? 2 : MAX_STEPS;
-  ctx.log(`open model: constant arrival rate from ${rate}/s, x${STEP_FACTOR} per ${stepSeconds} s step ...`);
+  ctx.log(
+    `open model (${ctx.protocol}): constant arrival rate from ${rate}/s, x${STEP_FACTOR} per ${stepSeconds} s step ...`,
+  );
   const steps: Step[] = [];
   for (let i = 0; i < maxSteps; i++) {
     let step: Step | undefined;
     for (let attempt = 1; attempt <= 2 && !step?.held; attempt++) {
       const env = { ...base, TOTAL_IDS: totalIds, RATE: rate, DURATION: `${stepSeconds}s` };
-      step = stepOf(rate, await ctx.k6("check-open-model.js", env, "open model steps"));
+      step = stepOf(rate, await ctx.k6(openModelScript, env, "open model steps"), ctx.protocol);
       steps.push(step);
       ctx.log(
         `  ${rate}/s: answered ${step.answered}, dropped ${step.dropped}, p99 ${formatMs(step.p99)} -> ${step.held ? "held" : attempt === 1 ? "missed, once more" : "not held"}`,

@@ -3,7 +3,9 @@
  * says what differs: how a database setting becomes a store, when the replica loads, its hooks, and the scope a
  * request runs in. Listening, shutdown and logging stay with the entries.
  */
+import { createConnectFetchHandler } from "./grpc/fetch.ts";
 import { type AppOptions, createApp, type PembaApp } from "./http/app.ts";
+import { defaultLimits } from "./http/limits.ts";
 import type { Observe } from "./http/pipeline.ts";
 import { PembaService, type SchemaParser } from "./service/index.ts";
 import type { Runtime } from "./settings/definition.ts";
@@ -52,19 +54,28 @@ export interface PembaRuntime {
   schemaParser?: SchemaParser;
   /** Runs a request or a garbage collection in the store's per-request scope (D1 sessions). */
   scope?: <T>(run: () => T) => T;
+  /**
+   * `fetch` also answers Connect and gRPC-Web calls of Permify's gRPC services (grpc/fetch.ts), each through its
+   * HTTP route's handler: for a runtime that serves HTTP by fetch alone (the Worker), where native gRPC is not
+   * possible.
+   */
+  connect?: boolean;
 }
 
 export interface Pemba {
   store: Store;
   service: PembaService;
   app: PembaApp;
-  /** `app.fetch` in the runtime's scope. */
+  /** `app.fetch` in the runtime's scope (with `runtime.connect`: Connect and gRPC-Web calls first). */
   fetch: PembaApp["fetch"];
   /** Removes what was deleted longer than the GC window ago (rows removed); 0 when the window is 0. */
   gc(): Promise<number>;
   /** Ends open watch streams and closes the store. */
   close(): Promise<void>;
 }
+
+/** The largest Connect request message: the largest request body the HTTP API takes. */
+const CONNECT_READ_MAX_BYTES = Math.max(defaultLimits.maxBodyBytes, defaultLimits.maxSchemaBodyBytes);
 
 export async function createPemba(settings: PembaSettings, runtime: PembaRuntime): Promise<Pemba> {
   const database = await runtime.openStore(settings.database);
@@ -95,11 +106,15 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       console: runtime.console,
     });
     const scope = runtime.scope ?? (<T>(run: () => T) => run());
+    const connect = runtime.connect ? createConnectFetchHandler(app, CONNECT_READ_MAX_BYTES) : undefined;
     return {
       store,
       service,
       app,
-      fetch: (request, env, ctx) => scope(() => app.fetch(request, env, ctx)),
+      fetch:
+        connect === undefined
+          ? (request, env, ctx) => scope(() => app.fetch(request, env, ctx))
+          : (request, env, ctx) => scope(() => connect(request) ?? app.fetch(request, env, ctx)),
       gc: async () => {
         if (settings.gcWindowMs <= 0) return 0;
         return scope(async () => {

@@ -9,6 +9,7 @@ export * from "./compile/index.ts";
 export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
 export * from "./engine/index.ts";
 export * from "./errors.ts";
+export * from "./grpc/index.ts";
 export * from "./http/index.ts";
 /** The zod wire schemas: the one definition of a valid request and of each response (the SDK's types come from them). */
 export * as wireCommon from "./http/wire/common.ts";

@@ -19,6 +19,7 @@ import {
 import { openStore, SchemaParseWorker } from "@pemba/core/node";
 import type { Logger } from "pino";
 import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.ts";
+import { type GrpcServer, startGrpcServer } from "./grpc-server.ts";
 import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
@@ -42,6 +43,8 @@ export interface StartServerOptions extends Partial<ServeConfig> {
 export interface RunningServer {
   /** e.g. http://127.0.0.1:3476 */
   url: string;
+  /** The gRPC port's `host:port`, when it is on. */
+  grpcAddress?: string;
   store: Store;
   metrics: ServerMetrics;
   /** Stops accepting, lets in-flight requests finish, closes the database. Idempotent. */
@@ -52,10 +55,13 @@ export interface RunningServer {
 const SHUTDOWN_GRACE_MS = 10_000;
 const GC_INTERVAL_MAX_MS = 10 * 60_000;
 
-/** `pemba serve`'s defaults under the options given (port 0: any free port, for programmatic use). */
+/**
+ * `pemba serve`'s defaults under the options given (port 0: any free port, for programmatic use; no gRPC port
+ * unless one is given).
+ */
 function serveConfig(options: Partial<ServeConfig>): ServeConfig {
   const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  return { ...resolveServeConfig({}, {}), port: 0, ...given };
+  return { ...resolveServeConfig({}, {}), port: 0, grpcPort: 0, ...given };
 }
 
 export async function startServer({
@@ -108,6 +114,7 @@ export async function startServer({
   const overload = createOverloadGuard({ shedLagMs: config.shedLagMs, maxInFlight: config.maxInFlight });
   let server: Server;
   let connections: Connections;
+  let grpc: GrpcServer | undefined;
   try {
     // The API routes that do not stream are answered straight on node:http (no Request/Response objects);
     // everything else goes through Hono (node-routes.ts).
@@ -125,6 +132,17 @@ export async function startServer({
     });
     trackConnections(server, open);
     await listen(server, config.port, config.host);
+    if (config.grpcPort !== 0) {
+      const http = server;
+      grpc = await startGrpcServer(app, {
+        host: config.host,
+        port: config.grpcPort,
+        tls: config.grpcTls,
+      }).catch((error: unknown) => {
+        http.close();
+        throw error;
+      });
+    }
   } catch (error) {
     await pemba.close();
     await observability?.close();
@@ -139,6 +157,12 @@ export async function startServer({
     { url, database: describeDatabase(config.database), store: store.kind, auth: config.auth.mode },
     `pemba listening on ${url}`,
   );
+  if (grpc !== undefined) {
+    logger.info(
+      { grpc: grpc.address, tls: grpc.tls },
+      `pemba gRPC listening on ${grpc.address}${grpc.tls ? " (TLS)" : ""}`,
+    );
+  }
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -147,7 +171,7 @@ export async function startServer({
       compactor.close();
       overload.close();
       pemba.service.watches.close(); // open watch streams end now instead of holding the shutdown
-      await closeGracefully(server, connections);
+      await Promise.all([closeGracefully(server, connections), grpc?.close(SHUTDOWN_GRACE_MS)]);
       await observability?.close();
       await pemba.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
@@ -155,7 +179,7 @@ export async function startServer({
     })();
     return closing;
   };
-  return { url, store, metrics, close };
+  return { url, grpcAddress: grpc?.address, store, metrics, close };
 }
 
 /** The access line of a request: info when it succeeded; warn with the error's gRPC code and message. */

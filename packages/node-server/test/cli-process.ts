@@ -96,7 +96,8 @@ export async function startServe(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<CliProcess & { url: string }> {
-  const proc = startCli(["serve", "--port", "0", ...args], env);
+  // no gRPC port unless the test asks for one: the default (3478) is one port for every server at once
+  const proc = startCli(["serve", "--port", "0", ...args], { PEMBA_GRPC_PORT: "0", ...env });
   const line = await proc.waitForLog((e) => typeof e.url === "string");
   return Object.assign(proc, { url: line.url as string });
 }

@@ -12,11 +12,13 @@ import {
 const parseAuthKeys = (text: string) => parsePresharedKeys(text, "--auth-keys");
 
 describe("serve configuration", () => {
-  it("zero config: SQLite ./pemba.db on 127.0.0.1:3476, no auth, 24h GC window", () => {
+  it("zero config: SQLite ./pemba.db on 127.0.0.1:3476 (gRPC 3478, cleartext), no auth, 24h GC window", () => {
     expect(resolveServeConfig({}, {})).toEqual({
       database: "./pemba.db",
       host: "127.0.0.1",
       port: 3476,
+      grpcPort: 3478,
+      grpcTls: undefined,
       auth: { mode: "none" },
       corsOrigins: undefined,
       publicPaths: [],
@@ -62,6 +64,17 @@ describe("serve configuration", () => {
     );
     expect(() => resolveServeConfig({ "decision-log-redact": "subject-id,email" }, {})).toThrow(
       new ConfigError('invalid --decision-log-redact entry "email"; expected some of subject-id, context'),
+    );
+  });
+
+  it("gRPC port: 0 turns it off; TLS needs both the certificate and the key", () => {
+    expect(resolveServeConfig({ "grpc-port": "0" }, {}).grpcPort).toBe(0);
+    expect(resolveServeConfig({}, { PEMBA_GRPC_PORT: "50051" }).grpcPort).toBe(50051);
+    expect(resolveServeConfig({ "grpc-tls-cert": "c.pem" }, { PEMBA_GRPC_TLS_KEY: "k.pem" }).grpcTls).toEqual(
+      { certFile: "c.pem", keyFile: "k.pem" },
+    );
+    expect(() => resolveServeConfig({ "grpc-tls-cert": "c.pem" }, {})).toThrow(
+      new ConfigError("--grpc-tls-cert and --grpc-tls-key go together (TLS needs both)"),
     );
   });
 

@@ -112,7 +112,7 @@ const killAll = (pids: number[]) => {
 
 describe("pnpm pemba", () => {
   it("SIGTERM to the pnpm process stops the server: no process left, port closed", async () => {
-    const pnpm = startPnpm(["pemba", "serve", "--database", "memory:", "--port", "0"]);
+    const pnpm = startPnpm(["pemba", "serve", "--database", "memory:", "--port", "0", "--grpc-port", "0"]);
     let serverPids: number[] = [];
     try {
       const deadline = Date.now() + 60_000;

@@ -62,6 +62,8 @@ export async function openWorker(
     version: workerPackage.version,
     console: consoleAssets,
     scope: d1 === undefined ? undefined : withD1Sessions,
+    // Permify's gRPC services as Connect and gRPC-Web (a fetch Response has no trailers, so no native gRPC)
+    connect: true,
   });
 }
 

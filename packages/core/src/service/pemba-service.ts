@@ -27,8 +27,8 @@ import {
   type TupleFilter,
   tupleKey,
 } from "../model.ts";
-import type { RequestObservation } from "../observe/observation.ts";
 import { nextTurn } from "../next-turn.ts";
+import type { RequestObservation } from "../observe/observation.ts";
 import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";

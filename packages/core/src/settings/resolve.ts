@@ -81,6 +81,10 @@ interface CommonSettings extends ObservabilitySettings {
 export interface NodeSettings extends CommonSettings {
   host: string;
   port: number;
+  /** 0: no gRPC port. */
+  grpcPort: number;
+  /** Both set: the gRPC port serves TLS with this certificate and key (PEM file paths). */
+  grpcTls?: { certFile: string; keyFile: string };
   publicPaths: PublicPath[];
   /** Allow a non-loopback bind without authentication. */
   insecureBindAny: boolean;
@@ -169,6 +173,8 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     ...common(v, "node"),
     host: v.host,
     port: v.port,
+    grpcPort: v.grpcPort,
+    grpcTls: resolveGrpcTls(v),
     publicPaths: v.publicPaths,
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
@@ -202,6 +208,18 @@ export function replicaSettings(s: {
   if (!s.replica) return undefined;
   const maxBytes = s.replicaMaxMb === undefined ? undefined : s.replicaMaxMb * 1048576;
   return { maxRows: s.replicaMaxRows, freshnessMs: s.replicaRefreshMs, maxBytes };
+}
+
+/** The gRPC port's TLS files: both or neither. */
+function resolveGrpcTls(v: SettingValues): NodeSettings["grpcTls"] {
+  const { grpcTlsCert: certFile, grpcTlsKey: keyFile } = v;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    throw new ConfigError(
+      `${settingName("grpcTlsCert", "node")} and ${settingName("grpcTlsKey", "node")} go together (TLS needs both)`,
+    );
+  }
+  return { certFile, keyFile };
 }
 
 /** One auth mode: preshared keys, or OIDC with its JWKS, issuer and audience, or none. */

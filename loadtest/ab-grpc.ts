@@ -1,0 +1,158 @@
+/**
+ * A/B of the check over gRPC against the check over HTTP on ONE `pemba serve` (memory store, seeded with Permify's
+ * seed writer): fixed-rate windows alternating HTTP, gRPC, gRPC, HTTP, ... (so background load hits both alike),
+ * k6's check-open-model.js against k6/net/grpc's check-open-model-grpc.js, the same request mix. Prints the server's
+ * CPU per answered check of each window and the ratio gRPC / HTTP over all windows.
+ *   node --experimental-strip-types loadtest/ab-grpc.ts [--rate 150] [--duration 15] [--rounds 3] [--ids 10000]
+ *        [--bare]   (the transports alone instead of pemba: grpc-bare-server.ts answers a fixed decision)
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { metric, runK6 } from "./lib/k6.ts";
+import { cpuSplit } from "./lib/proc.ts";
+import { seed, spotCheck, writeSeedSchema } from "./lib/seed.ts";
+import { freePort, startPemba } from "./lib/servers.ts";
+
+const { values } = parseArgs({
+  options: {
+    rate: { type: "string", default: "150" },
+    duration: { type: "string", default: "15" },
+    rounds: { type: "string", default: "3" },
+    ids: { type: "string", default: "10000" },
+    bare: { type: "boolean", default: false },
+  },
+});
+const RATE = Number(values.rate);
+const DURATION = Number(values.duration);
+const ROUNDS = Number(values.rounds);
+const IDS = Number(values.ids);
+const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+type Protocol = "http" | "grpc";
+interface Window {
+  protocol: Protocol;
+  answered: number;
+  failed: number;
+  dropped: number;
+  cpu: number;
+  /** Of `cpu`, in the kernel (system time). */
+  system: number;
+  p50: number;
+  p99: number;
+}
+
+/** The bare transports (grpc-bare-server.ts) on two free ports, as a server of the A/B. */
+async function startBare(grpcPort: number): Promise<{ url: string; pid: number; stop(): Promise<unknown> }> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      "--experimental-strip-types",
+      "--no-warnings",
+      join(import.meta.dirname, "grpc-bare-server.ts"),
+      String(port),
+      String(grpcPort),
+    ],
+    { stdio: "inherit" },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await (await fetch(url, { method: "POST", body: "{}" })).arrayBuffer();
+      break;
+    } catch (e) {
+      if (i === 100) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    pid: child.pid!,
+    stop: () => {
+      child.kill();
+      return new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+const token = randomBytes(16).toString("hex");
+const grpcPort = await freePort();
+const server = values.bare
+  ? await startBare(grpcPort)
+  : await startPemba("memory:", ["--auth-keys", token, "--grpc-port", String(grpcPort)]);
+const windows: Window[] = [];
+try {
+  let version = "";
+  if (!values.bare) {
+    version = await writeSeedSchema(server.url, token);
+    log(`seeding ${IDS} ids per type ...`);
+    const seeded = await seed(server.url, version, log, { token, totalIds: IDS });
+    log(
+      `seeded ${seeded.tuples + seeded.attributes} rows; spot checks ${await spotCheck(server.url, version, token, IDS)}`,
+    );
+  }
+  const env = {
+    PEMBA_URL: server.url,
+    PEMBA_GRPC: `127.0.0.1:${grpcPort}`,
+    PEMBA_TOKEN: token,
+    SCHEMA_VERSION: version,
+    TOTAL_IDS: IDS,
+    RATE,
+    DURATION: `${DURATION}s`,
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: Protocol[] = round % 2 === 0 ? ["http", "grpc"] : ["grpc", "http"];
+    for (const protocol of order) {
+      const script = protocol === "http" ? "check-open-model.js" : "check-open-model-grpc.js";
+      const before = cpuSplit(server.pid);
+      const run = await runK6(script, env);
+      const after = cpuSplit(server.pid);
+      const system = after.system - before.system;
+      const cpu = after.user - before.user + system;
+      const s = run.summary;
+      const duration = protocol === "http" ? "http_req_duration" : "grpc_req_duration";
+      const w: Window = {
+        protocol,
+        // one request per iteration (k6 counts no grpc_reqs)
+        answered: metric(s, "iterations", "count"),
+        failed: metric(s, "checks", "fails"),
+        dropped: metric(s, "dropped_iterations", "count"),
+        cpu,
+        system,
+        p50: metric(s, duration, "med"),
+        p99: metric(s, duration, "p(99)"),
+      };
+      windows.push(w);
+      log(
+        `round ${round + 1} ${protocol.padEnd(4)}: ${w.answered} checks (${w.failed} failed checks, ${w.dropped} dropped), ` +
+          `server CPU ${((w.cpu * 1e6) / Math.max(1, w.answered)).toFixed(1)} µs/check ` +
+          `(kernel ${((w.system * 1e6) / Math.max(1, w.answered)).toFixed(1)}), p50 ${w.p50.toFixed(2)} ms, p99 ${w.p99.toFixed(2)} ms`,
+      );
+    }
+  }
+} finally {
+  await server.stop();
+}
+
+const perCheck = (protocol: Protocol) => {
+  const of = windows.filter((w) => w.protocol === protocol);
+  const answered = of.reduce((n, w) => n + w.answered, 0);
+  const us = (seconds: number) => (seconds * 1e6) / Math.max(1, answered);
+  return {
+    answered,
+    us: us(of.reduce((n, w) => n + w.cpu, 0)),
+    kernel: us(of.reduce((n, w) => n + w.system, 0)),
+  };
+};
+const http = perCheck("http");
+const grpc = perCheck("grpc");
+const failed = windows.reduce((n, w) => n + w.failed, 0);
+console.log(
+  `\n${values.bare ? "bare transports: " : ""}server CPU per check at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} s windows: HTTP ${http.us.toFixed(1)} µs ` +
+    `(kernel ${http.kernel.toFixed(1)}; ${http.answered} checks), gRPC ${grpc.us.toFixed(1)} µs ` +
+    `(kernel ${grpc.kernel.toFixed(1)}; ${grpc.answered} checks); ` +
+    `gRPC / HTTP = ${(grpc.us / http.us).toFixed(3)}; failed checks ${failed}`,
+);
+if (failed > 0) process.exitCode = 1;
