@@ -34,8 +34,21 @@ export default defineConfig({
       },
       {
         test: {
+          name: "cli",
+          root: "packages/cli",
+          globalSetup: ["test/global-setup.ts"],
+          include: ["test/**/*.test.ts"],
+          // npm install of the packed CLI; podman builds of the container image (and its base image on first use)
+          testTimeout: 600_000,
+          hookTimeout: 900_000,
+        },
+      },
+      {
+        test: {
           name: "console",
           root: "packages/console",
+          // the pemba bundle the tests serve the page with (test/servers.ts)
+          globalSetup: ["test/global-setup.ts"],
           include: ["test/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,

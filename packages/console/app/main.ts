@@ -292,10 +292,13 @@ $("apply-schema").addEventListener("click", () =>
 // ---- check, explain, lookups ----
 
 const HINTS: Record<string, string> = {
-  check: "entity (doc:1), permission, subject (user:alice or group:x#member); the proof is drawn below",
-  explain: "entity (doc:1), permission, subject: the decision and its proof",
-  "lookup-entity": "entity type (doc), permission, subject (user:alice): the ids of that type it may reach",
-  "lookup-subject": "entity (doc:1), permission, subject type (user or group#member): the subject ids",
+  check:
+    "entity (document:1), permission, subject (user:alice or organization:acme#member); the proof is drawn below",
+  explain: "entity (document:1), permission, subject: the decision and its proof",
+  "lookup-entity":
+    "entity type (document), permission, subject (user:alice): the ids of that type it may reach",
+  "lookup-subject":
+    "entity (document:1), permission, subject type (user or organization#member): the subject ids",
 };
 
 const queryKind = $<HTMLSelectElement>("query-kind");

@@ -15,10 +15,10 @@
  */
 import { cpus, loadavg } from "node:os";
 import { gzipSync } from "node:zlib";
-import { startServer } from "@pemba/node-server";
 import type { CDPSession, Page } from "playwright-core";
 import { consoleAssets } from "../src/index.ts";
 import { launchChromium, openConsole } from "../test/browser.ts";
+import { buildPemba, startNodeServer } from "../test/servers.ts";
 import { largeSchema } from "./large-schema.ts";
 
 const ASSET_BUDGET = 400 * 1024;
@@ -84,7 +84,8 @@ async function diagnoseOnce(page: Page, schema: string): Promise<number> {
 }
 
 async function diagnostics(): Promise<boolean> {
-  const server = await startServer({ database: "memory:", logLevel: "silent" });
+  buildPemba();
+  const server = await startNodeServer();
   const browser = await launchChromium();
   try {
     const valid = largeSchema(2000);

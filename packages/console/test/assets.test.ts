@@ -4,10 +4,10 @@
  */
 import { execFileSync } from "node:child_process";
 import { resolve } from "node:path";
-import { type RunningServer, startServer } from "@pemba/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildConsoleFiles } from "../scripts/bundle.ts";
 import { consoleAssets } from "../src/index.ts";
+import { type Served, startNodeServer } from "./servers.ts";
 
 describe("console assets", () => {
   it("generated/assets.ts is the build of app/ and core (after editing either: pnpm --filter @pemba/console build)", async () => {
@@ -28,13 +28,9 @@ describe("console assets", () => {
 });
 
 describe("/console on the Node server, with preshared keys on", () => {
-  let server: RunningServer;
+  let server: Served;
   beforeAll(async () => {
-    server = await startServer({
-      database: "memory:",
-      logLevel: "silent",
-      auth: { mode: "preshared", keys: [{ key: "k1" }] },
-    });
+    server = await startNodeServer(["--auth-keys", "k1"]);
   });
   afterAll(async () => {
     await server?.close();

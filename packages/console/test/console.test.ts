@@ -6,13 +6,13 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { tryParseSchema, validateFile } from "@pemba/core";
-import { type RunningServer, startServer } from "@pemba/node-server";
+import { parseSchema, tryParseSchema, validateFile } from "@pemba/core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeState } from "../app/share.ts";
 import { largeSchema } from "../scripts/large-schema.ts";
 import { ask, CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
+import { type Served, startNodeServer } from "./servers.ts";
 
 const CONFORMANCE = resolve(import.meta.dirname, "../../../../shared/conformance/permify/shapes");
 
@@ -38,12 +38,12 @@ entity doc {
 `;
 
 describe.skipIf(!existsSync(CHROMIUM))("console in Chromium (Node server)", () => {
-  let server: RunningServer;
+  let server: Served;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
-    server = await startServer({ database: "memory:", logLevel: "silent" });
+    server = await startNodeServer();
     browser = await launchChromium();
     // an empty playground (without a state in its URL the page starts with an example model and data)
     const empty = await encodeState({ schema: "", tuples: [], attributes: [] });
@@ -324,10 +324,10 @@ scenarios:
 });
 
 describe.skipIf(!existsSync(CHROMIUM))("the console's first screen (the README's screenshot)", () => {
-  let server: RunningServer;
+  let server: Served;
   let browser: Browser;
   beforeAll(async () => {
-    server = await startServer({ database: "memory:", logLevel: "silent" });
+    server = await startNodeServer();
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -351,6 +351,46 @@ describe.skipIf(!existsSync(CHROMIUM))("the console's first screen (the README's
     expect(await page.textContent("#query-result")).toMatch(/^CHECK_RESULT_ALLOWED/);
     await page.waitForSelector("#proof li.grant");
     await screenshot(page, "readme");
+    await page.close();
+  });
+
+  it("loads without a failed request (no /favicon.ico); the fields' examples are of the example model", async () => {
+    const page = await browser.newPage();
+    const failed: string[] = [];
+    page.on("response", (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
+    await page.goto(`${server.url}/console`, { waitUntil: "networkidle" });
+    await page.waitForSelector("body[data-ready=true]");
+    expect(failed).toEqual([]);
+    expect(await page.$$eval("link[rel=icon]", (els) => els.map((e) => e.getAttribute("href")))).toEqual([
+      "data:,",
+    ]);
+
+    const schema = parseSchema(
+      await page.evaluate(() => (globalThis as unknown as Hooks).pembaConsole.editor.state.doc.toString()),
+    );
+    const placeholder = (id: string) => page.getAttribute(`#${id}`, "placeholder") as Promise<string>;
+    const [entity, permission, subject] = await Promise.all(
+      ["query-entity", "query-permission", "query-subject"].map(placeholder),
+    );
+    expect([entity, permission, subject]).toEqual(["document:1", "edit", "user:alice"]);
+    const [type] = entity!.split(":");
+    expect(Object.keys(schema.entities[type!]!.permissions)).toContain(permission);
+    expect(Object.keys(schema.entities)).toContain(subject!.split(":")[0]);
+    // relationship and attribute inputs: a relation and an attribute of the model
+    expect(await placeholder("tuple-input")).toBe("document:1#owner@user:alice");
+    expect(Object.keys(schema.entities.document!.relations)).toContain("owner");
+    expect(await placeholder("attribute-input")).toBe("document:1$public|boolean:true");
+    expect(schema.entities.document!.attributes.public?.type).toBe("ATTRIBUTE_TYPE_BOOLEAN");
+    // each query's hint names only types (and their relations) of the model
+    for (const kind of ["check", "explain", "lookup-entity", "lookup-subject"]) {
+      await page.selectOption("#query-kind", kind);
+      const hint = (await page.textContent("#query-hint")) ?? "";
+      const named = [...hint.matchAll(/\((\w+)[:#) ]/g), ...hint.matchAll(/or (\w+)[:#]/g)].map((m) => m[1]!);
+      expect(named.length, hint).toBeGreaterThan(0);
+      for (const type of named) expect(Object.keys(schema.entities), hint).toContain(type);
+    }
     await page.close();
   });
 });

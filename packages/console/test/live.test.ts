@@ -5,44 +5,22 @@
  * and the key stays in the page (not in its URL, storage or cookies).
  */
 import { existsSync } from "node:fs";
-import { type RunningServer, startServer } from "@pemba/node-server";
-import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeState } from "../app/share.ts";
 import { ask, CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
+import { type Served, startNodeServer, startWorkerDev } from "./servers.ts";
 
 const KEY = "console-live-key";
 const SCHEMA = "entity user {}\n\nentity doc {\n  relation owner @user\n  permission edit = owner\n}\n";
 
-interface Target {
-  url: string;
-  close(): Promise<void>;
-}
-
-const RUNTIMES: [string, () => Promise<Target>][] = [
-  [
-    "Node server",
-    async () => {
-      const server: RunningServer = await startServer({
-        database: "memory:",
-        logLevel: "silent",
-        auth: { mode: "preshared", keys: [{ key: KEY }] },
-      });
-      return server;
-    },
-  ],
-  [
-    "Worker (wrangler dev)",
-    async () => {
-      const worker: WranglerDev = await startWranglerDev({ PEMBA_DATABASE: "memory:", PEMBA_AUTH_KEYS: KEY });
-      return worker;
-    },
-  ],
+const RUNTIMES: [string, () => Promise<Served>][] = [
+  ["Node server", () => startNodeServer(["--auth-keys", KEY])],
+  ["Worker (wrangler dev)", () => startWorkerDev({ PEMBA_DATABASE: "memory:", PEMBA_AUTH_KEYS: KEY })],
 ];
 
 describe.skipIf(!existsSync(CHROMIUM)).each(RUNTIMES)("console live mode on the %s", (name, start) => {
-  let target: Target;
+  let target: Served;
   let browser: Browser;
 
   beforeAll(async () => {

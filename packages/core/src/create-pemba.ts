@@ -104,6 +104,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       admit: runtime.admit,
       version: runtime.version,
       console: runtime.console,
+      authzenTenant: settings.authzenTenant,
     });
     const scope = runtime.scope ?? (<T>(run: () => T) => run());
     const connect = runtime.connect ? createConnectFetchHandler(app, CONNECT_READ_MAX_BYTES) : undefined;

@@ -5,6 +5,7 @@
  * File and PostgreSQL drivers and migrations from disk are in `@pemba/core/node`; test harnesses in
  * `@pemba/core/testing` (runtime-neutral) and `@pemba/core/testing/node`.
  */
+export * as authzen from "./authzen/index.ts";
 export * from "./compile/index.ts";
 export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
 export * from "./engine/index.ts";

@@ -2,6 +2,15 @@
  * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server, the app served over real
  * HTTP on a random port, and an OTLP/HTTP receiver for trace and log exports.
  */
+
+export {
+  AUTHZEN_AUTH_KEYS,
+  AUTHZEN_KEY,
+  AUTHZEN_OTHER_KEY,
+  AUTHZEN_ROOT_TENANT,
+  type AuthzenServer,
+  describeAuthzen,
+} from "./authzen/testing/suite.ts";
 export { startTestServer, TEST_SCHEMA, type TestServer } from "./http/testing/harness.ts";
 export { type Listening, listen } from "./http/testing/node-listen.ts";
 export {

@@ -4,13 +4,15 @@
  * server starts without Node's TypeScript stripping (which keeps ~60 MB of WebAssembly
  * memory resident for the life of the process) and parses one file instead of ~150.
  *
- *   node packages/node-server/scripts/build.mjs [--quiet]
+ *   node packages/node-server/scripts/build.mjs [--quiet] [--outdir <dir>]
  *
  * Native or worker-thread packages stay external (better-sqlite3, pg, @libsql/client, pino, prom-client,
- * @hono/node-server: dependencies of this package, so they resolve from dist/). Skips the build when dist/pemba.mjs
- * is newer than every source file of node-server and core.
+ * @hono/node-server: dependencies of this package, so they resolve from dist/; the installable package
+ * packages/cli lists the same ones). The SQL migrations are copied beside the bundle (dist/drizzle), so the output
+ * folder is complete on its own: `--outdir` builds packages/cli/dist, what its tarball ships. Skips the build when
+ * dist/pemba.mjs is newer than every source file of node-server and core.
  */
-import { readdirSync, statSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -18,10 +20,16 @@ import { build } from "esbuild";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pkgDir = path.resolve(here, "..");
 const coreDir = path.resolve(pkgDir, "../core");
-const outfile = path.join(pkgDir, "dist/pemba.mjs");
+const outdirArg = process.argv.indexOf("--outdir");
+const outdir = outdirArg > 0 ? path.resolve(process.argv[outdirArg + 1]) : path.join(pkgDir, "dist");
+const outfile = path.join(outdir, "pemba.mjs");
 const quiet = process.argv.includes("--quiet");
 
-const EXTERNAL = ["better-sqlite3", "pg", "@libsql/client", "pino", "prom-client", "@hono/node-server"];
+// The packages the bundle leaves external are the installable package's dependencies (packages/cli/package.json);
+// node-server depends on the same versions (packages/cli/test/package.test.ts holds the two lists equal).
+const EXTERNAL = Object.keys(
+  JSON.parse(readFileSync(path.resolve(pkgDir, "../cli/package.json"), "utf8")).dependencies,
+);
 
 function newestSource(dir) {
   let newest = 0;
@@ -49,6 +57,7 @@ const sources = Math.max(
   newestSource(path.resolve(pkgDir, "../console/src")),
   newestSource(path.resolve(pkgDir, "../console/generated")),
   statSync(path.join(pkgDir, "package.json")).mtimeMs,
+  statSync(path.resolve(pkgDir, "../cli/package.json")).mtimeMs,
   statSync(fileURLToPath(import.meta.url)).mtimeMs,
 );
 if (builtAt() > sources) {
@@ -57,15 +66,16 @@ if (builtAt() > sources) {
 }
 
 const started = performance.now();
-// The migrations folder is found relative to the module's own URL; in the bundle that URL is dist/pemba.mjs.
+// The migrations folder is found relative to the module's own URL; in the bundle that URL is dist/pemba.mjs, and
+// the folder is the copy in dist/drizzle.
 const migrationsFromBundle = {
   name: "migrations-location",
   setup(b) {
     b.onLoad({ filter: /store[\\/]sql[\\/]migrations-location\.ts$/ }, () => ({
       loader: "ts",
       contents: [
-        'export const SQLITE_MIGRATIONS_URL = new URL("../../core/drizzle/sqlite", import.meta.url);',
-        'export const PG_MIGRATIONS_URL = new URL("../../core/drizzle/pg", import.meta.url);',
+        'export const SQLITE_MIGRATIONS_URL = new URL("./drizzle/sqlite", import.meta.url);',
+        'export const PG_MIGRATIONS_URL = new URL("./drizzle/pg", import.meta.url);',
       ].join("\n"),
     }));
   },
@@ -90,13 +100,15 @@ const mainFromBundle = {
     );
   },
 };
+rmSync(path.join(outdir, "drizzle"), { recursive: true, force: true });
+cpSync(path.join(coreDir, "drizzle"), path.join(outdir, "drizzle"), { recursive: true });
 await build({
   entryPoints: {
     pemba: path.join(pkgDir, "src/cli.ts"),
     "pemba-main": path.join(pkgDir, "src/run-command.ts"),
     "parse-thread": path.join(coreDir, "src/service/parse-worker/parse-thread.ts"),
   },
-  outdir: path.dirname(outfile),
+  outdir,
   outExtension: { ".js": ".mjs" },
   bundle: true,
   platform: "node",
@@ -111,6 +123,9 @@ await build({
   legalComments: "none",
   logLevel: "warning",
 });
+// The bundle needs no TypeScript stripping: its first line runs plain node (an installed `pemba` runs this file).
+const entry = readFileSync(outfile, "utf8");
+writeFileSync(outfile, entry.replace(/^#!.*\n/, "#!/usr/bin/env node\n"));
 if (!quiet) {
   const kb = Math.round(statSync(outfile).size / 1024);
   console.log(

@@ -32,6 +32,9 @@ Usage:
                                       print the decision log records (--decision-log <file>) that pass the
                                       filters; --explain asks a running server each check again at its snap
                                       token and prints the proof (exit 1 when one decides otherwise)
+  pemba load <file.yaml> --url <url> --tenant <id> [--token <key>] [--batch <n>]
+                                      write a validation file's schema, relationships and attributes into a
+                                      tenant of a running server (created if missing), in batches
   pemba --help                        this text
   pemba --version                     print the version
 
@@ -82,6 +85,11 @@ decisions options:
   --trace-id <id>                     the records of one trace
   --limit <n>                         print at most n records
   --explain                           re-run each check (with --url and --token, as for explain)
+load options:
+  --url <url>                         the server (default http://127.0.0.1:3476)
+  --tenant <id>                       the tenant written to (default t1)
+  --token <key>                       a key or token, sent as Authorization: Bearer
+  --batch <n>                         relationships and attributes per data/write (default 500)
 
 migrate options:
   --database <path|url>               as for serve (env PEMBA_DATABASE)
@@ -93,5 +101,6 @@ Examples:
   pemba codegen schema.perm -o src/authz.ts
   pemba schema diff main.perm branch.perm --database ./pemba.db
   pemba explain document:1 view user:alice --token secret1
+  pemba load examples/authzen/todo/scenario.yaml --tenant todo --token secret1
   PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
 `;

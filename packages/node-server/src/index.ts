@@ -187,6 +187,7 @@ function logRequest(logger: Logger, info: RequestInfo): void {
   const entry = {
     method: info.method,
     route: info.route,
+    path: info.path,
     status: info.status,
     ms: round(info.seconds * 1000),
   };

@@ -1,4 +1,4 @@
-/** The `pemba` commands: serve, validate, migrate, codegen, schema diff, explain, decisions (loaded by cli.ts once the Node version is known to fit). */
+/** The `pemba` commands: serve, validate, migrate, codegen, schema diff, explain, load, decisions (loaded by cli.ts once the Node version is known to fit). */
 import { ConfigError } from "./config.ts";
 import { keepTickObjectShape } from "./heap.ts";
 import { HELP_TEXT, pembaVersion } from "./help.ts";
@@ -38,6 +38,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./commands/explain.ts")).runExplain(rest);
     case "decisions":
       return (await import("./commands/decisions.ts")).runDecisions(rest);
+    case "load":
+      return (await import("./commands/load.ts")).runLoad(rest);
     default:
       process.stderr.write(`pemba: unknown command "${command}"; run \`pemba --help\`\n`);
       return 2;

@@ -67,6 +67,15 @@ describe("serve configuration", () => {
     );
   });
 
+  it("the AuthZEN root tenant from flag or environment; a tenant id", () => {
+    expect(resolveServeConfig({}, {}).authzenTenant).toBeUndefined();
+    expect(resolveServeConfig({}, { PEMBA_AUTHZEN_TENANT: "acme" }).authzenTenant).toBe("acme");
+    expect(
+      resolveServeConfig({ "authzen-tenant": "t1" }, { PEMBA_AUTHZEN_TENANT: "acme" }).authzenTenant,
+    ).toBe("t1");
+    expect(() => resolveServeConfig({ "authzen-tenant": "a b" }, {})).toThrow(ConfigError);
+  });
+
   it("gRPC port: 0 turns it off; TLS needs both the certificate and the key", () => {
     expect(resolveServeConfig({ "grpc-port": "0" }, {}).grpcPort).toBe(0);
     expect(resolveServeConfig({}, { PEMBA_GRPC_PORT: "50051" }).grpcPort).toBe(50051);

@@ -87,7 +87,8 @@ function startPnpm(args: string[], env: NodeJS.ProcessEnv = process.env) {
   };
   child.stdout.on("data", append);
   child.stderr.on("data", append);
-  return { child, output: () => output };
+  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+  return { child, output: () => output, exited };
 }
 
 /** Signals pnpm and expects it, every process it had started and the port gone within 10 s. */
@@ -168,9 +169,10 @@ describe("pnpm pemba", () => {
 });
 
 describe("pnpm --filter @pemba/worker run dev", () => {
-  // the script execs wrangler: a shell in between would die on the signal pnpm forwards and leave wrangler serving
+  // the script execs node scripts/wrangler-dev.mjs, which passes the signal on to wrangler (a shell in between would
+  // die on the signal pnpm forwards and leave wrangler serving) and ends an asked-for stop with status 0
   it.each(["SIGTERM", "SIGINT"] as const)(
-    "%s to the pnpm process stops wrangler and workerd: no process left, port closed",
+    "%s to the pnpm process stops wrangler and workerd: no process left, port closed, pnpm exits 0 (no ERR_PNPM)",
     async (signal) => {
       const [port, inspectorPort] = [await freePort(), await freePort()];
       const state = mkdtempSync(join(tmpdir(), "pemba-worker-dev-"));
@@ -202,6 +204,8 @@ describe("pnpm --filter @pemba/worker run dev", () => {
         const workerd = pids.filter((pid) => commandLine(pid).includes("workerd"));
         expect(workerd.length).toBeGreaterThan(0);
         await expectStopsOn(signal, pnpm, pids, port);
+        expect(await pnpm.exited, pnpm.output()).toBe(0);
+        expect(pnpm.output()).not.toContain("ERR_PNPM");
       } finally {
         killAll([pnpm.child.pid as number, ...pids]);
         rmSync(state, { recursive: true, force: true });
@@ -227,7 +231,13 @@ function vitestProjects(): { name: string; root: string }[] {
 describe("pnpm --filter <package> test", () => {
   it("every package's test script runs exactly its own projects of the root vitest config", () => {
     const projects = vitestProjects();
-    for (const dir of ["packages/core", "packages/node-server", "packages/sdk", "packages/worker"]) {
+    for (const dir of [
+      "packages/cli",
+      "packages/core",
+      "packages/node-server",
+      "packages/sdk",
+      "packages/worker",
+    ]) {
       const pkg = JSON.parse(readFileSync(join(REPO_DIR, dir, "package.json"), "utf8")) as {
         scripts: Record<string, string>;
       };

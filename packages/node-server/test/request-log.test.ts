@@ -85,4 +85,27 @@ describe("request log lines and metric labels of errors", () => {
       'pemba_http_requests_total{route="/v1/tenants/:tenant_id/schemas/read",status="400"} 1',
     );
   });
+
+  it("a 404 of a path no route serves logs that path (the metric keeps the one label notFound)", async () => {
+    const before = lines.length;
+    const missing = await fetch(`${server.url}/favicon.ico?size=32`);
+    expect(missing.status).toBe(404);
+    await missing.arrayBuffer();
+    const logged = lines.slice(before).filter((l) => l.msg === "request failed");
+    expect(logged).toEqual([
+      expect.objectContaining({ method: "GET", route: "notFound", path: "/favicon.ico", status: 404 }),
+    ]);
+    // a matched route's line names its template only, never the path with its ids
+    const check = await post(
+      server.url,
+      "/v1/tenants/t1/permissions/check",
+      checkBody("nope:1", "view", "user:1"),
+    );
+    expect(check.status).toBe(404);
+    const checkLine = lines.slice(before).filter((l) => l.msg === "request failed")[1]!;
+    expect(checkLine.route).toBe("/v1/tenants/:tenant_id/permissions/check");
+    expect("path" in checkLine).toBe(false);
+    const metrics = await server.metrics.registry.metrics();
+    expect(metrics).toContain('pemba_http_requests_total{route="notFound",status="404"} 1');
+  });
 });

@@ -3,6 +3,7 @@
  * browsers and Workers alike. Reads retry, writes do not (unless asked); paged reads also come as async
  * iterators over every page; checks made in the same tick are batched into bulk checks.
  */
+import { AuthzenClient } from "./authzen.ts";
 import { CheckBatcher } from "./check-batcher.ts";
 import { readNdjson } from "./ndjson.ts";
 import {
@@ -92,11 +93,14 @@ export class PembaClient {
   readonly #session: boolean;
   readonly #batcher: CheckBatcher | undefined;
   #lastWriteToken = "";
+  /** The tenant's AuthZEN decision point: evaluate, evaluations, searchSubjects/Resources/Actions. */
+  readonly authzen: AuthzenClient;
 
   constructor(options: ClientOptions, shared?: SharedState) {
     this.#options = options;
     this.#transport = shared?.transport ?? new Transport(options);
     this.tenantId = options.tenantId ?? "t1";
+    this.authzen = new AuthzenClient(this.#transport, `/v1/tenants/${encodeURIComponent(this.tenantId)}`);
     this.#depth = options.depth ?? 20;
     this.#session = options.consistency === "session";
     const batching = options.batchChecks ?? true;

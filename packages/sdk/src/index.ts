@@ -5,6 +5,7 @@
 import { type ClientOptions, PembaClient } from "./client.ts";
 import type { SchemaTypes, TypedClient } from "./typed.ts";
 
+export { type AccessEvaluationsInput, AuthzenClient } from "./authzen.ts";
 export { type ClientOptions, PembaClient, type SchemaVersionInfo, type Tenant } from "./client.ts";
 export { PembaApiError, PembaConnectionError, PembaError, PembaTimeoutError } from "./errors.ts";
 export {

@@ -4,6 +4,7 @@
  * example writes (`./authz.ts`), so the README cannot drift from the API or from its own schema; every permission
  * an example checks exists in that schema; and the install steps name the tarball `npm pack` writes.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseSchema } from "@pemba/core";
@@ -76,5 +77,10 @@ describe("README examples", () => {
     expect(install).toContain(`npm install /path/to/${tarball}`);
     expect(pkg.type).toBe("module");
     expect(install).toContain("ESM only");
+    // the tarball npm pack leaves in packages/sdk is ignored by git, not left untracked in the clone
+    const ignored = spawnSync("git", ["check-ignore", "--quiet", join("packages/sdk", tarball)], {
+      cwd: resolve(SDK_DIR, "../.."),
+    });
+    expect(ignored.status).toBe(0);
   });
 });

@@ -27,6 +27,8 @@ export function writesAt(level: LogLevel, line: "info" | "warn"): boolean {
 
 interface RequestFigures {
   route: string | undefined;
+  /** The request's path when no route matched it (a 404). */
+  path?: string;
   decision: string | undefined;
   statements: number;
   byKind: Record<string, number>;
@@ -51,6 +53,7 @@ export function observeRequest(info: RequestInfo): void {
   const figures = current.getStore();
   if (figures === undefined) return;
   figures.route = info.route;
+  figures.path = info.path;
   figures.decision = info.decision;
 }
 
@@ -106,6 +109,7 @@ export async function loggedRequest(
           JSON.stringify({
             method: request.method,
             route: figures.route ?? routeOf(request),
+            path: figures.path,
             status,
             decision: figures.decision,
             statements: figures.statements,

@@ -64,6 +64,25 @@ describe("request log", () => {
     }
   });
 
+  it("a request no route matched: its line names the path asked for", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const request = new Request("http://worker.test/favicon.ico", { method: "GET" });
+    await loggedRequest(request, async () => {
+      observeRequest({ method: "GET", route: "notFound", path: "/favicon.ico", status: 404, seconds: 0.001 });
+      return new Response("{}", { status: 404 });
+    });
+    const { ms: _ms, ...logged } = JSON.parse(log.mock.calls[0]![0] as string) as { ms: number };
+    expect(logged).toEqual({
+      method: "GET",
+      route: "notFound",
+      path: "/favicon.ico",
+      status: 404,
+      statements: 0,
+      by_kind: {},
+      rows_read: 0,
+    });
+  });
+
   it("warn: failed requests only (status >= 400), with the same content", async () => {
     expect(await linesAt("warn", [200, 403, 200, 500])).toEqual([line(403), line(500)]);
   });

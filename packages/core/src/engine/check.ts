@@ -127,3 +127,28 @@ export async function subjectPermission(
   }
   return out;
 }
+
+/** A question's decision, or DENIED with the error that failed it. */
+export interface Decided {
+  can: CheckResult;
+  error?: unknown;
+}
+
+const decided = (r: WalkResult, error: unknown): Decided =>
+  r === FAILED ? { can: DENIED, error } : { can: r === TRUE ? ALLOWED : DENIED };
+
+/**
+ * Questions on one evaluation (one target: one snap, one context), their reads batched per pass as in the bulk
+ * check; a failed question is DENIED with its error. The evaluation may have answered questions before: the
+ * sub-problems they decided are not decided again.
+ */
+export function decideAllOn(
+  evaluation: Evaluation,
+  queries: readonly CheckQuery[],
+  depth: number,
+): Decided[] | Promise<Decided[]> {
+  const many = evaluateMany(evaluation, queries, depth);
+  const out = ({ results, errors }: { results: WalkResult[]; errors: unknown[] }) =>
+    results.map((r, i) => decided(r, errors[i]));
+  return many instanceof Promise ? many.then(out) : out(many);
+}

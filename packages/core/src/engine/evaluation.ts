@@ -37,6 +37,7 @@ export class Evaluation implements Walk {
   // Fields with "!" hold the state of one question: `reset` (also run by the constructor) sets every one of them.
   schema!: CompiledSchema;
   data!: Record<string, unknown>;
+  contextualAttributesFirst!: boolean;
   subject!: Subject;
   /** Invocations in the latest pass (Permify's check_count: not a stable contract). */
   checkCount!: number;
@@ -74,6 +75,7 @@ export class Evaluation implements Walk {
     this.error = undefined;
     const ctx = target.context;
     this.data = (ctx?.data as Record<string, unknown>) ?? NO_DATA;
+    this.contextualAttributesFirst = target.contextualAttributesFirst === true;
     const context = ContextualData.of(ctx);
     this.#context = context;
     this.#entries.reset(schema);

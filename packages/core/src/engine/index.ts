@@ -1,4 +1,4 @@
-export { bulkCheck, check, subjectPermission } from "./check.ts";
+export { bulkCheck, check, type Decided, decideAllOn, subjectPermission } from "./check.ts";
 export { EvaluationPool } from "./evaluation/pool.ts";
 export { Evaluation } from "./evaluation.ts";
 export { expand } from "./expand.ts";

@@ -20,6 +20,11 @@ export interface EvaluationTarget {
   depth: number;
   context?: Context;
   /**
+   * A contextual attribute wins over a stored one in rule arguments too (AuthZEN: the properties a request sends
+   * are what it asks about). Default: Permify's order, stored first in rule arguments.
+   */
+  contextualAttributesFirst?: boolean;
+  /**
    * The caller's pool, kept across requests: a check reuses the evaluation of the last one that answered
    * synchronously, and a store that answered a batch synchronously is read directly. Without one, every
    * evaluation is new and batches its first reads.

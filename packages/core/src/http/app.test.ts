@@ -40,10 +40,16 @@ describe("HTTP app: transport rules", () => {
     expect(put.status).toBe(501);
   });
 
-  it("an unknown path is 404 Not Found", async () => {
-    const r = await s.call("/v1/tenants/t1/nothing-here", {});
+  it("an unknown path is 404 Not Found; observe sees the path asked for (matched routes report none)", async () => {
+    const before = observed.length;
+    const r = await s.call("/v1/tenants/t1/nothing-here?x=1", {});
     expect(r.status).toBe(404);
     expect(r.body).toEqual({ code: 5, message: "Not Found", details: [] });
+    expect(observed.slice(before)).toEqual([
+      expect.objectContaining({ route: "notFound", path: "/v1/tenants/t1/nothing-here", status: 404 }),
+    ]);
+    await s.call("/healthz", undefined, { method: "GET" });
+    expect(observed.at(-1)).toMatchObject({ route: "/healthz", path: undefined });
   });
 
   it("Permify's watch path is served (NDJSON), unlike Permify's gateway", async () => {
@@ -228,6 +234,7 @@ describe("HTTP app: transport rules", () => {
       {
         method: "POST",
         route: "notFound",
+        path: "/v1/tenants/t1/nothing",
         status: 404,
         seconds: expect.any(Number),
         decision: undefined,
@@ -272,6 +279,13 @@ describe("HTTP app: transport rules", () => {
         "POST /v1/tenants/{tenant_id}/permissions/subject-permission permissions.subjectPermission",
         "POST /v1/tenants/{tenant_id}/permissions/explain permissions.explain",
         "POST /v1/tenants/{tenant_id}/watch watch.watch",
+        "POST /v1/tenants/{tenant_id}/access/v1/evaluation authzen.evaluation",
+        "POST /v1/tenants/{tenant_id}/access/v1/evaluations authzen.evaluations",
+        "POST /v1/tenants/{tenant_id}/access/v1/search/subject authzen.search.subject",
+        "POST /v1/tenants/{tenant_id}/access/v1/search/resource authzen.search.resource",
+        "POST /v1/tenants/{tenant_id}/access/v1/search/action authzen.search.action",
+        "GET /v1/tenants/{tenant_id}/.well-known/authzen-configuration authzen.configuration",
+        "GET /.well-known/authzen-configuration/v1/tenants/{tenant_id} authzen.configuration.well-known",
       ].sort(),
     );
     expect(doc.openapi).toBe("3.0.3");
@@ -302,7 +316,7 @@ describe("HTTP app: transport rules", () => {
           `<li><span class="m ${m}">${m.toUpperCase()}</span><code>${path}</code> — ${op.summary}</li>`,
       ),
     );
-    expect(expected).toHaveLength(27);
+    expect(expected).toHaveLength(34);
     expect(items.sort()).toEqual(expected.sort());
     expect(page).toContain(
       '<li><span class="m post">POST</span><code>/v1/tenants/{tenant_id}/permissions/check</code> — ' +

@@ -16,6 +16,7 @@ import { defaultLimits, type Limits } from "./limits.ts";
 import { type Answer, type ApiRequest, type Observe, RequestPipeline } from "./pipeline.ts";
 import { FetchRoutes } from "./route.ts";
 import type { ApiRoute } from "./route-table.ts";
+import { registerAuthzenRoutes } from "./routes/authzen.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
 import { registerPermissionRoutes } from "./routes/permission.ts";
@@ -54,6 +55,8 @@ export interface AppOptions {
   version?: string;
   /** The browser console's built files, served at `/console` (the entries pass them: core never builds them). */
   console?: ConsoleAssets;
+  /** The tenant whose AuthZEN decision point is also served at the root paths (`/access/v1/...`). */
+  authzenTenant?: string;
 }
 
 /**
@@ -193,9 +196,10 @@ export function createApp(opts: AppOptions): PembaApp {
   registerBundleRoutes(deps);
   registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
+  registerAuthzenRoutes(deps, opts.authzenTenant);
   routes.finish();
 
-  const notFound = routes.serve({ route: "notFound", authenticate: false }, () => {
+  const notFound = routes.serve({ route: "notFound", authenticate: false, unmatched: true }, () => {
     throw new PembaError("ERROR_CODE_NOT_FOUND", "Not Found");
   });
   app.notFound((c) => notFound(c));

@@ -26,6 +26,8 @@ export { readStreamText, requestTooLarge } from "./request-body.ts";
 export {
   type ApiMethod,
   type ApiRoute,
+  AUTHZEN_ROOT_ROUTES,
+  AUTHZEN_ROUTES,
   matchRoute,
   ROUTE_LIST,
   ROUTES,

@@ -22,6 +22,8 @@ export interface RequestInfo {
   method: string;
   /** The endpoint's path template, e.g. "/v1/tenants/:tenant_id/permissions/check". */
   route: string;
+  /** The request's path, when no endpoint matched it (route "notFound"): what was asked for. */
+  path?: string;
   status: number;
   seconds: number;
   /** The check decision (CHECK_RESULT_*) of a permission check. */
@@ -51,8 +53,12 @@ export interface ApiRequest {
   text(maxBytes: number): Promise<string>;
   /** A path parameter of the endpoint's template (`tenant_id`, `id`). */
   param(name: string): string | undefined;
+  /** The request's path, without the query. */
+  path?: string;
   /** Aborted when the client goes away (streaming answers stop). */
   signal?: AbortSignal;
+  /** The request's URL, when the adapter has it whole (the fetch adapter); AuthZEN's discovery names its origin. */
+  url?: string;
 }
 
 /** An answer as the pipeline gives it; adapters write it to their transport. */
@@ -81,6 +87,15 @@ export interface Endpoint {
   requestMessage?: string;
   /** NDJSON stream: errors are sent as `{"error": {...}}` lines. */
   stream?: boolean;
+  /** The tenant every request of the endpoint is for (AuthZEN's root paths: `--authzen-tenant`). */
+  tenant?: string;
+  /**
+   * An AuthZEN endpoint: error statuses are the four AuthZEN names (400, 401, 403, 500) and a request's
+   * X-Request-ID is echoed on every answer, errors included.
+   */
+  authzen?: boolean;
+  /** No route matched (the 404 answer): `observe` reports the request's path as well. */
+  unmatched?: boolean;
 }
 
 export interface Call {
@@ -249,8 +264,8 @@ export class RequestPipeline {
         auth === undefined ? UNRESTRICTED : await auth.authenticate(req.header("authorization"));
       if (endpoint.tenancy) assertUnrestricted(principal);
       let tenantId = "";
-      if (endpoint.tenantParam !== undefined) {
-        tenantId = req.param(endpoint.tenantParam) ?? "";
+      if (endpoint.tenantParam !== undefined || endpoint.tenant !== undefined) {
+        tenantId = endpoint.tenant ?? req.param(endpoint.tenantParam!) ?? "";
         validateTenantId(endpoint.requestMessage ?? "Request", tenantId);
         assertTenantAllowed(principal, tenantId);
       }
@@ -259,6 +274,11 @@ export class RequestPipeline {
       answer = await handler({ req, tenantId, principal });
     } catch (e) {
       answer = errorAnswer(e, endpoint.stream);
+      if (endpoint.authzen) answer.status = authzenStatus(answer.status, e);
+    }
+    if (endpoint.authzen) {
+      const requestId = req.header("x-request-id");
+      if (requestId !== undefined) answer.headers.push("x-request-id", requestId);
     }
     if (origin !== undefined) answer.headers.push(...this.#cors.headersFor(origin));
     const observe = this.#observe;
@@ -267,6 +287,7 @@ export class RequestPipeline {
         observe({
           method: req.method,
           route: endpoint.route,
+          path: endpoint.unmatched ? req.path : undefined,
           status: answer.status,
           seconds: (performance.now() - start) / 1000,
           decision: answer.decision,
@@ -278,6 +299,27 @@ export class RequestPipeline {
     }
     return answer;
   }
+}
+
+/** Errors of authentication: AuthZEN's 401 (Permify answers a missing bearer token with gRPC 2, HTTP 500). */
+const AUTHENTICATION_ERRORS = new Set<string>([
+  "ERROR_CODE_UNAUTHENTICATED",
+  "ERROR_CODE_MISSING_BEARER_TOKEN",
+  "ERROR_CODE_INVALID_BEARER_TOKEN",
+  "ERROR_CODE_INVALID_KEY",
+  "ERROR_CODE_INVALID_CLAIMS",
+  "ERROR_CODE_INVALID_ISSUER",
+  "ERROR_CODE_INVALID_AUDIENCE",
+]);
+
+/**
+ * AuthZEN's error statuses: 401 for any authentication error, 403 as it is, any other client error 400, any
+ * server error 500.
+ */
+export function authzenStatus(status: number, error: unknown): number {
+  if (isPembaError(error) && AUTHENTICATION_ERRORS.has(error.code)) return 401;
+  if (status === 401 || status === 403) return status;
+  return status >= 500 ? 500 : 400;
 }
 
 /** A tenant id from a path: PGV's rules of the request message's TenantId field. */

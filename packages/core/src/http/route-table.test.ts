@@ -14,7 +14,11 @@ const urlOf = (path: string, value = "t1") => path.replace(/\{\w+\}/g, value);
 
 function honoLabels() {
   const seen: RequestInfo[] = [];
-  const app = createApp({ service: new PembaService(new MemoryStore()), observe: (i) => seen.push(i) });
+  const app = createApp({
+    service: new PembaService(new MemoryStore()),
+    observe: (i) => seen.push(i),
+    authzenTenant: "t1",
+  });
   return async (method: string, path: string) => {
     seen.length = 0;
     const res = await app.fetch(
@@ -32,7 +36,7 @@ describe("the route table", () => {
     expect(new Set(ids).size).toBe(ids.length);
     const keys = ROUTE_LIST.map((r) => `${r.method} ${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expect(ROUTE_LIST).toHaveLength(27);
+    expect(ROUTE_LIST).toHaveLength(40);
   });
 
   it.each(ROUTE_LIST.map((r) => [r.operationId, r] as const))(
@@ -71,6 +75,16 @@ describe("the route table", () => {
     expect(await label("GET", check)).toEqual({ route: ROUTES.check.endpoint.route, status: 501 });
   });
 
+  it("AuthZEN's root paths are served only with an AuthZEN tenant", async () => {
+    const app = createApp({ service: new PembaService(new MemoryStore()) });
+    const res = await app.fetch(
+      new Request("http://pemba.test/access/v1/evaluation", { method: "POST", body: "{}" }),
+    );
+    expect(res.status).toBe(404);
+    expect(matchRoute("POST", "/access/v1/evaluation")?.route.authzenRoot).toBe(true);
+    expect(app.handle(matchRoute("POST", "/access/v1/evaluation")!.route, {} as never)).toBeUndefined();
+  });
+
   it("fixed segments first: POST /v1/tenants/create is tenants.create, DELETE of it deletes tenant `create`", async () => {
     const label = honoLabels();
     expect(matchRoute("POST", "/v1/tenants/create")?.route).toBe(ROUTES.tenantsCreate);
@@ -81,8 +95,8 @@ describe("the route table", () => {
     expect((await label("DELETE", "/v1/tenants/create")).route).toBe("/v1/tenants/:id");
   });
 
-  it("the OpenAPI document has the table's operations", async () => {
-    const app = createApp({ service: new PembaService(new MemoryStore()) });
+  it("the OpenAPI document has the table's operations (the AuthZEN root paths with --authzen-tenant)", async () => {
+    const app = createApp({ service: new PembaService(new MemoryStore()), authzenTenant: "t1" });
     const doc = (await (await app.fetch(new Request("http://pemba.test/openapi.json"))).json()) as {
       paths: Record<string, Record<string, { operationId: string }>>;
     };

@@ -5,7 +5,7 @@
  */
 import type { Endpoint } from "./pipeline.ts";
 
-export type ApiMethod = "POST" | "PATCH" | "DELETE";
+export type ApiMethod = "GET" | "POST" | "PATCH" | "DELETE";
 
 export interface ApiRoute {
   readonly method: ApiMethod;
@@ -16,6 +16,11 @@ export interface ApiRoute {
   readonly endpoint: Endpoint;
   /** A write whose body size counts towards the Node server's heap compaction. */
   readonly write: boolean;
+  /**
+   * An AuthZEN route at the root paths (`/access/v1/...`): served only with `--authzen-tenant`, whose tenant it
+   * answers for.
+   */
+  readonly authzenRoot: boolean;
 }
 
 interface RouteFlags {
@@ -24,6 +29,8 @@ interface RouteFlags {
   /** NDJSON answer. */
   stream?: boolean;
   write?: boolean;
+  /** An endpoint of the AuthZEN Authorization API (its error statuses, X-Request-ID). */
+  authzen?: boolean;
 }
 
 function api(
@@ -38,6 +45,7 @@ function api(
     path,
     operationId,
     write: flags.write === true,
+    authzenRoot: flags.authzen === true && !path.includes("{tenant_id}"),
     endpoint: {
       route: path.replace(/\{(\w+)\}/g, ":$1"),
       authenticate: true,
@@ -45,12 +53,75 @@ function api(
       tenancy: flags.tenancy,
       requestMessage,
       stream: flags.stream,
+      authzen: flags.authzen,
     },
   };
 }
 
 const T = "/v1/tenants/{tenant_id}";
 const WRITE = { write: true };
+const AUTHZEN = { authzen: true };
+/** The AuthZEN Authorization API 1.0 under a prefix: a tenant's (`/v1/tenants/{tenant_id}`) or the root. */
+const authzenRoutes = (prefix: string, op: string) => ({
+  evaluation: api(
+    "POST",
+    `${prefix}/access/v1/evaluation`,
+    `${op}.evaluation`,
+    "AccessEvaluationRequest",
+    AUTHZEN,
+  ),
+  evaluations: api(
+    "POST",
+    `${prefix}/access/v1/evaluations`,
+    `${op}.evaluations`,
+    "AccessEvaluationsRequest",
+    AUTHZEN,
+  ),
+  searchSubject: api(
+    "POST",
+    `${prefix}/access/v1/search/subject`,
+    `${op}.search.subject`,
+    "SubjectSearchRequest",
+    AUTHZEN,
+  ),
+  searchResource: api(
+    "POST",
+    `${prefix}/access/v1/search/resource`,
+    `${op}.search.resource`,
+    "ResourceSearchRequest",
+    AUTHZEN,
+  ),
+  searchAction: api(
+    "POST",
+    `${prefix}/access/v1/search/action`,
+    `${op}.search.action`,
+    "ActionSearchRequest",
+    AUTHZEN,
+  ),
+  configuration: api(
+    "GET",
+    `${prefix}/.well-known/authzen-configuration`,
+    `${op}.configuration`,
+    "AuthzenConfigurationRequest",
+    AUTHZEN,
+  ),
+});
+
+/** A tenant's AuthZEN decision point, under the tenant's path. */
+export const AUTHZEN_ROUTES = {
+  ...authzenRoutes(T, "authzen"),
+  /** The RFC 8615 form of the discovery URL for the tenant's decision point identifier (its base URL). */
+  configurationWellKnown: api(
+    "GET",
+    "/.well-known/authzen-configuration/v1/tenants/{tenant_id}",
+    "authzen.configuration.well-known",
+    "AuthzenConfigurationRequest",
+    AUTHZEN,
+  ),
+} as const satisfies Record<string, ApiRoute>;
+
+/** The same decision point at the root paths, for the tenant `--authzen-tenant` names. */
+export const AUTHZEN_ROOT_ROUTES = authzenRoutes("", "authzen.root") satisfies Record<string, ApiRoute>;
 
 export const ROUTES = {
   tenantsCreate: api("POST", "/v1/tenants/create", "tenants.create", "TenantCreateRequest", {
@@ -138,7 +209,11 @@ export const ROUTES = {
   watch: api("POST", `${T}/watch`, "watch.watch", "WatchRequest", { stream: true }),
 } as const satisfies Record<string, ApiRoute>;
 
-export const ROUTE_LIST: readonly ApiRoute[] = Object.values(ROUTES);
+export const ROUTE_LIST: readonly ApiRoute[] = [
+  ...Object.values(ROUTES),
+  ...Object.values(AUTHZEN_ROUTES),
+  ...Object.values(AUTHZEN_ROOT_ROUTES),
+];
 
 /** A route of the table and its path parameters, as they stand in the URL (percent-encoded). */
 export interface RouteMatch {

@@ -33,7 +33,9 @@ export function honoRequest(c: PembaContext): ApiRequest {
     header: (name) => c.req.header(name),
     text: (maxBytes) => readStreamText(c.req.raw.body, maxBytes, c.req.header("content-length")),
     param: (name) => c.req.param(name),
+    path: c.req.path,
     signal: c.req.raw.signal,
+    url: c.req.url,
   };
 }
 
@@ -49,19 +51,22 @@ export class FetchRoutes {
   readonly #app: OpenAPIHono;
   readonly #pipeline: RequestPipeline;
   readonly #methodsByPath = new Map<string, Set<string>>();
-  /** Each route's handler, as `add` registered it with Hono. */
-  readonly #handlers = new Map<ApiRoute, Handler>();
+  /** Each route's handler and endpoint, as `add` registered them with Hono. */
+  readonly #handlers = new Map<ApiRoute, { handler: Handler; endpoint: Endpoint }>();
 
   constructor(app: OpenAPIHono, pipeline: RequestPipeline) {
     this.#app = app;
     this.#pipeline = pipeline;
   }
 
-  /** Registers an API endpoint with Hono (documented in OpenAPI) and for `answer`. */
-  add(def: RouteDef, handler: Handler): void {
-    const { endpoint, method } = def.route;
+  /**
+   * Registers an API endpoint with Hono (documented in OpenAPI) and for `answer`; `endpoint` replaces the route's
+   * own (AuthZEN's root paths: the same route with the tenant they answer for).
+   */
+  add(def: RouteDef, handler: Handler, endpoint: Endpoint = def.route.endpoint): void {
+    const { method } = def.route;
     if (this.#handlers.has(def.route)) throw new Error(`route registered twice: ${def.route.operationId}`);
-    this.#handlers.set(def.route, handler);
+    this.#handlers.set(def.route, { handler, endpoint });
     this.#document(def);
     const methods = this.#methodsByPath.get(endpoint.route) ?? new Set<string>();
     methods.add(method);
@@ -74,8 +79,10 @@ export class FetchRoutes {
    * without the router; undefined when no handler is registered for `route`.
    */
   answer(route: ApiRoute, req: ApiRequest): Promise<Answer> | undefined {
-    const handler = this.#handlers.get(route);
-    return handler === undefined ? undefined : this.#pipeline.run(route.endpoint, req, handler);
+    const registered = this.#handlers.get(route);
+    return registered === undefined
+      ? undefined
+      : this.#pipeline.run(registered.endpoint, req, registered.handler);
   }
 
   /** A Hono handler that runs `handler` through the pipeline. */
@@ -103,7 +110,7 @@ export class FetchRoutes {
     const { method, path, operationId, endpoint } = def.route;
     const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     this.#app.openAPIRegistry.registerPath({
-      method: method.toLowerCase() as "post" | "patch" | "delete",
+      method: method.toLowerCase() as "get" | "post" | "patch" | "delete",
       path,
       operationId,
       summary: def.summary,

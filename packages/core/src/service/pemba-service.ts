@@ -602,6 +602,46 @@ export class PembaService {
     });
   }
 
+  /**
+   * A check whose question is built from the compiled schema (the AuthZEN mapping reads names and attribute types
+   * from it), on the check's fast path. `ask` answering undefined (a question the schema cannot pose) answers
+   * undefined without an evaluation.
+   */
+  checkWith(
+    tenantId: string,
+    meta: PermissionMetadata,
+    ask: (
+      schema: CompiledSchema,
+    ) => { query: CheckQuery; context?: Context; contextualAttributesFirst?: boolean } | undefined,
+  ): MaybePromise<CheckOutcome | undefined> {
+    const now = this.clock();
+    const at = this.#snapshot(tenantId, meta.snapToken);
+    const decide = (schema: ResolvedSchema, snap: Snap) => {
+      const question = ask(schema.compiled);
+      if (question === undefined) return undefined;
+      const target = this.#evaluationTarget(tenantId, snap, now, meta, question.context);
+      target.contextualAttributesFirst = question.contextualAttributesFirst;
+      return engine.check(schema.compiled, target, question.query);
+    };
+    const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
+    if (schema !== undefined && typeof at.snap === "number") return decide(schema, at.snap);
+    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) =>
+      decide(schema, snap),
+    );
+  }
+
+  /**
+   * The compiled schema, where questions are evaluated (without context) and the snap token of that snap: resolved
+   * once for the many questions of one request (AuthZEN's evaluations and searches).
+   */
+  async evaluationTarget(
+    tenantId: string,
+    meta: PermissionMetadata,
+  ): Promise<{ schema: CompiledSchema; target: EvaluationTarget; snapToken: string }> {
+    const { schema, target } = await this.target(tenantId, meta);
+    return { schema: schema.compiled, target, snapToken: this.snapTokenOf(tenantId, target.snap) };
+  }
+
   /** Where a question is evaluated: this service's store and evaluation pool, at `snap`, evaluation time `now`. */
   #evaluationTarget(
     tenantId: string,

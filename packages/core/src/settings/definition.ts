@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
 import { parsePresharedKeys } from "../http/auth/preshared.ts";
+import { tenantIdRegex } from "../http/wire/common.ts";
 import { DECISION_REDACTIONS, DEFAULT_DECISION_BUFFER } from "../observe/decision-log.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
 import { DEFAULT_REPLICA_MAX_ROWS } from "../store/proxies/replica/index.ts";
@@ -243,6 +244,15 @@ export const SETTINGS = {
     schema: someOf(PUBLIC_PATH_CHOICES)
       .optional()
       .transform((paths) => paths ?? []),
+  },
+  authzenTenant: {
+    env: "PEMBA_AUTHZEN_TENANT",
+    flag: "authzen-tenant",
+    arg: "<tenant>",
+    runtimes: BOTH,
+    unset: "each tenant at `/v1/tenants/{tenant}/access/v1/...` only",
+    help: "also serve this tenant's AuthZEN decision point at the root paths `/access/v1/...` and `/.well-known/authzen-configuration`, for clients that cannot put a prefix in the URL",
+    schema: text.regex(tenantIdRegex, "a tenant id: letters, digits and _-@.:+").optional(),
   },
   gcWindow: {
     env: "PEMBA_GC_WINDOW",

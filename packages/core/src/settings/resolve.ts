@@ -49,6 +49,8 @@ export interface PembaSettings {
   maxCompiledSchemaMb: number;
   /** `safe`: a schema write that would orphan live rows is refused; default `permify`. */
   schemaWrites?: SchemaWrites;
+  /** The tenant whose AuthZEN decision point is also served at the root paths. */
+  authzenTenant?: string;
 }
 
 /** Traces and the decision log (README, Observability). */
@@ -68,6 +70,7 @@ interface CommonSettings extends ObservabilitySettings {
   database: string;
   auth: AuthConfig;
   corsOrigins?: string[];
+  authzenTenant?: string;
   gcWindowMs: number;
   replica: boolean;
   replicaRefreshMs: number;
@@ -149,6 +152,8 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     database: v.database,
     auth: resolveAuth(v, runtime),
     corsOrigins: v.corsOrigins,
+    // absent rather than undefined when unset: settings compare as they did before the setting existed
+    ...(v.authzenTenant === undefined ? {} : { authzenTenant: v.authzenTenant }),
     gcWindowMs: v.gcWindow,
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,

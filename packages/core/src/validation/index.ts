@@ -24,3 +24,12 @@ export type {
   ShapeSubjectFilter,
 } from "./shape.ts";
 export { decodeShape, ShapeFormatError } from "./shape.ts";
+export {
+  parseRelationship,
+  type UploadOptions,
+  type UploadProgress,
+  type UploadResult,
+  type UploadTarget,
+  uploadValidationFile,
+  validationFileData,
+} from "./upload.ts";

@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { type ExplainResponse, formatExplain, parseEntityString, parseSubjectString } from "@pemba/core";
+import { callerPath } from "./caller-path.ts";
 
 const USAGE =
   "usage: pemba explain <type:id> <permission> <type:id[#relation]> [--url <url>] [--token <key>] [--tenant <id>]\n" +
@@ -53,7 +54,8 @@ export async function runExplain(args: string[]): Promise<number> {
     subject,
   };
   // a Permify context object ({"tuples": [...], "attributes": [...], "data": {...}}), read from a file
-  if (values.context !== undefined) body.context = JSON.parse(await readFile(values.context, "utf8"));
+  if (values.context !== undefined)
+    body.context = JSON.parse(await readFile(callerPath(values.context), "utf8"));
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (values.token !== undefined) headers.authorization = `Bearer ${values.token}`;
   const url = `${values.url.replace(/\/+$/, "")}/v1/tenants/${encodeURIComponent(values.tenant)}/permissions/explain`;

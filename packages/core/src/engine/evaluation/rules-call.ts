@@ -1,6 +1,6 @@
 /**
  * Rule calls of one request: a call binds the entity's attributes as arguments (stored first, then contextual,
- * then zero values) and is evaluated once per (rule, entity); rule errors become the evaluation's error.
+ * then zero values, as Permify does; contextual first when the request asks: AuthZEN's properties) and is evaluated once per (rule, entity); rule errors become the evaluation's error.
  */
 import { FALSE, PENDING, TRUE, type WalkResult } from "../../compile/index.ts";
 import type { Attribute } from "../../model.ts";
@@ -9,6 +9,8 @@ import { type CompiledRule, type RuleArgument, ruleArgument, zeroArgument } from
 /** What a rule call reads from its evaluation. */
 export interface RuleReads {
   readonly data: Record<string, unknown>;
+  /** A contextual attribute wins over a stored one in a rule's arguments. */
+  readonly contextualAttributesFirst: boolean;
   storedAttribute(type: string, id: string, name: string): Attribute | null | undefined;
   contextAttribute(type: string, id: string, name: string): Attribute | undefined;
   fail(error: unknown): WalkResult;
@@ -37,7 +39,9 @@ export class RuleCalls {
     const args: RuleArgument[] = [];
     for (let i = 0; i < params.length; i++) {
       const p = params[i];
-      const a = reads.storedAttribute(type, id, p.name) ?? reads.contextAttribute(type, id, p.name);
+      const a = reads.contextualAttributesFirst
+        ? (reads.contextAttribute(type, id, p.name) ?? reads.storedAttribute(type, id, p.name))
+        : (reads.storedAttribute(type, id, p.name) ?? reads.contextAttribute(type, id, p.name));
       args.push(a ? ruleArgument(p.type, a.value.data) : zeroArgument(p.type));
     }
     let result: WalkResult;
