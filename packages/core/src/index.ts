@@ -8,6 +8,7 @@
 export * as authzen from "./authzen/index.ts";
 export * from "./compile/index.ts";
 export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
+export * from "./dump/index.ts";
 export * from "./engine/index.ts";
 export * from "./errors.ts";
 export * from "./grpc/index.ts";

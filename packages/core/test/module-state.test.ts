@@ -12,7 +12,15 @@ const SRC = join(import.meta.dirname, "../src");
 
 /** Module-level collections that are filled at load time and never written after. */
 const LOOKUP_TABLES = [
+  "dump/reader.ts: ATTRIBUTE_TYPES", // the dump format's value types
+  "dump/reader.ts: ATTRIBUTE_KEYS", // the fields each dump record may have
+  "dump/reader.ts: HEADER_KEYS",
+  "dump/reader.ts: SCHEMA_KEYS",
+  "dump/reader.ts: TRAILER_KEYS",
+  "dump/reader.ts: TUPLE_KEYS",
   "engine/explain-format.ts: OPERATIONS", // proof node kinds printed as operations
+  "grpc/transport.ts: PATH_FIELDS", // the request fields each RPC's route takes from its path, built at load
+  "http/pipeline.ts: AUTHENTICATION_ERRORS", // error codes AuthZEN answers with 401
   "http/route-table.ts: PARAM_NAMES", // the path parameter names of each route in the table, built at load
   "http/wire/pgv.ts: messageNames", // proto message names of the wire schemas, set while those modules load
   "rules/cel-rule.ts: ARITHMETIC", // CEL operator names

@@ -35,6 +35,12 @@ Usage:
   pemba load <file.yaml> --url <url> --tenant <id> [--token <key>] [--batch <n>]
                                       write a validation file's schema, relationships and attributes into a
                                       tenant of a running server (created if missing), in batches
+  pemba export (--database <url> | --url <server>) [--tenant <id>] [-o <file>]
+                                      the tenant's dump at one snap (NDJSON, docs/DUMP.md; gzip when -o
+                                      ends in .gz or with --gzip); stdout without -o
+  pemba import (--database <url> | --url <server>) [--tenant <id>] <file|->
+                                      a dump (gzip or not; - = stdin), or with --from another system's
+                                      data, into the tenant: checked, resumable, idempotent
   pemba --help                        this text
   pemba --version                     print the version
 
@@ -85,6 +91,25 @@ decisions options:
   --trace-id <id>                     the records of one trace
   --limit <n>                         print at most n records
   --explain                           re-run each check (with --url and --token, as for explain)
+export options:
+  --snap-token <token>                the snap to export (default: the head)
+  --token <key>                       with --url: a key or token, sent as Authorization: Bearer
+
+import options:
+  --on-conflict touch|skip|fail       a row that exists with another value or expiry: replaced (touch, the
+                                      default), kept (skip), or a line error (fail); identical rows are kept
+  --dry-run                           check every record against the schema and the tenant; write nothing
+  --errors <file>                     one JSON line per line error ({line, code, message})
+  --max-errors <n>                    line errors allowed before the import stops (default 0)
+  --checkpoint <file>                 where the import notes its progress (default <file>.checkpoint); a
+                                      re-run with it (after kill -9, say) resumes after the last chunk
+  --chunk-rows <n>                    rows per write (default 20000)
+  --request-bytes <n>                 with --url: bytes of dump lines per request (default 1000000)
+  --from permify-validation|openfga   a Permify validation file, or OpenFGA tuples (fga store export YAML,
+                                      CSV, JSON or JSONL) with --schema <file.perm> and any number of
+                                      --rewrite type:old=new / relation:[type#]old=new; whatever Pemba
+                                      cannot represent stops the import before anything is written
+
 load options:
   --url <url>                         the server (default http://127.0.0.1:3476)
   --tenant <id>                       the tenant written to (default t1)
@@ -102,5 +127,7 @@ Examples:
   pemba schema diff main.perm branch.perm --database ./pemba.db
   pemba explain document:1 view user:alice --token secret1
   pemba load examples/authzen/todo/scenario.yaml --tenant todo --token secret1
+  pemba export --database ./pemba.db --tenant acme -o acme.ndjson.gz
+  pemba import --database postgres://pemba@localhost/pemba --tenant acme acme.ndjson.gz
   PEMBA_DATABASE=libsql://db.example.turso.io?authToken=... pemba migrate
 `;

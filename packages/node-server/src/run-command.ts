@@ -1,4 +1,4 @@
-/** The `pemba` commands: serve, validate, migrate, codegen, schema diff, explain, load, decisions (loaded by cli.ts once the Node version is known to fit). */
+/** The `pemba` commands: serve, validate, migrate, codegen, schema diff, explain, load, export, import, decisions (loaded by cli.ts once the Node version is known to fit). */
 import { ConfigError } from "./config.ts";
 import { keepTickObjectShape } from "./heap.ts";
 import { HELP_TEXT, pembaVersion } from "./help.ts";
@@ -34,6 +34,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./commands/codegen.ts")).runCodegen(rest);
     case "schema":
       return (await import("./commands/schema.ts")).runSchema(rest);
+    case "export":
+      return (await import("./commands/export.ts")).runExport(rest);
+    case "import":
+      return (await import("./commands/import.ts")).runImport(rest);
     case "explain":
       return (await import("./commands/explain.ts")).runExplain(rest);
     case "decisions":

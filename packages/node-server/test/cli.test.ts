@@ -26,6 +26,18 @@ describe("pemba CLI", () => {
       "pemba migrate",
       "pemba schema diff <old.perm> <new.perm> [--database <url>]",
       "pemba explain <type:id> <permission> <type:id[#relation]> [options]",
+      "pemba export (--database <url> | --url <server>) [--tenant <id>] [-o <file>]",
+      "pemba import (--database <url> | --url <server>) [--tenant <id>] <file|->",
+      ...[
+        "on-conflict",
+        "dry-run",
+        "errors",
+        "max-errors",
+        "checkpoint",
+        "chunk-rows",
+        "request-bytes",
+        "from",
+      ].map((o) => `--${o} `),
       "--version",
       ...[
         "database",
@@ -84,6 +96,8 @@ describe("pemba CLI", () => {
       ["validate", "--help"],
       ["migrate", "-h"],
       ["explain", "--help"],
+      ["export", "--help"],
+      ["import", "--help"],
     ]) {
       const r = await runCli(args);
       expect(r).toMatchObject({ code: 0, stdout: help, stderr: "" });

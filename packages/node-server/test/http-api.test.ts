@@ -413,6 +413,11 @@ const VALID_BODIES = new Map<ApiRoute, unknown>([
   ],
   [ROUTES.subjectPermission, { metadata: { depth: 20 }, entity: doc1, subject: user1 }],
   [ROUTES.explain, checkBody("document:1", "edit", "user:1")],
+  // NDJSON, sent as it stands: a dump's first line
+  [
+    ROUTES.dataImport,
+    '{"type":"header","format":"pemba-dump","version":1,"tenant":"t1","schema_version":"","snap_token":"","created_at":"2030-01-01T00:00:00Z"}\n',
+  ],
   ...authzenBodies(AUTHZEN_ROUTES),
   ...authzenBodies(AUTHZEN_ROOT_ROUTES),
   [AUTHZEN_ROUTES.configurationWellKnown, undefined],
@@ -540,7 +545,8 @@ describe("every route that does not stream: node:http answers exactly as Hono do
       // the tenant delete deletes "gone" (and nothing else) in every case
       const own = route.path.includes("{id}") ? "gone" : "t1";
       const valid = VALID_BODIES.get(route);
-      const body = valid === undefined ? undefined : JSON.stringify(valid);
+      const body =
+        valid === undefined ? undefined : typeof valid === "string" ? valid : JSON.stringify(valid);
       // a GET (AuthZEN's discovery document) sends no body in any case
       const get = route.method === "GET";
       const cases: [string, string, Body, Record<string, string>, string?][] = [

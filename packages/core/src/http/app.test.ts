@@ -279,6 +279,8 @@ describe("HTTP app: transport rules", () => {
         "POST /v1/tenants/{tenant_id}/permissions/subject-permission permissions.subjectPermission",
         "POST /v1/tenants/{tenant_id}/permissions/explain permissions.explain",
         "POST /v1/tenants/{tenant_id}/watch watch.watch",
+        "POST /v1/tenants/{tenant_id}/data/import data.import",
+        "POST /v1/tenants/{tenant_id}/data/export data.export",
         "POST /v1/tenants/{tenant_id}/access/v1/evaluation authzen.evaluation",
         "POST /v1/tenants/{tenant_id}/access/v1/evaluations authzen.evaluations",
         "POST /v1/tenants/{tenant_id}/access/v1/search/subject authzen.search.subject",
@@ -316,7 +318,7 @@ describe("HTTP app: transport rules", () => {
           `<li><span class="m ${m}">${m.toUpperCase()}</span><code>${path}</code> — ${op.summary}</li>`,
       ),
     );
-    expect(expected).toHaveLength(34);
+    expect(expected).toHaveLength(36);
     expect(items.sort()).toEqual(expected.sort());
     expect(page).toContain(
       '<li><span class="m post">POST</span><code>/v1/tenants/{tenant_id}/permissions/check</code> — ' +

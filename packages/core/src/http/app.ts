@@ -19,6 +19,7 @@ import type { ApiRoute } from "./route-table.ts";
 import { registerAuthzenRoutes } from "./routes/authzen.ts";
 import { registerBundleRoutes } from "./routes/bundle.ts";
 import { registerDataRoutes } from "./routes/data.ts";
+import { registerDumpRoutes } from "./routes/dump.ts";
 import { registerPermissionRoutes } from "./routes/permission.ts";
 import { registerSchemaRoutes } from "./routes/schema.ts";
 import { registerTenancyRoutes } from "./routes/tenancy.ts";
@@ -197,6 +198,7 @@ export function createApp(opts: AppOptions): PembaApp {
   registerPermissionRoutes(deps);
   registerWatchRoutes(deps);
   registerAuthzenRoutes(deps, opts.authzenTenant);
+  registerDumpRoutes(deps);
   routes.finish();
 
   const notFound = routes.serve({ route: "notFound", authenticate: false, unmatched: true }, () => {

@@ -207,6 +207,10 @@ export const ROUTES = {
   /** Pemba's extension (Permify has none): the check body, answered with the decision and its proof. */
   explain: api("POST", `${T}/permissions/explain`, "permissions.explain", "PermissionCheckRequest"),
   watch: api("POST", `${T}/watch`, "watch.watch", "WatchRequest", { stream: true }),
+  /** Pemba extension: a chunk of a tenant dump's lines (docs/DUMP.md), resumable by line offset. */
+  dataImport: api("POST", `${T}/data/import`, "data.import", "DataImportRequest", WRITE),
+  /** Pemba extension: the tenant's dump at one snap, streamed. */
+  dataExport: api("POST", `${T}/data/export`, "data.export", "DataExportRequest", { stream: true }),
 } as const satisfies Record<string, ApiRoute>;
 
 export const ROUTE_LIST: readonly ApiRoute[] = [

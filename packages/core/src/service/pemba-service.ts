@@ -327,14 +327,38 @@ export class PembaService {
    * Compiles the parsed definition (within the write limits of schema-limits.ts), stores it, makes it head. The work
    * is cut into event-loop turns (each rule, the rest) so other tenants' requests are answered between them.
    */
-  async #saveSchema(tenantId: string, text: string, definition: SchemaDefinition): Promise<string> {
+  async #saveSchema(
+    tenantId: string,
+    text: string,
+    definition: SchemaDefinition,
+    version = this.#versions.next(),
+  ): Promise<string> {
     const compiled = await compileInTurns(definition);
     if (this.#schemaWrites === "safe") await this.#assertNoOrphans(tenantId, definition);
-    const version = this.#versions.next();
     await this.store.writeSchema(tenantId, version, text);
     this.schemas.remember(tenantId, version, text, definition, compiled);
     this.schemas.setHead(tenantId, version);
     return version;
+  }
+
+  /**
+   * A dump's schema (data import), kept under the dump's own version so an export of the import names the same one:
+   * nothing to do when the tenant has that version with the same text; another text under it fails. Otherwise
+   * written as any schema write (compiled, checked, head).
+   */
+  async importSchema(
+    tenantId: string,
+    version: string,
+    text: string,
+    definition?: SchemaDefinition,
+  ): Promise<void> {
+    const existing = await this.store.readSchema(tenantId, version);
+    if (existing !== undefined) {
+      if (existing.schema === text) return;
+      throw new PembaError("ERROR_CODE_VALIDATION", `schema version ${version} exists with another text`);
+    }
+    checkSchemaSize(text);
+    await this.#saveSchema(tenantId, text, definition ?? (await this.#parser.parse(text)), version);
   }
 
   /** Applies `partials` (entity name -> write/update/delete statements) on `schemaVersion` (or head). */

@@ -235,3 +235,36 @@ export const hasNearestReplica = <S extends Partial<NearestReplica>>(s: S): s is
 
 export const hasRowCounts = <S extends Partial<RowCounts>>(s: S): s is S & RowCounts =>
   s.countTuples !== undefined && s.countAttributes !== undefined;
+
+/** A row of an import and the dump line it came from (named in a conflict). */
+export interface ImportRow<T> {
+  row: T;
+  line: number;
+}
+
+/** What one chunk of an import did: its snap (undefined when nothing was written) and the rows by outcome. */
+export interface ImportChunkResult {
+  snap: Snap | undefined;
+  written: number;
+  unchanged: number;
+  /** Rows that exist with another value or expiry under onConflict "fail" (not written). */
+  conflicts: { line: number; key: string }[];
+}
+
+/**
+ * A store's own fastest path for an import chunk (dump/import.ts), with the chunk's comparison to the tenant's
+ * rows done inside ONE transaction: new rows are inserted, identical rows left alone, and a row that exists with
+ * another value or expiry is replaced ("touch"), kept ("skip") or reported as a conflict ("fail"). More conflicts
+ * than `maxConflicts` fail the call and write nothing. `dryRun` does the same comparison and writes nothing.
+ */
+export interface BulkImports {
+  importChunk(
+    tenantId: string,
+    tuples: ImportRow<Tuple>[],
+    attributes: ImportRow<Attribute>[],
+    opts: { onConflict: "touch" | "skip" | "fail"; maxConflicts: number; dryRun: boolean },
+  ): Promise<ImportChunkResult>;
+}
+
+export const hasBulkImports = <S extends Partial<BulkImports>>(s: S): s is S & BulkImports =>
+  s.importChunk !== undefined;

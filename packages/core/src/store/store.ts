@@ -17,6 +17,7 @@
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import type {
+  BulkImports,
   CombinedReads,
   EmptyTenants,
   EngineReads,
@@ -53,7 +54,8 @@ export interface Store
     Partial<WriteFeed>,
     Partial<SnapDatabases>,
     Partial<EmptyTenants>,
-    Partial<RowCounts> {
+    Partial<RowCounts>,
+    Partial<BulkImports> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)

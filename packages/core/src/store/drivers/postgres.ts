@@ -8,7 +8,16 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { PembaError } from "../../errors.ts";
-import type { FeedRead, WriteFeed, WriteListener, WriteNotices } from "../capabilities.ts";
+import type { Attribute, Tuple } from "../../model.ts";
+import type {
+  BulkImports,
+  FeedRead,
+  ImportChunkResult,
+  ImportRow,
+  WriteFeed,
+  WriteListener,
+  WriteNotices,
+} from "../capabilities.ts";
 import type { Statement } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, isDatabaseUnavailable, timed } from "../sql/executor.ts";
@@ -19,6 +28,7 @@ import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import { WRITES_CHANNEL } from "../sql/write-plan.ts";
 import type { Snap, WriteRequest } from "../store.ts";
+import { importChunkByCopy } from "./postgres-import.ts";
 
 export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
 
@@ -338,13 +348,35 @@ class WriteNoticeConnection {
   }
 }
 
-export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
+export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, BulkImports {
   readonly kind = "postgres" as const;
   readonly #notices: WriteNoticeConnection;
+  readonly #url: string;
+  /** Imports' own connection, opened by the first: COPY streams cannot run on the pool's pipelined connections. */
+  #imports: pg.Pool | undefined;
 
   private constructor(exec: PostgresExecutor, url: string) {
     super(exec);
+    this.#url = url;
     this.#notices = new WriteNoticeConnection(url);
+  }
+
+  /** An import chunk through COPY into staging tables and one merge per table (postgres-import.ts). */
+  async importChunk(
+    tenantId: string,
+    tuples: ImportRow<Tuple>[],
+    attributes: ImportRow<Attribute>[],
+    opts: { onConflict: "touch" | "skip" | "fail"; maxConflicts: number; dryRun: boolean },
+  ): Promise<ImportChunkResult> {
+    this.#imports ??= new pg.Pool({ connectionString: this.#url, max: 1 });
+    const client = await this.#imports.connect();
+    try {
+      return await importChunkByCopy(client, tenantId, tuples, attributes, opts);
+    } catch (e) {
+      throw asSqlError(e);
+    } finally {
+      client.release();
+    }
   }
 
   /** Hears every committed write of the database, this process's and other processes' (LISTEN/NOTIFY). */
@@ -359,6 +391,7 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed {
 
   override async close(): Promise<void> {
     await this.#notices.close();
+    await this.#imports?.end();
     await super.close();
   }
 

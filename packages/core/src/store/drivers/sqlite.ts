@@ -13,9 +13,11 @@ import { drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { PembaError } from "../../errors.ts";
 import type { Attribute, Tuple } from "../../model.ts";
+import type { BulkImports, ImportChunkResult, ImportRow } from "../capabilities.ts";
 import { type Statement, sqliteDialect } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
+import { importChunkRows, type RowStatements } from "../sql/import-plan.ts";
 import { tenantExistsStatement } from "../sql/meta-plan.ts";
 import { SQLITE_MIGRATIONS_URL } from "../sql/migrations-location.ts";
 import type { Row } from "../sql/rows.ts";
@@ -106,6 +108,45 @@ class BetterSqliteExecutor implements SqlExecutor {
     }
   }
 
+  /**
+   * `work` inside one immediate transaction, with statements prepared once and run per row (an import chunk); the
+   * transaction rolls back when `work` throws or `keep` says no (a dry run, or a chunk that changed nothing).
+   */
+  async rowTransaction<T>(
+    kind: string,
+    work: (db: RowStatements) => T,
+    keep: (result: T) => boolean,
+  ): Promise<T> {
+    const rows: RowStatements = {
+      run: (text, params) => this.prepare(text).run(...params).changes,
+      get: (text, params) => {
+        const st = this.prepare(text);
+        if (st.reader) return st.get(...params) as Row | undefined;
+        st.run(...params);
+        return undefined;
+      },
+    };
+    const rollback = new RolledBack<T>();
+    const run = this.db.transaction(() => {
+      const result = work(rows);
+      if (!keep(result)) {
+        rollback.result = result;
+        throw rollback;
+      }
+      return result;
+    });
+    const started = performance.now();
+    for (let wait = BACKOFF_FIRST_MS; ; wait = Math.min(wait * 2, BACKOFF_MAX_MS)) {
+      try {
+        return timed(this.onQuery, kind, () => run.immediate());
+      } catch (e) {
+        if (e === rollback) return rollback.result as T;
+        if (!isBusy(e) || performance.now() - started >= LOCK_WAIT_MS) throw asSqlError(e);
+      }
+      await sleep(wait);
+    }
+  }
+
   async close(): Promise<void> {
     this.statements.clear();
     if (this.db.open) {
@@ -115,8 +156,37 @@ class BetterSqliteExecutor implements SqlExecutor {
   }
 }
 
-export class SqliteStore extends SqlStore {
+/** Thrown out of a transaction to roll it back, carrying the answer. */
+class RolledBack<T> {
+  result: T | undefined;
+}
+
+export class SqliteStore extends SqlStore implements BulkImports {
   readonly kind = "sqlite" as const;
+  readonly #rows: BetterSqliteExecutor;
+
+  private constructor(exec: BetterSqliteExecutor) {
+    super(exec);
+    this.#rows = exec;
+  }
+
+  /** An import chunk row by row in one transaction (import-plan.ts); nothing is committed when nothing changed. */
+  importChunk(
+    tenantId: string,
+    tuples: ImportRow<Tuple>[],
+    attributes: ImportRow<Attribute>[],
+    opts: { onConflict: "touch" | "skip" | "fail"; maxConflicts: number; dryRun: boolean },
+  ): Promise<ImportChunkResult> {
+    return this.#rows.rowTransaction(
+      "import",
+      (db) => {
+        if (db.get(tenantExistsStatement(sqliteDialect, tenantId).sql, [tenantId]) === undefined)
+          throw new PembaError("ERROR_CODE_TENANT_NOT_FOUND");
+        return importChunkRows(sqliteDialect, db, tenantId, tuples, attributes, opts, Date.now());
+      },
+      (r) => !opts.dryRun && r.written > 0,
+    );
+  }
 
   // better-sqlite3 answers synchronously: narrow the engine read types for callers that know the driver
   override headSnap(tenantId: string): Snap {

@@ -1,0 +1,266 @@
+/**
+ * Another system's data as dump records (`pemba import --from <source>`). A source is read whole and converted
+ * before anything is written, so whatever Pemba cannot represent (an OpenFGA condition, a wildcard subject, a
+ * SpiceDB caveat without an attribute equivalent) stops the import naming it, and nothing is dropped.
+ */
+import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import {
+  type Attribute,
+  crc32,
+  crcHex,
+  type DumpLine,
+  decodeShape,
+  loadSchemaText,
+  PembaError,
+  parseAttributeString,
+  parseSchema,
+  parseTupleString,
+  type Tuple,
+} from "@pemba/core";
+import { parse as parseYaml } from "yaml";
+import { ConfigError } from "../config.ts";
+import { callerPath } from "./caller-path.ts";
+
+export interface MigrationOptions {
+  tenant: string;
+  /** `type:old=new` or `relation:old=new` (or `relation:type#old=new`): names renamed on the way in. */
+  rewrites: string[];
+  /** The Pemba schema the rows go under, when the source has none Pemba reads (OpenFGA). */
+  schemaFile?: string;
+}
+
+export interface MigrationSource {
+  lines: DumpLine[];
+  totals: { tuples: number; attributes: number };
+}
+
+/** Something the source holds that Pemba cannot represent: the import stops before writing. */
+export class UnrepresentableError extends PembaError {
+  constructor(items: string[]) {
+    const shown = items.slice(0, 20).join("\n  ");
+    super(
+      "ERROR_CODE_VALIDATION",
+      `the source holds ${items.length} thing(s) Pemba cannot represent; nothing was written:\n  ${shown}${items.length > 20 ? `\n  ... and ${items.length - 20} more` : ""}`,
+    );
+  }
+}
+
+/** The records of a migrated tenant: a header, the schema (version named after its text), the rows. */
+function asDump(tenant: string, schema: string, tuples: Tuple[], attributes: Attribute[]): MigrationSource {
+  const version = `m${crcHex(crc32(new TextEncoder().encode(schema)))}`;
+  const lines: DumpLine[] = [
+    {
+      kind: "header",
+      line: 1,
+      header: {
+        type: "header",
+        format: "pemba-dump",
+        version: 1,
+        tenant,
+        schema_version: version,
+        snap_token: "",
+        created_at: new Date().toISOString(),
+      },
+    },
+    { kind: "schema", line: 2, schema: { type: "schema", version, text: schema } },
+  ];
+  let line = 3;
+  for (const tuple of tuples) lines.push({ kind: "tuple", line: line++, tuple });
+  for (const attribute of attributes) lines.push({ kind: "attribute", line: line++, attribute });
+  return { lines, totals: { tuples: tuples.length, attributes: attributes.length } };
+}
+
+/** Applies `--rewrite` rules to type and relation names. */
+export class Rewrites {
+  readonly #types = new Map<string, string>();
+  readonly #relations = new Map<string, string>();
+
+  constructor(rules: string[]) {
+    for (const rule of rules) {
+      const m = /^(type|relation):([\w#]+)=(\w+)$/.exec(rule);
+      if (m === null)
+        throw new ConfigError(`--rewrite ${rule}: expected type:old=new or relation:[type#]old=new`);
+      (m[1] === "type" ? this.#types : this.#relations).set(m[2]!, m[3]!);
+    }
+  }
+
+  type = (t: string): string => this.#types.get(t) ?? t;
+  /** A relation of `type` (the source's name). */
+  relation = (type: string, r: string): string =>
+    this.#relations.get(`${type}#${r}`) ?? this.#relations.get(r) ?? r;
+
+  tuple(t: Tuple): Tuple {
+    const out: Tuple = {
+      entity: { type: this.type(t.entity.type), id: t.entity.id },
+      relation: this.relation(t.entity.type, t.relation),
+      subject: {
+        type: this.type(t.subject.type),
+        id: t.subject.id,
+        relation: t.subject.relation ? this.relation(t.subject.type, t.subject.relation) : "",
+      },
+    };
+    if (t.expiresAt !== undefined) out.expiresAt = t.expiresAt;
+    return out;
+  }
+}
+
+/** A Permify validation file: its schema (inline, a file or a URL), relationships and attributes. */
+async function permifyValidation(path: string, opts: MigrationOptions): Promise<MigrationSource> {
+  const file = callerPath(path);
+  const shape = decodeShape(await readFile(file, "utf8"));
+  const schema = await loadSchemaText(shape.schema, dirname(file));
+  parseSchema(schema);
+  const bad: string[] = [];
+  const tuples: Tuple[] = [];
+  for (const r of shape.relationships) {
+    try {
+      tuples.push(parseTupleString(r.value));
+    } catch (e) {
+      bad.push(`${path}:${r.line}: relationship ${JSON.stringify(r.value)}: ${(e as Error).message}`);
+    }
+  }
+  const attributes: Attribute[] = [];
+  for (const a of shape.attributes) {
+    try {
+      attributes.push(parseAttributeString(a.value));
+    } catch (e) {
+      bad.push(`${path}:${a.line}: attribute ${JSON.stringify(a.value)}: ${(e as Error).message}`);
+    }
+  }
+  if (bad.length > 0) throw new UnrepresentableError(bad);
+  return asDump(opts.tenant, schema, tuples, attributes);
+}
+
+interface FgaTuple {
+  user?: unknown;
+  relation?: unknown;
+  object?: unknown;
+  condition?: unknown;
+}
+
+/** `type:id` or `type:id#relation` (OpenFGA's user and object forms). */
+function fgaReference(
+  text: string,
+  where: string,
+  bad: string[],
+): { type: string; id: string; relation: string } | undefined {
+  const m = /^([^:#\s]+):([^#\s]+)(?:#([^\s]+))?$/.exec(text);
+  if (m === null) {
+    bad.push(`${where}: ${JSON.stringify(text)} is not type:id or type:id#relation`);
+    return undefined;
+  }
+  if (m[2] === "*") {
+    bad.push(
+      `${where}: the public wildcard ${text} (Pemba stores no wildcard subject; grant it with a rule or an attribute)`,
+    );
+    return undefined;
+  }
+  return { type: m[1]!, id: m[2]!, relation: m[3] ?? "" };
+}
+
+/** Tuples of OpenFGA: `fga store export` YAML (`tuples:`), or a CSV, JSON (array) or JSONL file of tuples. */
+function fgaTuples(text: string, path: string): { rows: FgaTuple[]; where: (i: number) => string } {
+  const lower = path.toLowerCase();
+  if (lower.endsWith(".csv")) {
+    const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "");
+    const head = lines[0]!.split(",").map((h) => h.trim());
+    const col = (name: string) => head.indexOf(name);
+    const [user, userType, userId, userRelation] = [
+      col("user"),
+      col("user_type"),
+      col("user_id"),
+      col("user_relation"),
+    ];
+    const [relation, object, objectType, objectId] = [
+      col("relation"),
+      col("object"),
+      col("object_type"),
+      col("object_id"),
+    ];
+    const condition = col("condition_name");
+    const rows = lines.slice(1).map((l) => {
+      const c = l.split(",").map((v) => v.trim());
+      const u =
+        user >= 0
+          ? c[user]
+          : `${c[userType]}:${c[userId]}${userRelation >= 0 && c[userRelation] ? `#${c[userRelation]}` : ""}`;
+      const o = object >= 0 ? c[object] : `${c[objectType]}:${c[objectId]}`;
+      return {
+        user: u,
+        relation: c[relation],
+        object: o,
+        condition: condition >= 0 && c[condition] ? c[condition] : undefined,
+      };
+    });
+    return { rows, where: (i) => `${path}:${i + 2}` };
+  }
+  if (lower.endsWith(".jsonl") || lower.endsWith(".ndjson")) {
+    const rows = text
+      .split(/\r?\n/)
+      .map((l, i) => ({ l, i }))
+      .filter(({ l }) => l.trim() !== "");
+    return {
+      rows: rows.map(({ l }) => JSON.parse(l) as FgaTuple),
+      where: (i) => `${path}:${rows[i]!.i + 1}`,
+    };
+  }
+  if (lower.endsWith(".json")) {
+    const parsed = JSON.parse(text) as unknown;
+    const rows = (
+      Array.isArray(parsed) ? parsed : ((parsed as { tuples?: FgaTuple[] }).tuples ?? [])
+    ) as FgaTuple[];
+    return { rows, where: (i) => `${path}: tuple ${i + 1}` };
+  }
+  const doc = parseYaml(text) as { tuples?: FgaTuple[] };
+  return { rows: doc?.tuples ?? [], where: (i) => `${path}: tuples[${i}]` };
+}
+
+async function openfga(path: string, opts: MigrationOptions): Promise<MigrationSource> {
+  if (opts.schemaFile === undefined)
+    throw new ConfigError(
+      "--from openfga needs --schema <file.perm>: the Pemba schema the tuples go under (OpenFGA's model language is not Permify's)",
+    );
+  const schema = await readFile(callerPath(opts.schemaFile), "utf8");
+  parseSchema(schema);
+  const rewrites = new Rewrites(opts.rewrites);
+  const { rows, where } = fgaTuples(await readFile(callerPath(path), "utf8"), path);
+  const bad: string[] = [];
+  const tuples: Tuple[] = [];
+  rows.forEach((r, i) => {
+    const at = where(i);
+    if (r.condition !== undefined && r.condition !== null && r.condition !== "") {
+      const name =
+        typeof r.condition === "object" ? (r.condition as { name?: string }).name : String(r.condition);
+      bad.push(
+        `${at}: condition ${JSON.stringify(name)} on ${String(r.object)}#${String(r.relation)}@${String(r.user)} (no Pemba equivalent on a tuple)`,
+      );
+      return;
+    }
+    if (typeof r.user !== "string" || typeof r.relation !== "string" || typeof r.object !== "string") {
+      bad.push(`${at}: a tuple needs user, relation and object strings`);
+      return;
+    }
+    const subject = fgaReference(r.user, at, bad);
+    const entity = fgaReference(r.object, at, bad);
+    if (subject === undefined || entity === undefined) return;
+    tuples.push(
+      rewrites.tuple({ entity: { type: entity.type, id: entity.id }, relation: r.relation, subject }),
+    );
+  });
+  if (bad.length > 0) throw new UnrepresentableError(bad);
+  return asDump(opts.tenant, schema, tuples, []);
+}
+
+export const MIGRATION_SOURCES = {
+  "permify-validation": permifyValidation,
+  openfga,
+} satisfies Record<string, (path: string, opts: MigrationOptions) => Promise<MigrationSource>>;
+
+export async function migrationLines(
+  kind: keyof typeof MIGRATION_SOURCES,
+  path: string,
+  opts: MigrationOptions,
+): Promise<MigrationSource> {
+  return MIGRATION_SOURCES[kind](path, opts);
+}
