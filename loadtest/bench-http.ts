@@ -9,6 +9,12 @@
  *   --cpu-prof-dir writes pemba's V8 CPU profile (read it with loadtest/profile-summary.ts); --node-flags passes
  *   e.g. "--perf-basic-prof" for `perf record -p <pid>`.
  *
+ * --variants "off=;trace1=--otel-endpoint {otlp} --otel-sample-ratio 0.01;log=--decision-log {dir}/d.ndjson" compares
+ * `pemba serve` flag sets instead: one server per variant over the same seeded SQLite file (seeded once, through the
+ * first), fixed-rate windows alternating between them for --rounds, CPU per check of each and each round's ratio to
+ * the first variant's adjacent window (no bare server, no rate stepping). `{otlp}` is an OTLP/HTTP receiver in this
+ * process that takes and drops what it is sent; `{dir}` the benchmark's temporary directory.
+ *
  * --memory serves from the memory store (`--database memory:`), which isolates the HTTP layer's cost (parsing,
  * validation, auth, logging, metrics, serialization) from SQL; the seed data is the same.
  *
@@ -44,6 +50,7 @@ const { values } = parseArgs({
     "skip-bare": { type: "boolean" },
     "cpu-prof-dir": { type: "string" },
     "node-flags": { type: "string", default: "" },
+    variants: { type: "string" },
   },
 });
 if (values.postgres && values.memory) throw new Error("--postgres and --memory exclude each other");
@@ -147,6 +154,10 @@ async function step(
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const report: string[] = [];
+if (values.variants !== undefined) {
+  await compareVariants(values.variants);
+  process.exit(0);
+}
 log(`load average before: ${loadAverage()} (${cpus().length} CPUs)`);
 // Both servers run side by side for the whole benchmark (each idle while the other is loaded), and their windows
 // alternate: on a shared machine the speed drifts by 10-30% over minutes, and alternating exposes both servers to
@@ -257,3 +268,90 @@ try {
 log(`load average after: ${loadAverage()}`);
 console.log("\n== results");
 for (const line of report) console.log(line);
+
+/** An OTLP/HTTP receiver that reads and drops every export (the servers' trace and log exports go here). */
+async function startOtlpSink(): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+  const { createServer } = await import("node:http");
+  let requests = 0;
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      requests++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((done) => sink.listen(0, "127.0.0.1", done));
+  const { port } = sink.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: () => requests,
+    close: () => new Promise((done) => sink.close(() => done())),
+  };
+}
+
+/** --variants: pemba serve flag sets over one seeded SQLite file, fixed-rate windows alternating between them. */
+async function compareVariants(spec: string): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "pemba-bench-"));
+  const otlp = await startOtlpSink();
+  const variants = spec.split(";").map((entry) => {
+    const eq = entry.indexOf("=");
+    const flags = entry
+      .slice(eq + 1)
+      .replaceAll("{otlp}", otlp.url)
+      .replaceAll("{dir}", dir)
+      .split(" ")
+      .filter((f) => f !== "");
+    return { name: entry.slice(0, eq), flags };
+  });
+  const database = await startDatabase(values.postgres === true, dir);
+  const servers: ServerProcess[] = [];
+  try {
+    log(`load average before: ${loadAverage()} (${cpus().length} CPUs); database: ${database.label}`);
+    const first = await startPemba(database.url, [
+      "--log-level",
+      values["log-level"]!,
+      ...variants[0]!.flags,
+    ]);
+    servers.push(first);
+    const schemaVersion = await writeSeedSchema(first.url);
+    log("seeding (Permify's writer: 600,000 tuples + 200,000 attributes) ...");
+    const seeded = await seed(first.url, schemaVersion, () => {});
+    log(`seeded in ${seeded.seconds.toFixed(1)} s`);
+    for (const v of variants.slice(1)) {
+      servers.push(await startPemba(database.url, ["--log-level", values["log-level"]!, ...v.flags]));
+    }
+    for (const [i, server] of servers.entries()) {
+      log(`${variants[i]!.name}: pid ${server.pid}, flags ${variants[i]!.flags.join(" ") || "(none)"}`);
+      log(`  spot checks: ${await spotCheck(server.url, schemaVersion)} decisions as expected`);
+      await load(server.url, schemaVersion, RATE, 5); // warm-up
+    }
+    const costs = variants.map(() => [] as number[]);
+    const ratios = variants.map(() => [] as number[]);
+    for (let round = 1; round <= ROUNDS; round++) {
+      // each round starts with another variant, so no variant always follows the same one
+      for (let k = 0; k < servers.length; k++) {
+        const i = (k + round - 1) % servers.length;
+        const c = await costWindow(servers[i]!, schemaVersion);
+        costs[i]!.push(c.cpuPerRequestUs);
+        log(
+          `round ${round} ${variants[i]!.name}: CPU/check ${c.cpuPerRequestUs.toFixed(1)} us; ${describe(c.load)}`,
+        );
+      }
+      for (let i = 0; i < servers.length; i++) ratios[i]!.push(costs[i]!.at(-1)! / costs[0]!.at(-1)!);
+    }
+    console.log("\n== results");
+    for (const [i, v] of variants.entries()) {
+      console.log(
+        `${v.name}: CPU/check ${median(costs[i]!).toFixed(1)} us (rounds ${costs[i]!.map((c) => c.toFixed(1)).join(", ")}); ` +
+          `vs ${variants[0]!.name} ${median(ratios[i]!).toFixed(3)}x (median of the rounds ${ratios[i]!.map((r) => r.toFixed(3)).join(", ")})`,
+      );
+    }
+    console.log(`OTLP receiver: ${otlp.requests()} exports received; load average after: ${loadAverage()}`);
+  } finally {
+    for (const server of servers) await server.stop();
+    await otlp.close();
+    await database.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -38,6 +38,8 @@ export interface PembaRuntime {
   /** The replica's log lines. */
   logger?: ReplicaLogger;
   observe?: Observe;
+  /** Tracing (the runtime's OpenTelemetry tracer) and the decision log (its sink); default neither. */
+  observability?: AppOptions["observability"];
   admit?: AppOptions["admit"];
   metrics?: AppOptions["metrics"];
   /** `info.version` of the OpenAPI document. */
@@ -97,6 +99,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       publicPaths: settings.publicPaths,
       metrics: runtime.metrics,
       observe: runtime.observe,
+      observability: runtime.observability,
       admit: runtime.admit,
       version: runtime.version,
       console: runtime.console,

@@ -19,6 +19,7 @@ export * as wireData from "./http/wire/data.ts";
 export * as wirePermission from "./http/wire/permission.ts";
 export * as wireSchema from "./http/wire/schema.ts";
 export * from "./model.ts";
+export * from "./observe/index.ts";
 export { seededRandom } from "./random.ts";
 export * from "./rules/index.ts";
 export * from "./schema/index.ts";

@@ -1,6 +1,6 @@
 /**
  * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server, a real libSQL server (sqld),
- * and the app served over real HTTP on a random port.
+ * the app served over real HTTP on a random port, and an OTLP/HTTP receiver for trace and log exports.
  */
 
 export {
@@ -13,6 +13,12 @@ export {
 } from "./authzen/testing/suite.ts";
 export { startTestServer, TEST_SCHEMA, type TestServer } from "./http/testing/harness.ts";
 export { type Listening, listen } from "./http/testing/node-listen.ts";
+export {
+  type OtlpReceiver,
+  type ReceivedLog,
+  type ReceivedSpan,
+  startOtlpReceiver,
+} from "./observe/testing/otlp-receiver.ts";
 export { type PostgresServer, startPostgres } from "./store/testing/postgres-server.ts";
 export {
   describeWithSqld,

@@ -28,6 +28,10 @@ Usage:
   pemba explain <type:id> <permission> <type:id[#relation]> [options]
                                       ask a running server why a check is ALLOWED or DENIED (Pemba's
                                       explain API) and print the proof as a tree
+  pemba decisions <file>... [filters] [--explain]
+                                      print the decision log records (--decision-log <file>) that pass the
+                                      filters; --explain asks a running server each check again at its snap
+                                      token and prints the proof (exit 1 when one decides otherwise)
   pemba load <file.yaml> --url <url> --tenant <id> [--token <key>] [--batch <n>]
                                       write a validation file's schema, relationships and attributes into a
                                       tenant of a running server (created if missing), in batches
@@ -78,6 +82,16 @@ explain options:
   --context <file.json>               contextual tuples, attributes and data (a check request's context)
   --json                              print the JSON answer instead of the tree
 
+decisions options:
+  --tenant <id>, --subject <type:id[#relation]>, --entity <type:id>, --permission <name>, --api <api>
+                                      records of this tenant, subject (a hashed subject id matches too),
+                                      entity, permission, API (check, bulk_check, explain, lookup_entity,
+                                      lookup_subject, subject_permission)
+  --decision allowed|denied|lookup    records with this decision
+  --since <time>, --until <time>      RFC 3339, or a time ago: 15m, 2h, 1d
+  --trace-id <id>                     the records of one trace
+  --limit <n>                         print at most n records
+  --explain                           re-run each check (with --url and --token, as for explain)
 export options:
   --snap-token <token>                the snap to export (default: the head)
   --token <key>                       with --url: a key or token, sent as Authorization: Bearer

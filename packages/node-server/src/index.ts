@@ -25,6 +25,7 @@ import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { apiRequestListener } from "./node-routes.ts";
+import { createObservability } from "./observability.ts";
 import { createOverloadGuard } from "./overload.ts";
 import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
@@ -32,6 +33,7 @@ import { createTurnBudget } from "./turn-budget.ts";
 export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
 export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
 export { resolveServeConfig } from "./config.ts";
+export { createObservability, type ServerObservability } from "./observability.ts";
 
 export interface StartServerOptions extends Partial<ServeConfig> {
   /** Defaults to a pino logger on stdout at `logLevel` (lines written in batches, see logger.ts). */
@@ -73,6 +75,10 @@ export async function startServer({
   const logger = given ?? ownLogger!.logger;
   const metrics = createServerMetrics();
   const turnBudget = createTurnBudget();
+  const observability = createObservability(config, {
+    onDrop: metrics.decisionDropped,
+    onError: (error) => logger.error({ err: error }, "decision log write failed"),
+  });
   const pemba = await createPemba(
     { ...config, replica: replicaSettings(config) },
     {
@@ -86,6 +92,7 @@ export async function startServer({
         logRequest(logger, info);
       },
       admit: turnBudget.admit,
+      observability,
       metrics: async () => ({
         contentType: metrics.registry.contentType,
         body: await metrics.registry.metrics(),
@@ -138,6 +145,7 @@ export async function startServer({
     }
   } catch (error) {
     await pemba.close();
+    await observability?.close();
     throw error;
   }
 
@@ -164,6 +172,7 @@ export async function startServer({
       overload.close();
       pemba.service.watches.close(); // open watch streams end now instead of holding the shutdown
       await Promise.all([closeGracefully(server, connections), grpc?.close(SHUTDOWN_GRACE_MS)]);
+      await observability?.close();
       await pemba.close();
       logger.info({ database: describeDatabase(config.database) }, "pemba stopped; database closed");
       await ownLogger?.close();

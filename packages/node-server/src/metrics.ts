@@ -14,6 +14,8 @@ export interface ServerMetrics {
   /** The core app's `observe` hook: route and status series, check decisions. */
   observeRequest(info: RequestInfo): void;
   observeQuery(kind: string, seconds: number): void;
+  /** A decision record dropped because the decision log's buffer was full. */
+  decisionDropped(): void;
 }
 
 type CounterChild = ReturnType<Counter<string>["labels"]>;
@@ -61,6 +63,11 @@ export function createServerMetrics(): ServerMetrics {
     buckets: SQL_BUCKETS,
     registers: [registry],
   });
+  const dropped = new Counter({
+    name: "pemba_decision_log_dropped_total",
+    help: "Decision log records dropped because the buffer was full (the sink did not keep up)",
+    registers: [registry],
+  });
   // by route, then by status
   const routeSeries = cached((route: string) => {
     const byStatus = new Map<number, { count: CounterChild; time: HistogramChild }>();
@@ -88,6 +95,9 @@ export function createServerMetrics(): ServerMetrics {
     },
     observeQuery(kind, seconds) {
       querySeries(kind).observe(seconds);
+    },
+    decisionDropped() {
+      dropped.inc();
     },
   };
 }

@@ -1,4 +1,4 @@
-/** The `pemba` commands: serve, validate, migrate, codegen, schema diff, explain, load, export, import (loaded by cli.ts once the Node version is known to fit). */
+/** The `pemba` commands: serve, validate, migrate, codegen, schema diff, explain, load, export, import, decisions (loaded by cli.ts once the Node version is known to fit). */
 import { ConfigError } from "./config.ts";
 import { keepTickObjectShape } from "./heap.ts";
 import { HELP_TEXT, pembaVersion } from "./help.ts";
@@ -40,6 +40,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./commands/import.ts")).runImport(rest);
     case "explain":
       return (await import("./commands/explain.ts")).runExplain(rest);
+    case "decisions":
+      return (await import("./commands/decisions.ts")).runDecisions(rest);
     case "load":
       return (await import("./commands/load.ts")).runLoad(rest);
     default:

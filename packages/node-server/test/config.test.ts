@@ -35,7 +35,36 @@ describe("serve configuration", () => {
       maxWatchStreams: 1000,
       maxCompiledSchemaMb: 256,
       schemaWrites: "permify",
+      decisionLogSampleRatio: 1,
+      decisionLogDenials: true,
+      decisionLogRedact: [],
+      decisionLogMaxMb: 100,
+      decisionLogBuffer: 10_000,
     });
+  });
+
+  it("traces and the decision log: flags, variables, and their errors", () => {
+    const config = resolveServeConfig(
+      {
+        "otel-endpoint": "http://127.0.0.1:4318",
+        "decision-log": "stdout",
+        "decision-log-redact": "subject-id",
+      },
+      { PEMBA_OTEL_SAMPLE_RATIO: "0.01", PEMBA_DECISION_LOG_DENIALS: "off" },
+    );
+    expect(config).toMatchObject({
+      otelEndpoint: "http://127.0.0.1:4318",
+      otelSampleRatio: 0.01,
+      decisionLog: "stdout",
+      decisionLogDenials: false,
+      decisionLogRedact: ["subject-id"],
+    });
+    expect(() => resolveServeConfig({ "otel-sample-ratio": "1.5" }, {})).toThrow(
+      new ConfigError('invalid --otel-sample-ratio "1.5"; expected a number from 0 to 1'),
+    );
+    expect(() => resolveServeConfig({ "decision-log-redact": "subject-id,email" }, {})).toThrow(
+      new ConfigError('invalid --decision-log-redact entry "email"; expected some of subject-id, context'),
+    );
   });
 
   it("the AuthZEN root tenant from flag or environment; a tenant id", () => {

@@ -28,6 +28,7 @@ import {
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 import { aroundBinding, d1Binding, openD1Stores, withD1Sessions } from "./d1.ts";
+import { type WorkerObservability, workerObservability } from "./observability.ts";
 import { afterResponse, countQuery, loggedRequest, observeRequest, writesAt } from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
@@ -36,9 +37,13 @@ export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } f
 export type WorkerExecutionContext = NonNullable<Parameters<PembaApp["fetch"]>[2]>;
 
 /** The Worker's store, replica, service and app for these vars and bindings (the isolate opens it once). */
-export async function openWorker(env: WorkerEnv, onConfig?: (config: WorkerConfig) => void): Promise<Pemba> {
+export async function openWorker(
+  env: WorkerEnv,
+  onConfig?: (config: WorkerConfig, observability: WorkerObservability | undefined) => void,
+): Promise<Pemba> {
   const config = resolveWorkerConfig(env);
-  onConfig?.(config);
+  const observability = workerObservability(config);
+  onConfig?.(config, observability);
   const d1 = config.d1Bindings?.map((name) => ({
     name,
     db: aroundBinding(d1Binding(env, name, config.database), config.d1Simulate),
@@ -56,6 +61,7 @@ export async function openWorker(env: WorkerEnv, onConfig?: (config: WorkerConfi
     background: afterResponse,
     logger: replicaLogger(config.logLevel),
     observe: observeRequest,
+    observability,
     version: workerPackage.version,
     console: consoleAssets,
     scope: d1 === undefined ? undefined : withD1Sessions,
@@ -109,12 +115,15 @@ export function createWorker(startEnv?: WorkerEnv): WorkerHandlers {
   let instance: Promise<Pemba> | undefined;
   /** PEMBA_LOG_LEVEL once the Worker has read its settings; until then (or when it cannot start) every line is written. */
   let logLevel: LogLevel = "info";
+  /** Traces and decision records to send after each response (undefined: both off). */
+  let observability: WorkerObservability | undefined;
 
   /** The isolate's store and app, opened on first use; a failed open is retried by the next request. */
   const getInstance = (env: WorkerEnv): Promise<Pemba> => {
     if (instance === undefined) {
-      const opening = openWorker(env, (config) => {
+      const opening = openWorker(env, (config, observing) => {
         logLevel = config.logLevel;
+        observability = observing;
       });
       instance = opening;
       opening.catch(() => {
@@ -140,7 +149,9 @@ export function createWorker(startEnv?: WorkerEnv): WorkerHandlers {
           } catch (error) {
             return startupFailure(error, env);
           }
-          return pemba.fetch(request, env, ctx);
+          const response = await pemba.fetch(request, env, ctx);
+          if (observability !== undefined) ctx.waitUntil(observability.afterResponse());
+          return response;
         },
         ctx,
         () => logLevel,

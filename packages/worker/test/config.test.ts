@@ -2,6 +2,17 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, resolveWorkerConfig } from "../src/config.ts";
 
+/** Traces and the decision log as an unset env leaves them: off. */
+const OBSERVABILITY_OFF = {
+  otelEndpoint: undefined,
+  otelSampleRatio: undefined,
+  otelHeaders: undefined,
+  decisionLog: undefined,
+  decisionLogSampleRatio: 1,
+  decisionLogDenials: true,
+  decisionLogRedact: [],
+};
+
 describe("resolveWorkerConfig", () => {
   it("defaults: memory store, no auth, same-origin only, 24h GC window", () => {
     // every resolved setting, with the replica's flat settings as one object (none for memory:)
@@ -18,6 +29,7 @@ describe("resolveWorkerConfig", () => {
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
       logLevel: "warn",
+      ...OBSERVABILITY_OFF,
     });
   });
 
@@ -67,6 +79,7 @@ describe("resolveWorkerConfig", () => {
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
       logLevel: "warn",
+      ...OBSERVABILITY_OFF,
     });
     expect(resolveWorkerConfig({ PEMBA_DATABASE: "https://db.example" }).driver).toBe("libsql");
   });
@@ -125,6 +138,7 @@ describe("resolveWorkerConfig", () => {
       maxCompiledSchemaMb: 16,
       schemaWrites: "permify",
       logLevel: "warn",
+      ...OBSERVABILITY_OFF,
     });
     const error = (env: Record<string, string>) => () => resolveWorkerConfig(env);
     expect(error({ PEMBA_DATABASE: "d1:DB,DB" })).toThrow(

@@ -238,7 +238,7 @@ describe("HTTP app: transport rules", () => {
         status: 404,
         seconds: expect.any(Number),
         decision: undefined,
-        error: { code: 5, message: "Not Found" },
+        error: { code: 5, message: "Not Found", errorCode: "ERROR_CODE_NOT_FOUND" },
       },
     ]);
   });

@@ -6,6 +6,7 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { PembaError } from "../errors.ts";
+import type { Observability } from "../observe/observation.ts";
 import type { PembaService } from "../service/index.ts";
 import { type AuthConfig, createAuthenticator } from "./auth/index.ts";
 import { type CorsOptions, CorsPolicy } from "./cors.ts";
@@ -45,6 +46,8 @@ export interface AppOptions {
   limits?: Partial<Limits>;
   /** Called once per request (metrics/logging). */
   observe?: Observe;
+  /** Tracing and the decision log (default: neither). */
+  observability?: Observability;
   /** Delays each request's handler (after authentication) while it returns a promise: see PipelineDeps.admit. */
   admit?: () => Promise<void> | undefined;
   /** Watch stream poll interval (default 250 ms). */
@@ -115,6 +118,7 @@ export function createApp(opts: AppOptions): PembaApp {
     cors,
     observe: opts.observe,
     admit: opts.admit,
+    observability: opts.observability,
   });
   const routes = new FetchRoutes(app, pipeline);
   const deps = { routes, service: opts.service, limits, watchPollMs: opts.watchPollMs ?? 250 };

@@ -8,7 +8,10 @@
  * error body; CORS headers are added; the observe hook sees every answer, with the error's code (no adapter reads
  * an answer's body again to log it).
  */
+import type { Context, Span } from "@opentelemetry/api";
 import { isPembaError, PembaError } from "../errors.ts";
+import { type Observability, RequestObservation } from "../observe/observation.ts";
+import { contextOf, SpanStatusCode, startRequestSpan, type Tracing, traceIdOf } from "../observe/tracing.ts";
 import type { Authenticator, Principal } from "./auth/index.ts";
 import { assertTenantAllowed, assertUnrestricted, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
@@ -32,6 +35,8 @@ export interface RequestInfo {
 export interface AnswerError {
   code: number;
   message: string;
+  /** Permify's error code (ERROR_CODE_*); ERROR_CODE_INTERNAL for an unexpected error. */
+  errorCode: string;
 }
 
 export type Observe = (info: RequestInfo) => void;
@@ -97,6 +102,8 @@ export interface Call {
   req: ApiRequest;
   tenantId: string;
   principal: Principal;
+  /** The request's spans and decision records; undefined when tracing and the decision log are both off. */
+  obs?: RequestObservation;
 }
 
 export type Handler = (call: Call) => Answer | Promise<Answer>;
@@ -129,7 +136,11 @@ export const ndjsonAnswer = (body: string | ReadableStream<Uint8Array>): Answer 
 /** Permify's error body for any thrown value (a stream's errors as `{"error": {...}}` lines, as grpc-gateway). */
 export function errorAnswer(e: unknown, stream = false): Answer {
   const { status, body } = errorResponseParts(e);
-  const error = { code: body.code, message: body.message };
+  const error = {
+    code: body.code,
+    message: body.message,
+    errorCode: isPembaError(e) ? e.code : "ERROR_CODE_INTERNAL",
+  };
   return stream
     ? { status, headers: ["content-type", NDJSON_TYPE], body: `${JSON.stringify({ error: body })}\n`, error }
     : { status, headers: ["content-type", JSON_TYPE], body: JSON.stringify(body), error };
@@ -144,6 +155,8 @@ export interface PipelineDeps {
    * server's turn budget, packages/node-server/src/turn-budget.ts); undefined runs it now.
    */
   admit?: () => Promise<void> | undefined;
+  /** Tracing and the decision log; undefined (or empty): neither, and no call for them on any request. */
+  observability?: Observability;
 }
 
 export class RequestPipeline {
@@ -151,12 +164,15 @@ export class RequestPipeline {
   readonly #cors: CorsPolicy;
   readonly #observe: Observe | undefined;
   readonly #admit: (() => Promise<void> | undefined) | undefined;
+  readonly #observability: Observability | undefined;
 
   constructor(deps: PipelineDeps) {
     this.#auth = deps.auth;
     this.#cors = deps.cors;
     this.#observe = deps.observe;
     this.#admit = deps.admit;
+    const o = deps.observability;
+    this.#observability = o?.tracing !== undefined || o?.decisions !== undefined ? o : undefined;
   }
 
   get cors(): CorsPolicy {
@@ -164,8 +180,81 @@ export class RequestPipeline {
   }
 
   /** Runs `handler` for `req` on `endpoint`; never throws. */
-  async run(endpoint: Endpoint, req: ApiRequest, handler: Handler): Promise<Answer> {
+  run(endpoint: Endpoint, req: ApiRequest, handler: Handler): Promise<Answer> {
+    const observability = this.#observability;
+    if (observability === undefined) return this.#run(endpoint, req, handler, performance.now());
+    const tracing = observability.tracing;
+    const traceparent = req.header("traceparent");
+    // an unsampled request without a decision log: nothing to observe, and no OpenTelemetry call
+    const traced = tracing !== undefined && (traceparent !== undefined || tracing.sampleRoot());
+    if (!traced && observability.decisions === undefined) {
+      return this.#run(endpoint, req, handler, performance.now());
+    }
+    return this.#runObserved(
+      endpoint,
+      req,
+      handler,
+      observability,
+      traced ? tracing : undefined,
+      traceparent,
+    );
+  }
+
+  /**
+   * A request under tracing or the decision log: the request span joins the caller's `traceparent` (when the
+   * sampler records it), and the handler gets the RequestObservation its service calls take.
+   */
+  async #runObserved(
+    endpoint: Endpoint,
+    req: ApiRequest,
+    handler: Handler,
+    observability: Observability,
+    tracing: Tracing | undefined,
+    traceparent: string | undefined,
+  ): Promise<Answer> {
     const start = performance.now();
+    let span: Span | undefined;
+    let traceId = traceIdOf(traceparent);
+    let context: Context | undefined;
+    if (tracing !== undefined) {
+      const parent = tracing.extract(traceparent, req.header("tracestate"));
+      const started = startRequestSpan(tracing, req.method, endpoint.route, parent);
+      if (started.isRecording()) {
+        span = started;
+        traceId = started.spanContext().traceId;
+        context = contextOf(parent, span);
+      }
+    }
+    const observedHandler: Handler = (call) =>
+      handler({
+        ...call,
+        obs: new RequestObservation({
+          tenantId: call.tenantId,
+          principal: call.principal.name ?? "",
+          started: start,
+          traceId,
+          tracer: context === undefined ? undefined : tracing!.tracer,
+          context,
+          decisions: observability.decisions,
+        }),
+      });
+    const answer = await this.#run(endpoint, req, observedHandler, start);
+    if (span !== undefined) {
+      span.setAttribute("http.response.status_code", answer.status);
+      if (endpoint.tenantParam !== undefined)
+        span.setAttribute("pemba.tenant", req.param(endpoint.tenantParam) ?? "");
+      if (answer.decision !== undefined) span.setAttribute("pemba.decision", answer.decision);
+      if (answer.error !== undefined) {
+        span.setAttribute("pemba.error_code", answer.error.errorCode);
+        span.setAttribute("rpc.grpc.status_code", answer.error.code);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: answer.error.message });
+      }
+      span.end();
+    }
+    return answer;
+  }
+
+  async #run(endpoint: Endpoint, req: ApiRequest, handler: Handler, start: number): Promise<Answer> {
     const origin = req.header("origin");
     let answer: Answer;
     try {

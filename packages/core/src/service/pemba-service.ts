@@ -28,6 +28,7 @@ import {
   tupleKey,
 } from "../model.ts";
 import { nextTurn } from "../next-turn.ts";
+import type { RequestObservation } from "../observe/observation.ts";
 import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
@@ -35,6 +36,7 @@ import { formatTuple, printSchema, validateAttribute, validateTuple } from "../s
 import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
+import * as observed from "./observed.ts";
 import { inTurnsParser, type SchemaParser } from "./parse-worker/schema-parser.ts";
 import {
   type DiffOptions,
@@ -253,7 +255,12 @@ export class PembaService {
     return { schema, snap: await at.snap };
   }
 
-  async #target(tenantId: string, meta: PermissionMetadata, context?: Context) {
+  /** A permission request's compiled schema and where it is evaluated (its snap resolved). */
+  async target(
+    tenantId: string,
+    meta: PermissionMetadata,
+    context?: Context,
+  ): Promise<{ schema: ResolvedSchema; target: EvaluationTarget }> {
     const now = this.clock();
     const { schema, snap } = await this.#resolve(
       tenantId,
@@ -590,20 +597,33 @@ export class PembaService {
     meta: PermissionMetadata,
     query: CheckQuery,
     context?: Context,
+    obs?: RequestObservation,
   ): MaybePromise<CheckOutcome> {
+    // a traced request: spans for schema resolution and evaluation; a logged one: the fast path, then its record
+    if (obs?.tracer !== undefined) return observed.observedCheck(this, obs, tenantId, meta, query, context);
     const now = this.clock();
     const at = this.#snapshot(tenantId, meta.snapToken);
     const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
     if (schema !== undefined && typeof at.snap === "number") {
-      return engine.check(
+      const outcome = engine.check(
         schema.compiled,
         this.#evaluationTarget(tenantId, at.snap, now, meta, context),
         query,
       );
+      return obs === undefined
+        ? outcome
+        : observed.recordCheck(this, obs, schema, at.snap, meta, query, context, outcome);
     }
-    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) =>
-      engine.check(schema.compiled, this.#evaluationTarget(tenantId, snap, now, meta, context), query),
-    );
+    return this.#resolve(tenantId, meta.schemaVersion, at, schema).then(({ schema, snap }) => {
+      const outcome = engine.check(
+        schema.compiled,
+        this.#evaluationTarget(tenantId, snap, now, meta, context),
+        query,
+      );
+      return obs === undefined
+        ? outcome
+        : observed.recordCheck(this, obs, schema, snap, meta, query, context, outcome);
+    });
   }
 
   /**
@@ -642,7 +662,7 @@ export class PembaService {
     tenantId: string,
     meta: PermissionMetadata,
   ): Promise<{ schema: CompiledSchema; target: EvaluationTarget; snapToken: string }> {
-    const { schema, target } = await this.#target(tenantId, meta);
+    const { schema, target } = await this.target(tenantId, meta);
     return { schema: schema.compiled, target, snapToken: this.snapTokenOf(tenantId, target.snap) };
   }
 
@@ -671,8 +691,10 @@ export class PembaService {
     meta: PermissionMetadata,
     queries: CheckQuery[],
     context?: Context,
+    obs?: RequestObservation,
   ): Promise<CheckOutcome[]> {
-    const { schema, target } = await this.#target(tenantId, meta, context);
+    if (obs !== undefined) return observed.observedBulkCheck(this, obs, tenantId, meta, queries, context);
+    const { schema, target } = await this.target(tenantId, meta, context);
     return engine.bulkCheck(schema.compiled, target, queries);
   }
 
@@ -683,8 +705,11 @@ export class PembaService {
     query: CheckQuery,
     context?: Context,
     options?: engine.ExplainOptions,
+    obs?: RequestObservation,
   ): Promise<engine.ExplainResponse> {
-    const { schema, target } = await this.#target(tenantId, meta, context);
+    if (obs !== undefined)
+      return observed.observedExplain(this, obs, tenantId, meta, query, context, options);
+    const { schema, target } = await this.target(tenantId, meta, context);
     return engine.explain({ ...target, schema: schema.compiled }, query, options);
   }
 
@@ -695,7 +720,7 @@ export class PembaService {
     permission: string,
     context?: Context,
   ): Promise<ExpandNode> {
-    const { schema, target } = await this.#target(tenantId, { ...meta, depth: 100 }, context);
+    const { schema, target } = await this.target(tenantId, { ...meta, depth: 100 }, context);
     return engine.expand(schema.compiled, target, { entity, permission });
   }
 
@@ -704,8 +729,10 @@ export class PembaService {
     meta: PermissionMetadata,
     query: LookupEntityQuery,
     context?: Context,
+    obs?: RequestObservation,
   ): Promise<{ entityIds: string[]; continuousToken: string }> {
-    const { schema, target } = await this.#target(tenantId, meta, context);
+    if (obs !== undefined) return observed.observedLookupEntity(this, obs, tenantId, meta, query, context);
+    const { schema, target } = await this.target(tenantId, meta, context);
     return engine.lookupEntity(schema.compiled, target, query);
   }
 
@@ -714,8 +741,10 @@ export class PembaService {
     meta: PermissionMetadata,
     query: LookupSubjectQuery,
     context?: Context,
+    obs?: RequestObservation,
   ): Promise<{ subjectIds: string[]; continuousToken: string }> {
-    const { schema, target } = await this.#target(tenantId, meta, context);
+    if (obs !== undefined) return observed.observedLookupSubject(this, obs, tenantId, meta, query, context);
+    const { schema, target } = await this.target(tenantId, meta, context);
     return engine.lookupSubject(schema.compiled, target, query);
   }
 
@@ -726,8 +755,21 @@ export class PembaService {
     subject: Subject,
     onlyPermission: boolean,
     context?: Context,
+    obs?: RequestObservation,
   ): Promise<Record<string, CheckResult>> {
-    const { schema, target } = await this.#target(tenantId, meta, context);
+    if (obs !== undefined) {
+      return observed.observedSubjectPermission(
+        this,
+        obs,
+        tenantId,
+        meta,
+        entity,
+        subject,
+        onlyPermission,
+        context,
+      );
+    }
+    const { schema, target } = await this.target(tenantId, meta, context);
     return engine.subjectPermission(schema.compiled, target, { entity, subject, onlyPermission });
   }
 }

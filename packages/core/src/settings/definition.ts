@@ -9,6 +9,7 @@ import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
 import { parsePresharedKeys } from "../http/auth/preshared.ts";
 import { tenantIdRegex } from "../http/wire/common.ts";
+import { DECISION_REDACTIONS, DEFAULT_DECISION_BUFFER } from "../observe/decision-log.ts";
 import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
 import {
   count,
@@ -21,6 +22,7 @@ import {
   pairs,
   port,
   positiveCount,
+  ratio,
   someOf,
   text,
   url,
@@ -394,6 +396,95 @@ export const SETTINGS = {
       worker: `${LOG_LEVELS.join("|")}: \`info\` and below: a JSON line per request on console.log (Workers Logs; see Request log; costs 0.7-1.0 ms of CPU per request); \`warn\`: lines for failed requests (status >= 400) and the replica's warnings only; \`error\`, \`fatal\`, \`silent\`: none`,
     },
     schema: oneOf(LOG_LEVELS),
+  },
+  otelEndpoint: {
+    env: "PEMBA_OTEL_ENDPOINT",
+    flag: "otel-endpoint",
+    arg: "<url>",
+    runtimes: BOTH,
+    unset: "no tracing (Node: `OTEL_EXPORTER_OTLP_ENDPOINT` applies)",
+    help: {
+      node: "OpenTelemetry traces over OTLP/HTTP to this base URL (spans go to `<url>/v1/traces`; `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` and `OTEL_EXPORTER_OTLP_HEADERS` apply; the service name is `OTEL_SERVICE_NAME`, default `pemba`); see Observability",
+      worker:
+        "OpenTelemetry traces over OTLP/HTTP (JSON) to this base URL (spans go to `<url>/v1/traces`, sent after the response with `ctx.waitUntil`); `PEMBA_OTEL_HEADERS` adds headers (set it as a secret); see Observability",
+    },
+    schema: url.optional(),
+  },
+  otelSampleRatio: {
+    env: "PEMBA_OTEL_SAMPLE_RATIO",
+    flag: "otel-sample-ratio",
+    arg: "<0-1>",
+    runtimes: BOTH,
+    unset: "1 (Node: `OTEL_TRACES_SAMPLER_ARG` applies)",
+    help: "with `{otelEndpoint}`: the fraction of requests traced (by trace id); a request whose `traceparent` says sampled or not is traced as its caller decided",
+    schema: ratio.optional(),
+  },
+  otelHeaders: {
+    env: "PEMBA_OTEL_HEADERS",
+    runtimes: WORKER,
+    unset: "none",
+    help: "with `{otelEndpoint}`: headers of the OTLP export, `name=value` comma separated (e.g. an API key; set it as a secret)",
+    schema: pairs.optional(),
+  },
+  decisionLog: {
+    env: "PEMBA_DECISION_LOG",
+    flag: "decision-log",
+    arg: "<stdout|otlp|file>",
+    runtimes: BOTH,
+    unset: "off",
+    help: {
+      node: "a record per decision (check, each bulk-check item, explain, lookups, subject permission): `stdout` or a file path (NDJSON; a file rotates at `{decisionLogMaxMb}`), or `otlp` (OpenTelemetry logs to `{otelEndpoint}`/v1/logs); see Decision log",
+      worker:
+        "`console`: a JSON line per decision (check, each bulk-check item, explain, lookups, subject permission) on console.log (Workers Logs), written after the response; see Decision log",
+    },
+    schema: text.optional(),
+  },
+  decisionLogSampleRatio: {
+    env: "PEMBA_DECISION_LOG_SAMPLE_RATIO",
+    flag: "decision-log-sample-ratio",
+    arg: "<0-1>",
+    runtimes: BOTH,
+    default: "1",
+    help: "with `{decisionLog}`: the fraction of decisions recorded (denials all, unless `{decisionLogDenials}` is off)",
+    schema: ratio,
+  },
+  decisionLogDenials: {
+    env: "PEMBA_DECISION_LOG_DENIALS",
+    flag: "decision-log-denials",
+    arg: "<on|off>",
+    runtimes: BOTH,
+    default: "on",
+    help: "with `{decisionLog}`: record every denial whatever the sample ratio",
+    schema: onOff,
+  },
+  decisionLogRedact: {
+    env: "PEMBA_DECISION_LOG_REDACT",
+    flag: "decision-log-redact",
+    arg: "<fields>",
+    runtimes: BOTH,
+    unset: "none",
+    help: `with \`{decisionLog}\`: some of \`${DECISION_REDACTIONS.join(",")}\`: \`subject-id\` writes the subject's id as \`sha256:<16 hex>\` (of the tenant and the id), \`context\` leaves the request's context out`,
+    schema: someOf(DECISION_REDACTIONS)
+      .optional()
+      .transform((fields) => fields ?? []),
+  },
+  decisionLogMaxMb: {
+    env: "PEMBA_DECISION_LOG_MAX_MB",
+    flag: "decision-log-max-mb",
+    arg: "<MB>",
+    runtimes: NODE,
+    default: "100",
+    help: "a decision log file is renamed `<file>.1` (the older ones `.2` ... `.5`, the oldest removed) once it would pass this size",
+    schema: positiveCount,
+  },
+  decisionLogBuffer: {
+    env: "PEMBA_DECISION_LOG_BUFFER",
+    flag: "decision-log-buffer",
+    arg: "<n>",
+    runtimes: NODE,
+    default: String(DEFAULT_DECISION_BUFFER),
+    help: "records waiting for the sink at most; past it records are dropped and counted in `pemba_decision_log_dropped_total` (a decision never waits)",
+    schema: positiveCount,
   },
   insecureBindAny: {
     env: "PEMBA_INSECURE_BIND_ANY",

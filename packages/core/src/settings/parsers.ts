@@ -137,6 +137,12 @@ export const onOff = z.string().transform((s, ctx) => {
   return fail(ctx, `${INVALID}; expected on or off`);
 });
 
+/** A fraction from 0 to 1, e.g. 0.01. */
+export const ratio = z.string().transform((s, ctx) => {
+  const value = Number(s);
+  return /^\d*\.?\d+$/.test(s) && value <= 1 ? value : fail(ctx, `${INVALID}; expected a number from 0 to 1`);
+});
+
 export const url = z.string().transform((s, ctx) => (URL.canParse(s) ? s : fail(ctx, INVALID)));
 
 export function oneOf<T extends string>(choices: readonly T[]) {

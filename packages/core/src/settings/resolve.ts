@@ -4,6 +4,7 @@
  */
 import type { PublicPath } from "../http/app.ts";
 import type { AuthConfig } from "../http/auth/index.ts";
+import type { DecisionRedaction } from "../observe/decision-log.ts";
 import {
   defaultText,
   type LogLevel,
@@ -51,8 +52,20 @@ export interface PembaSettings {
   authzenTenant?: string;
 }
 
+/** Traces and the decision log (README, Observability). */
+export interface ObservabilitySettings {
+  /** OTLP/HTTP base URL of the traces; undefined: the runtime's standard variables decide (none: no tracing). */
+  otelEndpoint?: string;
+  otelSampleRatio?: number;
+  /** `stdout`, `otlp` or a file (Node), `console` (Worker); undefined: no decision log. */
+  decisionLog?: string;
+  decisionLogSampleRatio: number;
+  decisionLogDenials: boolean;
+  decisionLogRedact: DecisionRedaction[];
+}
+
 /** The settings both runtimes read, as flat values. */
-interface CommonSettings {
+interface CommonSettings extends ObservabilitySettings {
   database: string;
   auth: AuthConfig;
   corsOrigins?: string[];
@@ -81,6 +94,10 @@ export interface NodeSettings extends CommonSettings {
   compactAfterWritesMb: number;
   /** PostgreSQL: the pool's most connections. */
   pgPoolSize: number;
+  /** A decision log file's size (MB) before it rotates. */
+  decisionLogMaxMb: number;
+  /** Decision records waiting for the sink at most. */
+  decisionLogBuffer: number;
   /** Event-loop lag (ms) from which new requests are shed; 0 = never. */
   shedLagMs: number;
   /** Requests answered at once before new ones are shed; 0 = no limit. */
@@ -93,6 +110,8 @@ export interface WorkerSettings extends CommonSettings {
   d1Tenants?: ReadonlyMap<string, string>;
   /** D1's latencies added around each D1 binding (benchmarks and tests); undefined: none. */
   d1Simulate?: D1Simulation;
+  /** OTLP export headers (name -> value). */
+  otelHeaders?: ReadonlyMap<string, string>;
 }
 
 /** The text given for a setting: its flag (Node), else its variable; blank counts as unset. */
@@ -143,6 +162,12 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     maxCompiledSchemaMb: v.maxCompiledSchemaMb,
     schemaWrites: v.schemaWrites,
     logLevel: v.logLevel,
+    otelEndpoint: v.otelEndpoint,
+    otelSampleRatio: v.otelSampleRatio,
+    decisionLog: v.decisionLog,
+    decisionLogSampleRatio: v.decisionLogSampleRatio,
+    decisionLogDenials: v.decisionLogDenials,
+    decisionLogRedact: v.decisionLogRedact,
   };
 }
 
@@ -159,6 +184,8 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
     pgPoolSize: v.pgPoolSize,
+    decisionLogMaxMb: v.decisionLogMaxMb,
+    decisionLogBuffer: v.decisionLogBuffer,
     shedLagMs: v.shedLagMs,
     maxInFlight: v.maxInFlight,
   };
@@ -172,6 +199,7 @@ export function resolveWorkerSettings(env: Env): WorkerSettings {
     databaseToken: v.databaseToken,
     d1Tenants: v.d1Tenants,
     ...(v.d1Simulate === undefined ? {} : { d1Simulate: v.d1Simulate }),
+    otelHeaders: v.otelHeaders,
   };
 }
 

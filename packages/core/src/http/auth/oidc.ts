@@ -62,7 +62,10 @@ export class OidcAuthenticator implements Authenticator {
     // in the future is a forged or mis-clocked one
     if (payload.iat !== undefined && payload.iat > Date.now() / 1000 + tolerance)
       throw new PembaError("ERROR_CODE_INVALID_CLAIMS");
-    return tenantsPrincipal(tenantsFromClaim(payload[this.#config.tenantsClaim ?? "pemba_tenants"]));
+    return tenantsPrincipal(
+      tenantsFromClaim(payload[this.#config.tenantsClaim ?? "pemba_tenants"]),
+      payload.sub ?? "",
+    );
   }
 }
 

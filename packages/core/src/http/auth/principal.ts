@@ -3,6 +3,8 @@ import { PembaError } from "../../errors.ts";
 
 export interface Principal {
   tenants: ReadonlySet<string> | null;
+  /** Who it is, for the decision log: `key:<fingerprint>` for a preshared key, the JWT's `sub`; none without auth. */
+  name?: string;
 }
 
 export const UNRESTRICTED: Principal = { tenants: null };
@@ -32,7 +34,8 @@ export function assertUnrestricted(principal: Principal): void {
 }
 
 /** A tenant list from config or a claim; "*" (or no list) = every tenant. */
-export function tenantsPrincipal(tenants: readonly string[] | undefined): Principal {
-  if (tenants === undefined || tenants.includes("*")) return UNRESTRICTED;
-  return { tenants: new Set(tenants) };
+export function tenantsPrincipal(tenants: readonly string[] | undefined, name?: string): Principal {
+  const all = tenants === undefined || tenants.includes("*");
+  if (name === undefined) return all ? UNRESTRICTED : { tenants: new Set(tenants) };
+  return { tenants: all ? null : new Set(tenants), name };
 }

@@ -4,6 +4,7 @@ import { DEFAULT_EXPLAIN_BYTES, DEFAULT_EXPLAIN_NODES } from "../../engine/expla
 import type { CheckOutcome, CheckQuery } from "../../engine/types.ts";
 import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
+import type { RequestObservation } from "../../observe/observation.ts";
 import type { PembaService, PermissionMetadata } from "../../service/index.ts";
 import type { MaybePromise } from "../../store/store.ts";
 import { scanCheckBody } from "../check-body-scanner.ts";
@@ -71,9 +72,10 @@ export function checkFromText(
   limits: Limits,
   tenantId: string,
   text: string,
+  obs?: RequestObservation,
 ): MaybePromise<CheckOutcome> {
   const { meta, query, context } = checkRequestFromText(limits, text);
-  return service.check(tenantId, meta, query, context);
+  return service.check(tenantId, meta, query, context, obs);
 }
 
 /** The check answer's JSON (a decision and a count: ASCII, no escaping needed). */
@@ -92,8 +94,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionCheckRequestSchema,
       response: PermissionCheckResponseSchema,
     },
-    async ({ req, tenantId }) =>
-      checkAnswer(await checkFromText(service, limits, tenantId, await req.text(limits.maxBodyBytes))),
+    async ({ req, tenantId, obs }) =>
+      checkAnswer(await checkFromText(service, limits, tenantId, await req.text(limits.maxBodyBytes), obs)),
   );
 
   const bulkSchema = permissionBulkCheckRequestSchema(limits.maxBulkCheckItems);
@@ -106,13 +108,14 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: bulkSchema,
       response: PermissionBulkCheckResponseSchema,
     },
-    async ({ req, tenantId }) => {
+    async ({ req, tenantId, obs }) => {
       const r = parseWire(bulkSchema, await readJsonBody(req, limits.maxBodyBytes));
       const outcomes = await service.bulkCheck(
         tenantId,
         meta(r.metadata),
         r.items.map((i) => ({ entity: i.entity, permission: i.permission, subject: i.subject })),
         context(r.context),
+        obs,
       );
       return jsonAnswer({
         results: outcomes.map((o) => ({ can: o.can, metadata: { check_count: o.checkCount } })),
@@ -154,15 +157,20 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionExplainRequestSchema,
       response: PermissionExplainResponseSchema,
     },
-    async ({ req, tenantId }) => {
+    async ({ req, tenantId, obs }) => {
       // exactly the check request: read as check reads it (PermissionExplainRequestSchema is the check's schema)
       const { meta, query, context } = checkRequestFromText(limits, await req.text(limits.maxBodyBytes));
-      const out = await service.explain(tenantId, meta, query, context);
+      const out = await service.explain(tenantId, meta, query, context, undefined, obs);
       return jsonTextAnswer(JSON.stringify(out), out.can);
     },
   );
 
-  const lookupEntity = async (req: ApiRequest, tenantId: string, stream: boolean) => {
+  const lookupEntity = async (
+    req: ApiRequest,
+    tenantId: string,
+    stream: boolean,
+    obs: RequestObservation | undefined,
+  ) => {
     const r = parseWire(PermissionLookupEntityRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
     const size = pageSize(r.page_size, 1000, limits.maxLookupPageSize);
     const scope: Record<string, string[]> = {};
@@ -180,6 +188,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         continuousToken: r.continuous_token || undefined,
       },
       context(r.context),
+      obs,
     );
   };
 
@@ -191,8 +200,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupEntityRequestSchema,
       response: PermissionLookupEntityResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const result = await lookupEntity(req, tenantId, false);
+    async ({ req, tenantId, obs }) => {
+      const result = await lookupEntity(req, tenantId, false, obs);
       return jsonAnswer({ entity_ids: result.entityIds, continuous_token: result.continuousToken });
     },
   );
@@ -208,8 +217,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupEntityRequestSchema,
       response: PermissionLookupEntityStreamResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const result = await lookupEntity(req, tenantId, true);
+    async ({ req, tenantId, obs }) => {
+      const result = await lookupEntity(req, tenantId, true, obs);
       let text = "";
       for (const id of result.entityIds) {
         text += `${JSON.stringify({ result: { entity_id: id, continuous_token: result.continuousToken } })}\n`;
@@ -226,7 +235,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupSubjectRequestSchema,
       response: PermissionLookupSubjectResponseSchema,
     },
-    async ({ req, tenantId }) => {
+    async ({ req, tenantId, obs }) => {
       const r = parseWire(PermissionLookupSubjectRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
       const result = await service.lookupSubject(
         tenantId,
@@ -239,6 +248,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
           continuousToken: r.continuous_token || undefined,
         },
         context(r.context),
+        obs,
       );
       return jsonAnswer({ subject_ids: result.subjectIds, continuous_token: result.continuousToken });
     },
@@ -252,7 +262,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionSubjectPermissionRequestSchema,
       response: PermissionSubjectPermissionResponseSchema,
     },
-    async ({ req, tenantId }) => {
+    async ({ req, tenantId, obs }) => {
       const r = parseWire(
         PermissionSubjectPermissionRequestSchema,
         await readJsonBody(req, limits.maxBodyBytes),
@@ -264,6 +274,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         r.subject,
         r.metadata.only_permission,
         context(r.context),
+        obs,
       );
       return jsonAnswer({ results });
     },

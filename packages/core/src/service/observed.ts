@@ -1,0 +1,321 @@
+/**
+ * The permission questions of a request that is traced or whose decisions are logged: the same engine calls as
+ * PembaService's own, inside a schema-resolution span and an evaluation span (its reads each a store span), and a
+ * decision record per decision. PembaService runs these only when the request carries a RequestObservation.
+ */
+import type { Span } from "@opentelemetry/api";
+import * as engine from "../engine/index.ts";
+import type {
+  CheckOutcome,
+  CheckQuery,
+  EvaluationTarget,
+  LookupEntityQuery,
+  LookupSubjectQuery,
+} from "../engine/types.ts";
+import type { CheckResult, Context, Entity, Subject } from "../model.ts";
+import type { DecisionApi } from "../observe/decision-log.ts";
+import { inSpan, type RequestObservation, SPAN } from "../observe/observation.ts";
+import type { PembaService, PermissionMetadata } from "./pemba-service.ts";
+import type { ResolvedSchema } from "./schema-registry.ts";
+
+export const entityText = (e: Entity): string => `${e.type}:${e.id}`;
+export const subjectText = (s: Subject): string =>
+  s.relation ? `${s.type}:${s.id}#${s.relation}` : `${s.type}:${s.id}`;
+
+/** The last snap token each service encoded: checks in a row mostly read at one tenant's head. */
+const lastSnapTokens = new WeakMap<PembaService, { tenantId: string; snap: number; token: string }>();
+
+function snapToken(service: PembaService, tenantId: string, snap: number): string {
+  const last = lastSnapTokens.get(service);
+  if (last !== undefined && last.snap === snap && last.tenantId === tenantId) return last.token;
+  const token = service.snapTokenOf(tenantId, snap);
+  lastSnapTokens.set(service, { tenantId, snap, token });
+  return token;
+}
+
+interface Resolved {
+  schema: ResolvedSchema;
+  target: EvaluationTarget;
+  /** The snap token of the snap the evaluation reads at. */
+  snapToken: string;
+}
+
+/** The schema and snap, in a `pemba.schema.resolve` span. */
+async function resolve(
+  service: PembaService,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  context: Context | undefined,
+): Promise<Resolved> {
+  const span = obs.startSpan(SPAN.schema, { "pemba.tenant": tenantId });
+  const { schema, target } = await inSpan(
+    span,
+    () => service.target(tenantId, meta, context),
+    (s, r) => {
+      s.setAttribute("pemba.schema.version", r.schema.version);
+      s.setAttribute("pemba.snap", r.target.snap);
+    },
+  );
+  return { schema, target, snapToken: service.snapTokenOf(tenantId, target.snap) };
+}
+
+/** Runs `evaluate` in a `pemba.evaluate` span whose store spans are its reads. */
+function evaluate<T>(
+  obs: RequestObservation,
+  r: Resolved,
+  attributes: Record<string, string | number | boolean>,
+  run: (target: EvaluationTarget) => T | Promise<T>,
+  describe: (span: Span, result: T) => void,
+): T | Promise<T> {
+  const { span, store } = obs.evaluation(r.target.store, { ...attributes, "pemba.snap": r.target.snap });
+  const target = store === r.target.store ? r.target : { ...r.target, store };
+  return inSpan(span, () => run(target), describe);
+}
+
+const describeCheck = (span: Span, o: CheckOutcome) => {
+  span.setAttribute("pemba.decision", o.can);
+  span.setAttribute("pemba.check_count", o.checkCount);
+};
+
+function checkRecord(
+  api: DecisionApi,
+  r: Resolved,
+  meta: PermissionMetadata,
+  query: CheckQuery,
+  can: CheckResult,
+  checkCount: number,
+  context: Context | undefined,
+) {
+  return {
+    api,
+    subject: subjectText(query.subject),
+    permission: query.permission,
+    entity: entityText(query.entity),
+    decision: can,
+    snap_token: r.snapToken,
+    schema_version: r.schema.version,
+    check_count: checkCount,
+    depth: meta.depth,
+    context,
+  };
+}
+
+const checkAttributes = (query: CheckQuery, operation: string) => ({
+  "pemba.operation": operation,
+  "pemba.permission": query.permission,
+  "pemba.entity.type": query.entity.type,
+});
+
+/** An untraced check's record, after the service's own fast path decided it. */
+export function recordCheck(
+  service: PembaService,
+  obs: RequestObservation,
+  schema: ResolvedSchema,
+  snap: number,
+  meta: PermissionMetadata,
+  query: CheckQuery,
+  context: Context | undefined,
+  outcome: CheckOutcome | Promise<CheckOutcome>,
+): CheckOutcome | Promise<CheckOutcome> {
+  const record = (o: CheckOutcome): CheckOutcome => {
+    if (obs.decisions?.sampled(o.can) === true) {
+      const r = { schema, snapToken: snapToken(service, obs.tenantId, snap) } as Resolved;
+      obs.decided(checkRecord("check", r, meta, query, o.can, o.checkCount, context), obs.latencyMs(), true);
+    }
+    return o;
+  };
+  return outcome instanceof Promise ? outcome.then(record) : record(outcome);
+}
+
+export async function observedCheck(
+  service: PembaService,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  query: CheckQuery,
+  context: Context | undefined,
+): Promise<CheckOutcome> {
+  const r = await resolve(service, obs, tenantId, meta, context);
+  const outcome = await evaluate(
+    obs,
+    r,
+    checkAttributes(query, "check"),
+    (target) => engine.check(r.schema.compiled, target, query),
+    describeCheck,
+  );
+  obs.decided(checkRecord("check", r, meta, query, outcome.can, outcome.checkCount, context));
+  return outcome;
+}
+
+export async function observedBulkCheck(
+  service: PembaService,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  queries: CheckQuery[],
+  context: Context | undefined,
+): Promise<CheckOutcome[]> {
+  const r = await resolve(service, obs, tenantId, meta, context);
+  const outcomes = await evaluate(
+    obs,
+    r,
+    { "pemba.operation": "bulk_check", "pemba.items": queries.length },
+    (target) => engine.bulkCheck(r.schema.compiled, target, queries),
+    (span, out) => {
+      let allowed = 0;
+      let checks = 0;
+      for (const o of out) {
+        if (o.can === "CHECK_RESULT_ALLOWED") allowed++;
+        checks += o.checkCount;
+      }
+      span.setAttribute("pemba.allowed", allowed);
+      span.setAttribute("pemba.check_count", checks);
+    },
+  );
+  if (obs.decisions !== undefined) {
+    const latency = obs.latencyMs();
+    for (let i = 0; i < queries.length; i++) {
+      const o = outcomes[i]!;
+      obs.decided(checkRecord("bulk_check", r, meta, queries[i]!, o.can, o.checkCount, context), latency);
+    }
+  }
+  return outcomes;
+}
+
+export async function observedExplain(
+  service: PembaService,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  query: CheckQuery,
+  context: Context | undefined,
+  options: engine.ExplainOptions | undefined,
+): Promise<engine.ExplainResponse> {
+  const r = await resolve(service, obs, tenantId, meta, context);
+  const out = await evaluate(
+    obs,
+    r,
+    checkAttributes(query, "explain"),
+    (target) => engine.explain({ ...target, schema: r.schema.compiled }, query, options),
+    (span, o) => {
+      span.setAttribute("pemba.decision", o.can);
+      span.setAttribute("pemba.check_count", o.metadata.check_count);
+    },
+  );
+  obs.decided(checkRecord("explain", r, meta, query, out.can, out.metadata.check_count, context));
+  return out;
+}
+
+/** A lookup's record: the count and the first ids answered. */
+function lookupRecord(
+  obs: RequestObservation,
+  api: DecisionApi,
+  r: Resolved,
+  meta: PermissionMetadata,
+  fields: { subject: string; permission: string; entity: string },
+  ids: string[],
+  context: Context | undefined,
+): void {
+  const log = obs.decisions;
+  if (log === undefined) return;
+  obs.decided({
+    api,
+    ...fields,
+    decision: "LOOKUP",
+    snap_token: r.snapToken,
+    schema_version: r.schema.version,
+    check_count: 0,
+    count: ids.length,
+    ids: ids.slice(0, log.maxIds),
+    depth: meta.depth,
+    context,
+  });
+}
+
+export async function observedLookupEntity(
+  service: PembaService,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  query: LookupEntityQuery,
+  context: Context | undefined,
+): Promise<{ entityIds: string[]; continuousToken: string }> {
+  const r = await resolve(service, obs, tenantId, meta, context);
+  const out = await evaluate(
+    obs,
+    r,
+    {
+      "pemba.operation": "lookup_entity",
+      "pemba.permission": query.permission,
+      "pemba.entity.type": query.entityType,
+    },
+    (target) => engine.lookupEntity(r.schema.compiled, target, query),
+    (span, o) => span.setAttribute("pemba.count", o.entityIds.length),
+  );
+  const fields = {
+    subject: subjectText(query.subject),
+    permission: query.permission,
+    entity: query.entityType,
+  };
+  lookupRecord(obs, "lookup_entity", r, meta, fields, out.entityIds, context);
+  return out;
+}
+
+export async function observedLookupSubject(
+  service: PembaService,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  query: LookupSubjectQuery,
+  context: Context | undefined,
+): Promise<{ subjectIds: string[]; continuousToken: string }> {
+  const r = await resolve(service, obs, tenantId, meta, context);
+  const out = await evaluate(
+    obs,
+    r,
+    {
+      "pemba.operation": "lookup_subject",
+      "pemba.permission": query.permission,
+      "pemba.entity.type": query.entity.type,
+    },
+    (target) => engine.lookupSubject(r.schema.compiled, target, query),
+    (span, o) => span.setAttribute("pemba.count", o.subjectIds.length),
+  );
+  const ref = query.subjectReference;
+  const fields = {
+    subject: ref.relation ? `${ref.type}#${ref.relation}` : ref.type,
+    permission: query.permission,
+    entity: entityText(query.entity),
+  };
+  lookupRecord(obs, "lookup_subject", r, meta, fields, out.subjectIds, context);
+  return out;
+}
+
+export async function observedSubjectPermission(
+  service: PembaService,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  entity: Entity,
+  subject: Subject,
+  onlyPermission: boolean,
+  context: Context | undefined,
+): Promise<Record<string, CheckResult>> {
+  const r = await resolve(service, obs, tenantId, meta, context);
+  const results = await evaluate(
+    obs,
+    r,
+    { "pemba.operation": "subject_permission", "pemba.entity.type": entity.type },
+    (target) => engine.subjectPermission(r.schema.compiled, target, { entity, subject, onlyPermission }),
+    (span, o) => span.setAttribute("pemba.count", Object.keys(o).length),
+  );
+  if (obs.decisions !== undefined) {
+    const latency = obs.latencyMs();
+    for (const [permission, can] of Object.entries(results)) {
+      const query = { entity, permission, subject };
+      obs.decided(checkRecord("subject_permission", r, meta, query, can, 0, context), latency);
+    }
+  }
+  return results;
+}
