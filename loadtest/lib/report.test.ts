@@ -1,7 +1,7 @@
 /** Where reports go: new ones are ignored by git, the ones RESULTS.md links to are committed. */
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, posix, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LOADTEST_DIR } from "./k6.ts";
 import { DEFAULT_REPORT_DIR } from "./report.ts";
@@ -19,15 +19,18 @@ describe("report files and git", () => {
     }
   });
 
-  it("every report RESULTS.md links to, and every image those reports show, is committed", () => {
+  it("every report RESULTS.md and results-history/ link to, and every image those reports show, is committed", () => {
     const tracked = new Set(
       execFileSync("git", ["ls-files", "reports"], { cwd: LOADTEST_DIR, encoding: "utf8" }).split("\n"),
     );
-    const links = [
-      ...readFileSync(join(LOADTEST_DIR, "RESULTS.md"), "utf8").matchAll(/\]\((reports\/[^)#]+)\)/g),
-    ];
+    const history = readdirSync(join(LOADTEST_DIR, "results-history")).map((f) => `results-history/${f}`);
+    const links = ["RESULTS.md", ...history].flatMap((file) =>
+      [...readFileSync(join(LOADTEST_DIR, file), "utf8").matchAll(/\]\(((?:\.\.\/)?reports\/[^)#]+)\)/g)].map(
+        ([, link]) => posix.normalize(posix.join(posix.dirname(file), link!)),
+      ),
+    );
     expect(links.length).toBeGreaterThan(0);
-    for (const [, link] of links) {
+    for (const link of links) {
       expect(tracked, link).toContain(link);
       const report = readFileSync(join(LOADTEST_DIR, link!), "utf8");
       for (const [, image] of report.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g))
