@@ -7,6 +7,7 @@
  * to the store directly, as another process's: the replica sees them through the snap tokens that name them.
  */
 import type { Attribute, Tuple } from "../../model.ts";
+import { seededRandom } from "../../random.ts";
 import { PembaService } from "../../service/pemba-service.ts";
 import type { Snap, Store, WriteRequest } from "../store.ts";
 
@@ -72,24 +73,12 @@ entity doc {
   permission view = (viewer or parent.viewer) not owner
 }`;
 
-/** Mulberry32: a small seeded generator, the same sequence everywhere. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const T0 = Date.UTC(2030, 0, 1);
 
 /** Runs the property; throws an Error naming the step, the snap and both answers at the first difference. */
 export async function replicaProperty(opts: ReplicaPropertyOptions): Promise<ReplicaPropertyCounts> {
   const { inner, replica } = opts;
-  const rand = random(opts.seed);
+  const rand = seededRandom(opts.seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const int = (n: number) => Math.floor(rand() * n);
   let now = T0;
