@@ -7,7 +7,7 @@
  * hot keys).
  *
  *   node --experimental-strip-types loadtest/bench-working-set.ts [--ids 100000] [--rate 2000] [--duration 60s]
- *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] [--base /work/main] [--base-args "--replica-max-rows 20000000"]
+ *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] --base <checkout of main> [--base-args "--replica-max-rows 20000000"]
  *
  * A: --base's bundled CLI as built there (packages/node-server/dist/pemba.mjs; it is run, never rebuilt), with
  * --base-args. B: this checkout's CLI with --replica-memory --memory. Both bind 127.0.0.1 only.
@@ -32,10 +32,14 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "2" },
     zipf: { type: "string", default: "1.0" },
     memory: { type: "string", default: "256" },
-    base: { type: "string", default: "/work/main" },
+    base: { type: "string" },
     "base-args": { type: "string", default: "--replica-max-rows 20000000" },
   },
 });
+if (values.base === undefined) {
+  console.error("--base <checkout>: the checkout whose built CLI is A (e.g. a worktree of main)");
+  process.exit(2);
+}
 const ids = Number(values.ids);
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
 

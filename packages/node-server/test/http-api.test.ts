@@ -617,7 +617,7 @@ describe("apiRequestListener: a client that goes away before its body ended", ()
         {
           route: "/v1/tenants/:tenant_id/data/write",
           status: 499,
-          error: { code: 1, message: "ERROR_CODE_CANCELLED" },
+          error: { code: 1, message: "ERROR_CODE_CANCELLED", errorCode: "ERROR_CODE_CANCELLED" },
         },
       ]);
     } finally {

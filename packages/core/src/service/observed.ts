@@ -22,17 +22,6 @@ export const entityText = (e: Entity): string => `${e.type}:${e.id}`;
 export const subjectText = (s: Subject): string =>
   s.relation ? `${s.type}:${s.id}#${s.relation}` : `${s.type}:${s.id}`;
 
-/** The last snap token each service encoded: checks in a row mostly read at one tenant's head. */
-const lastSnapTokens = new WeakMap<PembaService, { tenantId: string; snap: number; token: string }>();
-
-function snapToken(service: PembaService, tenantId: string, snap: number): string {
-  const last = lastSnapTokens.get(service);
-  if (last !== undefined && last.snap === snap && last.tenantId === tenantId) return last.token;
-  const token = service.snapTokenOf(tenantId, snap);
-  lastSnapTokens.set(service, { tenantId, snap, token });
-  return token;
-}
-
 interface Resolved {
   schema: ResolvedSchema;
   target: EvaluationTarget;
@@ -120,7 +109,7 @@ export function recordCheck(
 ): CheckOutcome | Promise<CheckOutcome> {
   const record = (o: CheckOutcome): CheckOutcome => {
     if (obs.decisions?.sampled(o.can) === true) {
-      const r = { schema, snapToken: snapToken(service, obs.tenantId, snap) } as Resolved;
+      const r = { schema, snapToken: service.snapTokenOf(obs.tenantId, snap) } as Resolved;
       obs.decided(checkRecord("check", r, meta, query, o.can, o.checkCount, context), obs.latencyMs(), true);
     }
     return o;

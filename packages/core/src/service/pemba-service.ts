@@ -202,8 +202,15 @@ export class PembaService {
 
   /** The token of a snap read (no write, so no bookmark): a watch's start, a schema diff's snap. */
   snapTokenOf(tenantId: string, snap: Snap): string {
-    return encodeSnapToken(snap, undefined, this.store.snapDatabase?.(tenantId));
+    const last = this.#lastSnapToken;
+    if (last !== undefined && last.snap === snap && last.tenantId === tenantId) return last.token;
+    const token = encodeSnapToken(snap, undefined, this.store.snapDatabase?.(tenantId));
+    this.#lastSnapToken = { tenantId, snap, token };
+    return token;
   }
+
+  /** The token encoded last: checks in a row mostly read at one tenant's head. */
+  #lastSnapToken: { tenantId: string; snap: Snap; token: string } | undefined = undefined;
 
   /** Empty = head; garbage = ERROR_CODE_INVALID_SNAP_TOKEN; too old = ERROR_CODE_SNAP_TOKEN_EXPIRED. */
   resolveSnap(tenantId: string, snapToken: string): MaybePromise<Snap> {
