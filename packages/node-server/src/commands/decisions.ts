@@ -15,6 +15,7 @@ import {
   parseEntityString,
   parseSubjectString,
 } from "@pemba/core";
+import { requestExplain } from "./explain.ts";
 
 const USAGE =
   "usage: pemba decisions <file>... [--tenant <id>] [--subject <type:id[#relation]>] [--entity <type:id>]\n" +
@@ -101,23 +102,7 @@ async function explainAgain(
     subject,
   };
   if (record.context !== undefined) body.context = record.context;
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(
-    `${url.replace(/\/+$/, "")}/v1/tenants/${encodeURIComponent(record.tenant)}/permissions/explain`,
-    { method: "POST", headers, body: JSON.stringify(body) },
-  );
-  const text = await res.text();
-  if (!res.ok) {
-    let message = text;
-    try {
-      message = (JSON.parse(text) as { message?: string }).message ?? text;
-    } catch {
-      // not JSON: the text as it is
-    }
-    return `the server answered ${res.status}: ${message}`;
-  }
-  return JSON.parse(text) as ExplainResponse;
+  return requestExplain(url, token, record.tenant, body);
 }
 
 const short = (decision: string) => decision.replace("CHECK_RESULT_", "");

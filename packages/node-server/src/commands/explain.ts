@@ -56,22 +56,44 @@ export async function runExplain(args: string[]): Promise<number> {
   // a Permify context object ({"tuples": [...], "attributes": [...], "data": {...}}), read from a file
   if (values.context !== undefined)
     body.context = JSON.parse(await readFile(callerPath(values.context), "utf8"));
+  const out = await requestExplain(values.url, values.token, values.tenant, body);
+  if (typeof out === "string") {
+    process.stderr.write(`pemba: ${out}\n`);
+    return 1;
+  }
+  process.stdout.write(values.json ? `${JSON.stringify(out, null, 2)}\n` : formatExplain(out, subject));
+  return 0;
+}
+
+/**
+ * POSTs an explain request to a running server: its answer, or the error to print (`the server answered <status>:
+ * <message>`, the message of Pemba's error body, or the body as it is when it is not JSON).
+ */
+export async function requestExplain(
+  url: string,
+  token: string | undefined,
+  tenant: string,
+  body: Record<string, unknown>,
+): Promise<ExplainResponse | string> {
   const headers: Record<string, string> = { "content-type": "application/json" };
-  if (values.token !== undefined) headers.authorization = `Bearer ${values.token}`;
-  const url = `${values.url.replace(/\/+$/, "")}/v1/tenants/${encodeURIComponent(values.tenant)}/permissions/explain`;
-  const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(
+    `${url.replace(/\/+$/, "")}/v1/tenants/${encodeURIComponent(tenant)}/permissions/explain`,
+    {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+    },
+  );
   const text = await res.text();
   if (!res.ok) {
     let message = text;
     try {
       message = (JSON.parse(text) as { message?: string }).message ?? text;
     } catch {
-      // not JSON: print the text as it is
+      // not JSON: the text as it is
     }
-    process.stderr.write(`pemba: the server answered ${res.status}: ${message}\n`);
-    return 1;
+    return `the server answered ${res.status}: ${message}`;
   }
-  const out = JSON.parse(text) as ExplainResponse;
-  process.stdout.write(values.json ? `${JSON.stringify(out, null, 2)}\n` : formatExplain(out, subject));
-  return 0;
+  return JSON.parse(text) as ExplainResponse;
 }
