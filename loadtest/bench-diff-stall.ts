@@ -15,6 +15,7 @@
  */
 import { parseArgs } from "node:util";
 import { MAX_SCHEMA_BYTES } from "@pemba/core";
+import { checkTimes, latencySummary, percentile } from "./lib/latency.ts";
 import { rssMegabytes } from "./lib/proc.ts";
 import { startPemba } from "./lib/servers.ts";
 
@@ -160,25 +161,8 @@ const PROBES: [string, () => Promise<string>][] = [
   ],
 ];
 
-async function checks(seconds: number): Promise<number[]> {
-  const times: number[] = [];
-  const until = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (performance.now() < until) {
-        const started = performance.now();
-        const r = await post("/v1/tenants/other/permissions/check", check);
-        if (r.body.can !== "CHECK_RESULT_ALLOWED") throw new Error(JSON.stringify(r.body));
-        times.push(performance.now() - started);
-      }
-    }),
-  );
-  return times.sort((a, b) => a - b);
-}
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-const summary = (sorted: number[]) =>
-  `n=${sorted.length} p50=${pct(sorted, 0.5).toFixed(1)} ms p99=${pct(sorted, 0.99).toFixed(1)} ms max=${sorted.at(-1)!.toFixed(1)} ms`;
+const checks = (seconds: number) =>
+  checkTimes(post, "/v1/tenants/other/permissions/check", check, IN_FLIGHT, seconds);
 
 /** The probe back to back until the checks' time is over; its times and answers. */
 async function during(
@@ -204,11 +188,11 @@ console.log(`server RSS after setup: ${rssMegabytes(server.pid).toFixed(0)} MB`)
 await checks(2); // warm-up
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [label, probe] of PROBES) {
-    console.log(`round ${round} checks alone:           ${summary(await checks(SECONDS))}`);
+    console.log(`round ${round} checks alone:           ${latencySummary(await checks(SECONDS))}`);
     const r = await during(probe);
-    console.log(`round ${round} checks during ${label.padEnd(10)}: ${summary(r.checks)}`);
+    console.log(`round ${round} checks during ${label.padEnd(10)}: ${latencySummary(r.checks)}`);
     console.log(
-      `  ${label}: ${r.times.length} requests, p50 ${pct(r.times, 0.5).toFixed(0)} ms, max ${r.times.at(-1)!.toFixed(0)} ms; ${[...r.answers].join(" | ")}`,
+      `  ${label}: ${r.times.length} requests, p50 ${percentile(r.times, 0.5).toFixed(0)} ms, max ${r.times.at(-1)!.toFixed(0)} ms; ${[...r.answers].join(" | ")}`,
     );
   }
 }

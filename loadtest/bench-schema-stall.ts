@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "@pemba/core";
 import { celHeavySchema, entitiesSchema, letterName } from "@pemba/core/testing";
+import { checkTimes, latencySummary, percentile } from "./lib/latency.ts";
 import { rssMegabytes } from "./lib/proc.ts";
 import { startPemba } from "./lib/servers.ts";
 
@@ -142,26 +143,8 @@ function postAlone(path: string, body: string): Promise<{ status: number; body: 
   });
 }
 
-async function checks(seconds: number): Promise<number[]> {
-  const times: number[] = [];
-  const until = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (performance.now() < until) {
-        const started = performance.now();
-        const r = await post("/v1/tenants/other/permissions/check", check);
-        if (r.body.can !== "CHECK_RESULT_ALLOWED") throw new Error(JSON.stringify(r.body));
-        times.push(performance.now() - started);
-      }
-    }),
-  );
-  return times.sort((a, b) => a - b);
-}
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-const summary = (sorted: number[]) =>
-  `n=${sorted.length} p50=${pct(sorted, 0.5).toFixed(1)} ms p99=${pct(sorted, 0.99).toFixed(1)} ms max=${sorted.at(-1)!.toFixed(1)} ms`;
+const checks = (seconds: number) =>
+  checkTimes(post, "/v1/tenants/other/permissions/check", check, IN_FLIGHT, seconds);
 
 type WriteStats = [string, { times: number[]; answers: string[] }][];
 
@@ -203,7 +186,7 @@ if (!isMainThread) {
 } else {
   console.log(`server RSS at start: ${rssMegabytes(server.pid).toFixed(0)} MB`);
   await checks(2); // warm-up
-  console.log(`checks alone:             ${summary(await checks(SECONDS))}`);
+  console.log(`checks alone:             ${latencySummary(await checks(SECONDS))}`);
   const writer = new Worker(new URL(import.meta.url), {
     workerData: { url: server.url, pid: server.pid },
     argv: process.argv.slice(2),
@@ -216,11 +199,11 @@ if (!isMainThread) {
   writer.postMessage("stop");
   const { writes, rssMax } = await result;
   await writer.terminate();
-  console.log(`checks during the writes: ${summary(during)}`);
+  console.log(`checks during the writes: ${latencySummary(during)}`);
   for (const [label, { times, answers }] of writes) {
     const sorted = times.sort((a, b) => a - b);
     console.log(
-      `  write ${label}: ${sorted.length} writes, p50 ${pct(sorted, 0.5).toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (round trip, incl. upload); ${[...answers].join(" | ")}`,
+      `  write ${label}: ${sorted.length} writes, p50 ${percentile(sorted, 0.5).toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (round trip, incl. upload); ${[...answers].join(" | ")}`,
     );
   }
   console.log(
