@@ -190,6 +190,11 @@ try {
     charts.push({ file, svg: latencySvg(buckets, `${scenarioName} on ${target}: ${phase}`) });
     chartLines.push(`### ${phase}\n\n![${phase}: latency over time](${file})`);
   }
+  const extraCharts = (result.charts ?? []).map((c) => {
+    const file = `${name}-${c.suffix}.svg`;
+    charts.push({ file, svg: c.svg });
+    return `## ${c.caption}\n\n![${c.caption}](${file})`;
+  });
   const reportDir = resolve(values["report-dir"]!);
   mkdirSync(reportDir, { recursive: true });
   const profileSection = values.profile ? saveProfiles(profileDir, reportDir, name) : [];
@@ -205,6 +210,7 @@ try {
       `- result: ${result.failures.length === 0 ? "passed" : `FAILED: ${result.failures.join("; ")}`}`,
     ].join("\n"),
     ...result.sections,
+    ...extraCharts,
     ...profileSection,
     `## Latency over time\n\nhttp_req_duration p50/p95/p99 and requests/s per time bucket, from k6's JSON output.\n\n${chartLines.join("\n\n")}`,
   ].join("\n\n");

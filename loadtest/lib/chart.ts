@@ -192,3 +192,70 @@ export function latencySvg(buckets: LatencyBucket[], title: string): string {
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
 }
+
+/** One line of a memory chart: MB at seconds since the start. */
+export interface MemorySeries {
+  name: string;
+  color: string;
+  points: readonly { seconds: number; megabytes: number }[];
+}
+
+/**
+ * Memory over time as a standalone SVG document: one line per series (RSS, and for a Node server its heap and the
+ * replica's working set), MB on the y axis, minutes on the x axis.
+ */
+export function memorySvg(series: readonly MemorySeries[], title: string): string {
+  const plotW = W - PAD.left - PAD.right;
+  const plotH = H - PAD.top - PAD.bottom;
+  const all = series.flatMap((s) => s.points);
+  const spanMinutes = Math.max(1 / 60, ...all.map((p) => p.seconds / 60));
+  const mbStep = niceStep(Math.max(1, ...all.map((p) => p.megabytes)), 6);
+  const divisions = Math.max(1, Math.ceil(Math.max(1, ...all.map((p) => p.megabytes)) / mbStep - 1e-9));
+  const maxMb = mbStep * divisions;
+  const x = (minutes: number) => PAD.left + (minutes / spanMinutes) * plotW;
+  const y = (mb: number) => PAD.top + plotH - (mb / maxMb) * plotH;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<title>${esc(title)}: memory over time</title>`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text id="title" x="${PAD.left}" y="${TITLE_BASELINE}" font-size="14" font-weight="bold">${esc(title)}</text>`,
+  ];
+  for (let i = 0; i <= divisions; i++) {
+    const yy = PAD.top + plotH - (plotH * i) / divisions;
+    parts.push(
+      `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${yy}" y2="${yy}" stroke="#ddd"/>`,
+      `<text x="${PAD.left - 6}" y="${yy + 4}" text-anchor="end">${(mbStep * i).toFixed(decimalsOf(mbStep))}</text>`,
+    );
+  }
+  const timeStep = niceStep(spanMinutes, 8);
+  for (const t of niceTicks(spanMinutes, 8)) {
+    parts.push(
+      `<text x="${x(t)}" y="${H - PAD.bottom + 16}" text-anchor="middle">${t.toFixed(decimalsOf(timeStep))}</text>`,
+    );
+  }
+  parts.push(
+    `<text x="${PAD.left + plotW / 2}" y="${H - 8}" text-anchor="middle">minutes since the start</text>`,
+    `<text transform="translate(16,${PAD.top + plotH / 2}) rotate(-90)" text-anchor="middle">MB</text>`,
+    `<rect id="plot" x="${PAD.left}" y="${PAD.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#999"/>`,
+  );
+  for (const s of series) {
+    if (s.points.length === 0) continue;
+    const d = s.points
+      .map((p, i) => `${i === 0 ? "M" : "L"}${x(p.seconds / 60).toFixed(1)},${y(p.megabytes).toFixed(1)}`)
+      .join(" ");
+    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.5"/>`);
+  }
+  parts.push(`<g id="legend">`);
+  let lx = PAD.left;
+  for (const s of series) {
+    parts.push(
+      `<line x1="${lx}" x2="${lx + 22}" y1="${LEGEND_BASELINE - 4}" y2="${LEGEND_BASELINE - 4}" stroke="${s.color}" stroke-width="3"/>`,
+      `<text x="${lx + 27}" y="${LEGEND_BASELINE}">${esc(s.name)}</text>`,
+    );
+    lx += 27 + s.name.length * 7 + 24;
+  }
+  parts.push("</g>");
+  if (all.length === 0) parts.push(`<text x="${PAD.left + 20}" y="${PAD.top + 30}">no samples</text>`);
+  parts.push("</svg>");
+  return `${parts.join("\n")}\n`;
+}

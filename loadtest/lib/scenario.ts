@@ -39,6 +39,8 @@ export interface ScenarioResult {
   sections: string[];
   /** Why the run counts as failed (empty: passed). */
   failures: string[];
+  /** More charts: written as `<report name>-<suffix>.svg` beside the report, each under its caption. */
+  charts?: { suffix: string; caption: string; svg: string }[];
 }
 
 export interface Scenario {

@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type MemorySeries, memorySvg } from "../lib/chart.ts";
 import { startIssuer } from "../lib/issuer.ts";
 import { metric } from "../lib/k6.ts";
 import { rssMegabytes, rssSlopePer10Minutes, rssTextChart, sampleRss } from "../lib/proc.ts";
@@ -52,6 +53,7 @@ async function run(ctx: ScenarioContext) {
   const startedAt = new Date();
   ctx.log(`soak: ${vus} machine clients (VUs) for ${duration} s, mixed read/write ...`);
   const rss = sampleRss(target.serverPid, 1000);
+  const heap = sampleHeap(() => target.metrics(tokens[0]!), 30_000);
   const result = await ctx.k6(
     "zitadel-soak.js",
     { PEMBA_URL: target.url, TOKENS_FILE: tokensFile, VUS: vus, DURATION: `${duration}s`, ...data },
@@ -59,6 +61,7 @@ async function run(ctx: ScenarioContext) {
   );
   const maxRss = rss.stop();
   const readings = rss.samples();
+  const heapReadings = await heap.stop();
   // the last 20 minutes of a 30-minute soak (warm-up left out); a shorter run: its last two thirds
   const slopeFrom = duration >= 1800 ? duration - 1200 : Math.round(duration / 3);
   const slope = rssSlopePer10Minutes(readings, slopeFrom);
@@ -139,7 +142,107 @@ async function run(ctx: ScenarioContext) {
     }\n\nServer RSS at the end: ${rssMegabytes(target.serverPid).toFixed(0)} MB. JWKS fetched ${issuer.fetches()} time(s) by the server.`,
     `## Server RSS over time\n\nSlope over the last ${((duration - slopeFrom) / 60).toFixed(1)} min (least squares over one reading a second): **${slope.toFixed(1)} MB per 10 minutes** (target: under 5).\n\n\`\`\`\n${rssTextChart(readings, duration >= 600 ? 60 : 10)}\n\`\`\``,
   ];
-  return { sections, failures };
+  if (heapReadings.length > 0) sections.push(heapSection(readings, heapReadings));
+  const series: MemorySeries[] = [{ name: "RSS", color: "#d62728", points: readings }];
+  if (heapReadings.length > 0)
+    series.push(
+      {
+        name: "V8 heap used",
+        color: "#1f77b4",
+        points: heapReadings.map((h) => ({ seconds: h.seconds, megabytes: h.heapUsed })),
+      },
+      {
+        name: "V8 heap total",
+        color: "#9467bd",
+        points: heapReadings.map((h) => ({ seconds: h.seconds, megabytes: h.heapTotal })),
+      },
+      {
+        name: "working set (estimate)",
+        color: "#2ca02c",
+        points: heapReadings.map((h) => ({ seconds: h.seconds, megabytes: h.workingSet })),
+      },
+    );
+  const charts = [
+    {
+      suffix: "memory",
+      caption: "Server memory over time",
+      svg: memorySvg(series, `zitadel soak on ${target.name}: server memory`),
+    },
+  ];
+  return { sections, failures, charts };
+}
+
+interface HeapReading {
+  seconds: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  workingSet: number;
+  workingSetEntries: number;
+}
+
+/** A gauge's value in a Prometheus text, or NaN when absent. */
+function gaugeOf(text: string, name: string): number {
+  const match = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
+  return match === null ? Number.NaN : Number(match[1]);
+}
+
+/**
+ * Reads the server's heap and working-set gauges from /metrics every `everyMs` (Node targets; the Worker has no
+ * /metrics and gives no readings): what the RSS is made of, to tell a cache filling toward its budget from a leak.
+ */
+function sampleHeap(
+  read: () => Promise<string | undefined>,
+  everyMs: number,
+): { stop(): Promise<HeapReading[]> } {
+  const started = Date.now();
+  const readings: HeapReading[] = [];
+  let pending: Promise<void> = Promise.resolve();
+  const take = () => {
+    pending = read()
+      .then((text) => {
+        if (text === undefined) return;
+        const mb = (name: string) => gaugeOf(text, name) / 1048576;
+        readings.push({
+          seconds: (Date.now() - started) / 1000,
+          heapUsed: mb("pemba_nodejs_heap_size_used_bytes"),
+          heapTotal: mb("pemba_nodejs_heap_size_total_bytes"),
+          external: mb("pemba_nodejs_external_memory_bytes"),
+          workingSet: mb("pemba_working_set_bytes"),
+          workingSetEntries: gaugeOf(text, "pemba_working_set_entries"),
+        });
+      })
+      .catch(() => {
+        // a scrape that failed under load: the next one counts
+      });
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await pending;
+      return readings;
+    },
+  };
+}
+
+/** RSS beside the heap and the working set, one row a minute. */
+function heapSection(
+  rss: readonly { seconds: number; megabytes: number }[],
+  heap: readonly HeapReading[],
+): string {
+  const rows: string[] = [];
+  for (let minute = 0; ; minute++) {
+    const t = minute * 60;
+    if (heap.length === 0 || t > heap.at(-1)!.seconds + 30) break;
+    const h = heap.reduce((best, x) => (Math.abs(x.seconds - t) < Math.abs(best.seconds - t) ? x : best));
+    const r = rss.reduce((best, x) => (Math.abs(x.seconds - t) < Math.abs(best.seconds - t) ? x : best));
+    rows.push(
+      `| ${minute} | ${r.megabytes.toFixed(0)} | ${h.heapUsed.toFixed(1)} | ${h.heapTotal.toFixed(1)} | ${h.external.toFixed(1)} | ${h.workingSet.toFixed(1)} | ${h.workingSetEntries} |`,
+    );
+  }
+  return `## What the RSS holds\n\nFrom the server's /metrics every 30 s (V8's heap, memory outside it, and the replica's working set as estimated against its --replica-memory budget), nearest the start of each minute.\n\n| min | RSS MB | heap used MB | heap total MB | external MB | working set MB | entries |\n| --- | --- | --- | --- | --- | --- | --- |\n${rows.join("\n")}`;
 }
 
 export const zitadel: Scenario = {

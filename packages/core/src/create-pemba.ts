@@ -71,6 +71,8 @@ export interface Pemba {
   gc(): Promise<number>;
   /** Ends open watch streams and closes the store. */
   close(): Promise<void>;
+  /** The replica's working set (estimated bytes, entries, evictions so far); undefined without a replica. */
+  workingSet?: Readonly<Pick<WorkingSetBudget, "bytes" | "entries" | "evictions" | "maxBytes">>;
 }
 
 /** The largest Connect request message: the largest request body the HTTP API takes. */
@@ -80,7 +82,11 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
   const database = await runtime.openStore(settings.database);
   let store = database;
   try {
-    store = await withReplica(database, settings, runtime);
+    const budget =
+      settings.replica === undefined || database.kind === "memory"
+        ? undefined
+        : new WorkingSetBudget(settings.replica.maxBytes);
+    store = budget === undefined ? database : await withReplica(database, budget, settings, runtime);
     const lazy = store !== database && runtime.replica === "lazy";
     const service = new PembaService(store, {
       maxWatchStreams: settings.maxWatchStreams,
@@ -111,6 +117,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       store,
       service,
       app,
+      workingSet: budget,
       fetch:
         connect === undefined
           ? (request, env, ctx) => scope(() => app.fetch(request, env, ctx))
@@ -139,11 +146,13 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
  * The replica in front of a SQL store, when the settings ask for one; tenants over several databases (a
  * ShardedStore) get one in front of each database, all within the one byte budget.
  */
-async function withReplica(database: Store, settings: PembaSettings, runtime: PembaRuntime): Promise<Store> {
-  const replica = settings.replica;
-  if (replica === undefined || database.kind === "memory") return database;
-  const { maxBytes, freshnessMs } = replica;
-  const budget = new WorkingSetBudget(maxBytes);
+async function withReplica(
+  database: Store,
+  budget: WorkingSetBudget,
+  settings: PembaSettings,
+  runtime: PembaRuntime,
+): Promise<Store> {
+  const freshnessMs = settings.replica!.freshnessMs;
   if (runtime.replica === "lazy") {
     const lazy = (store: Store) =>
       ReplicaStore.lazy(store, {

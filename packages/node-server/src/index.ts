@@ -104,6 +104,7 @@ export async function startServer({
     },
   );
   const { store, app } = pemba;
+  metrics.watchWorkingSet(() => pemba.workingSet);
 
   const compactor = createHeapCompactor({
     minBytes: config.compactAfterWritesMb * 1048576,

@@ -4,7 +4,7 @@
  * label object on every call) and kept.
  */
 import type { RequestInfo } from "@pemba/core";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SQL_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -16,6 +16,15 @@ export interface ServerMetrics {
   observeQuery(kind: string, seconds: number): void;
   /** A decision record dropped because the decision log's buffer was full. */
   decisionDropped(): void;
+  /** Reports the replica's working set (estimated bytes, entries, evictions) on every scrape. */
+  watchWorkingSet(read: () => WorkingSetReading | undefined): void;
+}
+
+export interface WorkingSetReading {
+  bytes: number;
+  entries: number;
+  evictions: number;
+  maxBytes: number;
 }
 
 type CounterChild = ReturnType<Counter<string>["labels"]>;
@@ -68,6 +77,29 @@ export function createServerMetrics(): ServerMetrics {
     help: "Decision log records dropped because the buffer was full (the sink did not keep up)",
     registers: [registry],
   });
+  let workingSet: () => WorkingSetReading | undefined = () => undefined;
+  const gauge = (name: string, help: string, read: (w: WorkingSetReading) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const w = workingSet();
+        if (w !== undefined) this.set(read(w));
+      },
+    });
+  gauge(
+    "pemba_working_set_bytes",
+    "Estimated bytes of the rows the replica's working set holds",
+    (w) => w.bytes,
+  );
+  gauge("pemba_working_set_max_bytes", "The working set's byte budget (--replica-memory)", (w) => w.maxBytes);
+  gauge("pemba_working_set_entries", "Entries the replica's working set holds", (w) => w.entries);
+  gauge(
+    "pemba_working_set_evictions",
+    "Entries evicted from the working set since the start",
+    (w) => w.evictions,
+  );
   // by route, then by status
   const routeSeries = cached((route: string) => {
     const byStatus = new Map<number, { count: CounterChild; time: HistogramChild }>();
@@ -98,6 +130,9 @@ export function createServerMetrics(): ServerMetrics {
     },
     decisionDropped() {
       dropped.inc();
+    },
+    watchWorkingSet(read) {
+      workingSet = read;
     },
   };
 }
