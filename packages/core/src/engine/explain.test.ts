@@ -338,6 +338,57 @@ entity group {
     }
   });
 
+  it("5,000 usersets: the walk yields every stepsPerTurn of them and never walks a decided one again", async () => {
+    const schema = `entity user {}
+entity group {
+  relation member @user @group#member
+}`;
+    const tuples = Array.from({ length: 5_000 }, (_, i) => `group:root#member@group:g${i}#member`);
+    const f = await fixture(schema, tuples);
+    const query = q("group:root", "member", "user:zed");
+    const run = async (stepsPerTurn: number) => {
+      let turns = 0;
+      const out = await explain(target(f), query, {
+        stepsPerTurn,
+        yieldTurn: async () => {
+          turns++;
+        },
+      });
+      return { out, turns };
+    };
+    // a turn after every sub-problem: the turns count every call of the walk over all its passes
+    const each = await run(1);
+    const calls = each.turns;
+    // three passes, each loading what the last one asked for: the root's tuples, then the 5,000 usersets' tuples,
+    // then the decision (each userset decided once)
+    expect(calls).toBe(1 + (1 + 5_000) + (1 + 5_000));
+    // the fixture's evaluations keep what they read: later runs walk once, over rows already loaded
+    const warm = (await run(1)).turns;
+    expect(warm).toBe(1 + 5_000);
+    const whole = await run(Number.POSITIVE_INFINITY);
+    expect(whole.turns).toBe(0);
+    for (const steps of [7, 256]) {
+      const sliced = await run(steps);
+      // the same walk cut into slices: as many calls as the walk without turns, so nothing is walked twice
+      expect(sliced.turns).toBe(Math.floor(warm / steps));
+      expect(sliced.out).toEqual(whole.out);
+    }
+    expect(each.out).toEqual(whole.out);
+
+    // with the default turns, other callbacks run between the slices
+    let done = false;
+    let ticks = 0;
+    const tick = () => {
+      ticks++;
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const out = await explain(target(f), query, { stepsPerTurn: 256 });
+    done = true;
+    expect(out).toEqual(whole.out);
+    expect(ticks).toBeGreaterThanOrEqual(Math.floor(warm / 256));
+  });
+
   it("errors are check's errors", async () => {
     const f = await fixture(SCHEMA, TUPLES, ATTRIBUTES);
     const code = async (run: () => unknown) => {

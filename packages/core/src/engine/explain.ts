@@ -17,6 +17,7 @@
 import type { CompiledEntity, CompiledSchema, MemberRef, WalkResult } from "../compile/index.ts";
 import { FAILED, FALSE, PENDING, TRUE } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
+import { nextTurn } from "../next-turn.ts";
 import { attributeValueToWire } from "../http/convert.ts";
 import type {
   Attribute,
@@ -102,12 +103,21 @@ export interface ExplainOptions {
   maxNodes?: number;
   /** About the most JSON bytes of the proof (DEFAULT_EXPLAIN_BYTES); past it nodes are `cut`. */
   maxBytes?: number;
+  /** Sub-problems walked per event-loop turn (DEFAULT_EXPLAIN_STEPS_PER_TURN). */
+  stepsPerTurn?: number;
+  /** Gives the event loop a turn (default: nextTurn); called between slices of the walk. */
+  yieldTurn?: () => Promise<void>;
 }
 
 /** The most proof nodes an explain shows unless told otherwise. */
 export const DEFAULT_EXPLAIN_NODES = 1000;
 /** The most JSON bytes of the proof an explain answers unless told otherwise. */
 export const DEFAULT_EXPLAIN_BYTES = 512 * 1024;
+/**
+ * Sub-problems an explain walks before it gives the event loop a turn: a sub-problem with its proof node costs a
+ * few microseconds, so a slice stays around a millisecond and other requests are answered between slices.
+ */
+export const DEFAULT_EXPLAIN_STEPS_PER_TURN = 256;
 
 /** A parameter's zero value as JSON data (an integer's zero argument is a bigint). */
 const zeroData = (type: AttributeType): AttributeData => {
@@ -123,6 +133,9 @@ const proofTuple = (t: Tuple): ProofTuple => ({
   subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation },
 });
 
+/** A walk that yields (nothing) where it gives the event loop a turn, and returns its result. */
+type Walk = Generator<undefined, WalkResult, undefined>;
+
 class Explainer {
   readonly #schema: CompiledSchema;
   readonly #ev: Evaluation;
@@ -134,12 +147,22 @@ class Explainer {
   readonly #path = new WalkPath();
   /** The proof node of each memoized entry (without the hop that led to it). */
   readonly #nodes: ProofNode[] = [];
+  readonly #stepsPerTurn: number;
+  /** Calls of `invoke` since the walk last yielded. */
+  #steps = 0;
   checkCount = 0;
   /** The proof node of the latest call that answered TRUE or FALSE (unspecified after PENDING or FAILED). */
   node!: ProofNode;
 
-  constructor(schema: CompiledSchema, ev: Evaluation, subject: Subject, target: EvaluationTarget) {
+  constructor(
+    schema: CompiledSchema,
+    ev: Evaluation,
+    subject: Subject,
+    target: EvaluationTarget,
+    stepsPerTurn: number,
+  ) {
     this.#schema = schema;
+    this.#stepsPerTurn = stepsPerTurn;
     this.#ev = ev;
     this.#subject = subject;
     this.#contextTuples = new Set((target.context?.tuples ?? []).map(tupleKey));
@@ -176,9 +199,17 @@ class Explainer {
     this.node = node;
   }
 
-  /** As Evaluation.invoke (depth, the subject itself, memo, cycle cut, nesting bound, the member), with its node. */
-  invoke(type: string, id: string, name: string, depth: number, hop?: Tuple): WalkResult {
+  /**
+   * As Evaluation.invoke (depth, the subject itself, memo, cycle cut, nesting bound, the member), with its node.
+   * A generator: every `stepsPerTurn` calls it yields, and the caller gives the event loop a turn before resuming
+   * it where it stopped (nothing decided is walked again).
+   */
+  *invoke(type: string, id: string, name: string, depth: number, hop?: Tuple): Walk {
     this.checkCount++;
+    if (++this.#steps >= this.#stepsPerTurn) {
+      this.#steps = 0;
+      yield;
+    }
     const ev = this.#ev;
     if (depth < 0) return ev.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
     if (this.#isSubject(type, id, name)) {
@@ -205,7 +236,7 @@ class Explainer {
     const at = path.length;
     if (at >= MAX_NESTING) return ev.fail(new PembaError("ERROR_CODE_DEPTH_NOT_ENOUGH"));
     const outer = path.enter(e);
-    const result = this.#member(ref, id, depth - 1);
+    const result = yield* this.#member(ref, id, depth - 1);
     const memoizable = path.leave(at, outer) && (result === TRUE || result === FALSE);
     if (memoizable) {
       this.#memo.remember(e, depth, result);
@@ -220,13 +251,13 @@ class Explainer {
     return s.relation === name && s.id === id && s.type === type;
   }
 
-  #member(ref: MemberRef, id: string, depth: number): WalkResult {
+  *#member(ref: MemberRef, id: string, depth: number): Walk {
     const { type, name } = ref;
     const entity = this.#schema.entities.get(type);
     const ev = this.#ev;
     switch (entity?.kinds.get(name)) {
       case "relation":
-        return this.#relation(ref, id, depth);
+        return yield* this.#relation(ref, id, depth);
       case "attribute": {
         const r = ev.attribute(ref, id);
         if (r === TRUE || r === FALSE) {
@@ -242,7 +273,7 @@ class Explainer {
       }
       case "permission": {
         const child = (entity as CompiledEntity).definition.permissions[name].child;
-        const r = this.#expr(type, id, name, child, depth);
+        const r = yield* this.#expr(type, id, name, child, depth);
         if (r === TRUE || r === FALSE) this.#make("permission", type, id, name, r, [this.node]);
         return r;
       }
@@ -262,7 +293,7 @@ class Explainer {
   }
 
   /** As the compiled relation closure: a tuple naming the subject grants, then each userset subject in turn. */
-  #relation(ref: MemberRef, id: string, depth: number): WalkResult {
+  *#relation(ref: MemberRef, id: string, depth: number): Walk {
     const { type, name } = ref;
     const tuples = this.#ev.relation(ref, id);
     if (tuples === undefined) return PENDING;
@@ -278,7 +309,7 @@ class Explainer {
       }
     }
     const tried: ProofNode[] = [];
-    const r = this.#hops(tuples, undefined, depth, tried);
+    const r = yield* this.#hops(tuples, undefined, depth, tried);
     if (r === TRUE) this.#make("relation", type, id, name, TRUE, [this.node]);
     if (r !== FALSE) return r;
     this.#make("relation", type, id, name, FALSE, tried).reason =
@@ -291,19 +322,14 @@ class Explainer {
    * direct subjects are skipped), as the compiled closures walk them: TRUE at the first grant (its node is
    * `this.node`), else FALSE with the denied nodes in `tried`, or PENDING / FAILED.
    */
-  #hops(
-    tuples: readonly Tuple[],
-    computed: string | undefined,
-    depth: number,
-    tried: ProofNode[],
-  ): WalkResult {
+  *#hops(tuples: readonly Tuple[], computed: string | undefined, depth: number, tried: ProofNode[]): Walk {
     let pending = false;
     let failed = false;
     for (const t of tuples) {
       const u = t.subject;
       const name = computed ?? u.relation;
       if (name === "") continue;
-      const r = this.invoke(u.type, u.id, name, depth, t);
+      const r = yield* this.invoke(u.type, u.id, name, depth, t);
       if (r === TRUE) return TRUE;
       if (r === FALSE) tried.push(this.node);
       else if (r === PENDING) pending = true;
@@ -322,15 +348,15 @@ class Explainer {
    * As the compiled expression closures, building the node of `expr` (of the permission `name`): an operation
    * ALLOWED shows its granting branches, DENIED the branches that denied it.
    */
-  #expr(type: string, id: string, name: string, expr: PermissionExpr, depth: number): WalkResult {
+  *#expr(type: string, id: string, name: string, expr: PermissionExpr, depth: number): Walk {
     switch (expr.kind) {
       case "rewrite": {
-        const ra = this.#expr(type, id, name, expr.children[0], depth);
+        const ra = yield* this.#expr(type, id, name, expr.children[0], depth);
         const na = this.node;
         const op = expr.op;
         if (op === "union") {
           if (ra === TRUE) return this.#op(op, type, id, name, TRUE, [na]);
-          const rb = this.#expr(type, id, name, expr.children[1], depth);
+          const rb = yield* this.#expr(type, id, name, expr.children[1], depth);
           if (rb === TRUE) return this.#op(op, type, id, name, TRUE, [this.node]);
           if (ra === PENDING || rb === PENDING) return PENDING;
           if (ra === FAILED || rb === FAILED) return FAILED;
@@ -338,7 +364,7 @@ class Explainer {
         }
         if (op === "intersection") {
           if (ra === FALSE) return this.#op(op, type, id, name, FALSE, [na]);
-          const rb = this.#expr(type, id, name, expr.children[1], depth);
+          const rb = yield* this.#expr(type, id, name, expr.children[1], depth);
           if (rb === FALSE) return this.#op(op, type, id, name, FALSE, [this.node]);
           if (ra === PENDING || rb === PENDING) return PENDING;
           if (ra === FAILED || rb === FAILED) return FAILED;
@@ -346,7 +372,7 @@ class Explainer {
         }
         if (ra === FALSE) return this.#op(op, type, id, name, FALSE, [na]);
         if (ra === FAILED) return FAILED;
-        const rb = this.#expr(type, id, name, expr.children[1], depth);
+        const rb = yield* this.#expr(type, id, name, expr.children[1], depth);
         // excluded: with the base's grant when it is decided (a base still loading is not shown)
         if (rb === TRUE)
           return this.#op(op, type, id, name, FALSE, ra === TRUE ? [na, this.node] : [this.node]);
@@ -355,15 +381,15 @@ class Explainer {
         return this.#op(op, type, id, name, TRUE, [na, this.node]);
       }
       case "computedUserSet":
-        return this.invoke(type, id, expr.relation, depth);
+        return yield* this.invoke(type, id, expr.relation, depth);
       case "computedAttribute":
-        return this.invoke(type, id, expr.name, depth);
+        return yield* this.invoke(type, id, expr.name, depth);
       case "tupleToUserSet": {
         const tuples = this.#tupleSet(type, id, expr.tupleSet);
         if (tuples === undefined) return PENDING;
         const label = `${expr.tupleSet}.${expr.computed}`;
         const tried: ProofNode[] = [];
-        const r = this.#hops(tuples, expr.computed, depth, tried);
+        const r = yield* this.#hops(tuples, expr.computed, depth, tried);
         if (r === TRUE) this.#make("tuple_to_userset", type, id, label, TRUE, [this.node]);
         if (r !== FALSE) return r;
         const node = this.#make("tuple_to_userset", type, id, label, FALSE, tried);
@@ -490,13 +516,26 @@ export async function explain(
     pool !== undefined
       ? pool.take(schema, target, query.subject)
       : new Evaluation(schema, target, query.subject);
-  const explainer = new Explainer(schema, ev, query.subject, target);
+  const explainer = new Explainer(
+    schema,
+    ev,
+    query.subject,
+    target,
+    options.stepsPerTurn ?? DEFAULT_EXPLAIN_STEPS_PER_TURN,
+  );
+  const yieldTurn = options.yieldTurn ?? nextTurn;
   const { type, id } = query.entity;
   const { permission } = query;
   let result: WalkResult;
   for (;;) {
     explainer.checkCount = 0;
-    result = explainer.invoke(type, id, permission, target.depth);
+    const walk = explainer.invoke(type, id, permission, target.depth);
+    let step = walk.next();
+    while (!step.done) {
+      await yieldTurn();
+      step = walk.next();
+    }
+    result = step.value;
     if (result === FAILED) throw explainer.error;
     if (result !== PENDING) break;
     const loading = ev.load();
