@@ -17,7 +17,6 @@
 import type { CompiledEntity, CompiledSchema, MemberRef, WalkResult } from "../compile/index.ts";
 import { FAILED, FALSE, PENDING, TRUE } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
-import { nextTurn } from "../next-turn.ts";
 import { attributeValueToWire } from "../http/convert.ts";
 import type {
   Attribute,
@@ -30,6 +29,7 @@ import type {
   Tuple,
 } from "../model.ts";
 import { tupleKey } from "../model.ts";
+import { nextTurn } from "../next-turn.ts";
 import { zeroArgument } from "../rules/index.ts";
 import type { PermissionExpr } from "../schema/ast.ts";
 import { MAX_NESTING, WalkPath } from "./evaluation/cycle.ts";
