@@ -184,13 +184,30 @@ async function during(
   return { checks: sorted, times: times.sort((a, b) => a - b), answers };
 }
 
+/**
+ * The server's longest event-loop delay since the last call (prom-client's nodejs_eventloop_lag_max_seconds from
+ * monitorEventLoopDelay, reset at every scrape), in ms: the longest stretch nothing else could run, CPU starvation
+ * by other processes included.
+ */
+async function longestStall(): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const match = /^pemba_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
+  return match === null ? Number.NaN : Number(match[1]) * 1000;
+}
+
 console.log(`server RSS after setup: ${rssMegabytes(server.pid).toFixed(0)} MB`);
 await checks(2); // warm-up
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [label, probe] of PROBES) {
-    console.log(`round ${round} checks alone:           ${latencySummary(await checks(SECONDS))}`);
+    await longestStall();
+    const alone = await checks(SECONDS);
+    console.log(
+      `round ${round} checks alone:           ${latencySummary(alone)}; longest event-loop stall ${(await longestStall()).toFixed(1)} ms`,
+    );
     const r = await during(probe);
-    console.log(`round ${round} checks during ${label.padEnd(10)}: ${latencySummary(r.checks)}`);
+    console.log(
+      `round ${round} checks during ${label.padEnd(10)}: ${latencySummary(r.checks)}; longest event-loop stall ${(await longestStall()).toFixed(1)} ms`,
+    );
     console.log(
       `  ${label}: ${r.times.length} requests, p50 ${percentile(r.times, 0.5).toFixed(0)} ms, max ${r.times.at(-1)!.toFixed(0)} ms; ${[...r.answers].join(" | ")}`,
     );

@@ -27,8 +27,18 @@ export interface CliProcess {
   exited: Promise<CliResult>;
 }
 
-export function startCli(args: string[], env: Record<string, string> = {}, cwd = REPO_DIR): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+/**
+ * The CLI with `args`; `launcher` is a command that runs it (e.g. `unshare -m sh -c '...; exec "$@"' sh`): the
+ * node command line is appended to it.
+ */
+export function startCli(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd = REPO_DIR,
+  launcher: string[] = [],
+): CliProcess {
+  const command = [...launcher, process.execPath, CLI, ...args];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd,
     env: { ...cleanEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -95,9 +105,15 @@ export function runCli(args: string[], env: Record<string, string> = {}, cwd = R
 export async function startServe(
   args: string[],
   env: Record<string, string> = {},
+  launcher: string[] = [],
 ): Promise<CliProcess & { url: string }> {
   // no gRPC port unless the test asks for one: the default (3478) is one port for every server at once
-  const proc = startCli(["serve", "--port", "0", ...args], { PEMBA_GRPC_PORT: "0", ...env });
+  const proc = startCli(
+    ["serve", "--port", "0", ...args],
+    { PEMBA_GRPC_PORT: "0", ...env },
+    REPO_DIR,
+    launcher,
+  );
   const line = await proc.waitForLog((e) => typeof e.url === "string");
   return Object.assign(proc, { url: line.url as string });
 }
