@@ -12,7 +12,9 @@
  *   the primary and the session stays there; a session started from a bookmark reads at a replica once the
  *   bookmark's write has reached the replicas (after the lag drawn for it), else at the primary. The data is the
  *   one local database's: the lag changes where a read goes and what it waits, not what it reads (reads of an older
- *   replica are tested against two databases in test/workerd/d1-sessions.test.ts).
+ *   replica are tested against two databases in test/workerd/d1-sessions.test.ts). With `fail`, that share of
+ *   write round trips runs with a failing statement last, so D1 rolls the batch back, and answers D1's
+ *   "Network connection lost".
  */
 import type { D1Database, D1DatabaseSession, D1PreparedStatement, D1Result, D1Simulation } from "@pemba/core";
 
@@ -31,7 +33,12 @@ export interface Via {
   atPrimary?: boolean;
 }
 
-export type Around = (trip: RoundTrip, run: () => Promise<D1Result[]>) => Promise<D1Result[]>;
+/**
+ * Runs a round trip; `run(failing)` sends its statements, with `failing` (SQL that fails when executed) sent last in
+ * the same batch when given: D1 runs a batch as one transaction, so the statements before it are rolled back.
+ */
+export type Run = (failing?: string) => Promise<D1Result[]>;
+export type Around = (trip: RoundTrip, run: Run) => Promise<D1Result[]>;
 
 const isRead = (sql: string) => /^\s*(SELECT|WITH)\b/i.test(sql);
 
@@ -51,7 +58,9 @@ class Statement implements D1PreparedStatement {
   }
 
   async all(): Promise<D1Result> {
-    const [result] = await this.#over.send([this], () => this.inner.all().then((r) => [r]));
+    const [result] = await this.#over.send([this], (failing) =>
+      failing === undefined ? this.inner.all().then((r) => [r]) : this.#over.sendBatch([this], failing),
+    );
     return result!;
   }
 }
@@ -73,10 +82,17 @@ class Queryable implements Pick<D1Database, "prepare" | "batch"> {
 
   batch(statements: D1PreparedStatement[]): Promise<D1Result[]> {
     const own = statements as Statement[];
-    return this.send(own, () => this.inner.batch(own.map((s) => s.inner)));
+    return this.send(own, (failing) => this.sendBatch(own, failing));
   }
 
-  send(statements: Statement[], run: () => Promise<D1Result[]>): Promise<D1Result[]> {
+  /** The statements as one batch of the binding, `failing` last when given. */
+  sendBatch(statements: Statement[], failing?: string): Promise<D1Result[]> {
+    const inner = statements.map((s) => s.inner);
+    if (failing !== undefined) inner.push(this.inner.prepare(failing));
+    return this.inner.batch(inner);
+  }
+
+  send(statements: Statement[], run: Run): Promise<D1Result[]> {
     const sql = statements.map((s) => s.sql);
     return this.#around({ sql, writes: !sql.every(isRead), via: this.#via }, run);
   }
@@ -121,6 +137,9 @@ export function yieldingInBackground(inBackground: () => boolean): Around {
   };
 }
 
+/** A statement that fails when it runs (not when it is prepared): SQLite's json() of text that is no JSON. */
+const FAILING_SQL = "SELECT json('simulated D1 failure')";
+
 /** What a simulated binding has sent, for the request log's figures. */
 export interface SimulatedTrip {
   at: "replica" | "primary";
@@ -156,6 +175,13 @@ export function simulatedD1(
     if (trip.via.start !== undefined) trip.via.atPrimary = primary;
     const ms = primary ? sim.primaryMs : sim.replicaMs;
     if (ms > 0) await new Promise((done) => setTimeout(done, ms));
+    if (trip.writes && sim.failWrites > 0 && random() < sim.failWrites) {
+      // the write's statements run and are rolled back with the batch; the caller hears what D1 says when a
+      // round trip is lost
+      await run(FAILING_SQL).catch(() => undefined);
+      observe?.({ at: "primary", ms });
+      throw new Error("D1_ERROR: Network connection lost. (simulated: PEMBA_D1_SIMULATE fail)");
+    }
     const results = await run();
     observe?.({ at: primary ? "primary" : "replica", ms });
     if (trip.writes) {

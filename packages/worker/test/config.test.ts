@@ -168,12 +168,20 @@ describe("resolveWorkerConfig", () => {
     expect(resolveWorkerConfig({ PEMBA_D1_SIMULATE: "off" }).d1Simulate).toBeUndefined();
     expect(
       resolveWorkerConfig({ PEMBA_D1_SIMULATE: "replica=3ms, primary=100ms, lag=0-2s" }).d1Simulate,
-    ).toEqual({ replicaMs: 3, primaryMs: 100, lagMinMs: 0, lagMaxMs: 2000 });
+    ).toEqual({ replicaMs: 3, primaryMs: 100, lagMinMs: 0, lagMaxMs: 2000, failWrites: 0 });
     expect(resolveWorkerConfig({ PEMBA_D1_SIMULATE: "lag=1s" }).d1Simulate).toEqual({
       replicaMs: 0,
       primaryMs: 0,
       lagMinMs: 1000,
       lagMaxMs: 1000,
+      failWrites: 0,
+    });
+    expect(resolveWorkerConfig({ PEMBA_D1_SIMULATE: "fail=0.25" }).d1Simulate).toEqual({
+      replicaMs: 0,
+      primaryMs: 0,
+      lagMinMs: 0,
+      lagMaxMs: 0,
+      failWrites: 0.25,
     });
     for (const bad of [
       "replica=3",
@@ -181,9 +189,12 @@ describe("resolveWorkerConfig", () => {
       "primary=1ms-2ms",
       "replica=1ms,replica=2ms",
       "nearby=1ms",
+      "fail=2",
+      "fail=-0.1",
+      "fail=0.1,fail=0.2",
     ]) {
       expect(() => resolveWorkerConfig({ PEMBA_D1_SIMULATE: bad })).toThrow(
-        `invalid PEMBA_D1_SIMULATE "${bad}"; expected off or replica=<duration>,primary=<duration>,lag=<duration>[-<duration>], e.g. replica=3ms,primary=100ms,lag=0-2s`,
+        `invalid PEMBA_D1_SIMULATE "${bad}"; expected off or replica=<duration>,primary=<duration>,lag=<duration>[-<duration>],fail=<0-1>, e.g. replica=3ms,primary=100ms,lag=0-2s`,
       );
     }
   });

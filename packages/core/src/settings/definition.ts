@@ -114,7 +114,7 @@ export const SETTINGS = {
     env: "PEMBA_D1_SIMULATE",
     runtimes: WORKER,
     default: "off",
-    help: "for benchmarks and tests under `wrangler dev`: each D1 round trip waits the latency of the D1 instance that would answer it on Cloudflare, by D1's routing rules, e.g. `replica=3ms,primary=100ms,lag=0-2s` (a write reaches the replicas after a lag drawn from that range; reads still read the one local database)",
+    help: "for benchmarks and tests under `wrangler dev`: each D1 round trip waits the latency of the D1 instance that would answer it on Cloudflare, by D1's routing rules, e.g. `replica=3ms,primary=100ms,lag=0-2s` (a write reaches the replicas after a lag drawn from that range; reads still read the one local database); `fail=0.2` makes that share of write round trips fail as D1 can (what they did is rolled back, the answer is D1's `Network connection lost`)",
     schema: d1Simulation,
   },
   databaseToken: {

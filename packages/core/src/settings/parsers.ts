@@ -76,18 +76,30 @@ export interface D1Simulation {
   primaryMs: number;
   lagMinMs: number;
   lagMaxMs: number;
+  /** The share (0-1) of write round trips that fail: D1 rolls back what they did and answers an error. */
+  failWrites: number;
 }
 
 const D1_SIMULATION_HINT =
-  "expected off or replica=<duration>,primary=<duration>,lag=<duration>[-<duration>], e.g. replica=3ms,primary=100ms,lag=0-2s";
+  "expected off or replica=<duration>,primary=<duration>,lag=<duration>[-<duration>],fail=<0-1>, e.g. replica=3ms,primary=100ms,lag=0-2s";
 
-/** `off`, or `replica=3ms,primary=100ms,lag=0-2s` (each part optional, default 0; `lag=1s` is `lag=1s-1s`). */
+/**
+ * `off`, or `replica=3ms,primary=100ms,lag=0-2s,fail=0.2` (each part optional, default 0; `lag=1s` is
+ * `lag=1s-1s`; `fail` the share of write round trips that fail).
+ */
 export const d1Simulation = z.string().transform((s, ctx): D1Simulation | undefined => {
   if (s.trim().toLowerCase() === "off") return undefined;
-  const sim: D1Simulation = { replicaMs: 0, primaryMs: 0, lagMinMs: 0, lagMaxMs: 0 };
+  const sim: D1Simulation = { replicaMs: 0, primaryMs: 0, lagMinMs: 0, lagMaxMs: 0, failWrites: 0 };
   const seen = new Set<string>();
   for (const entry of parseList(s)) {
     const [key = "", value = ""] = entry.split("=", 2).map((p) => p.trim());
+    if (key === "fail") {
+      const share = /^(0(\.\d+)?|1(\.0+)?)$/.test(value) ? Number(value) : Number.NaN;
+      if (seen.has(key) || Number.isNaN(share)) return fail(ctx, `${INVALID}; ${D1_SIMULATION_HINT}`);
+      seen.add(key);
+      sim.failWrites = share;
+      continue;
+    }
     const [from = "", to = from] = value.split("-", 2);
     const low = durationMs(from);
     const high = durationMs(to);

@@ -10,7 +10,9 @@ const lagOf = (lagMs: number) => {
   const trips: SimulatedTrip[] = [];
   const db = aroundD1(
     env.DB,
-    simulatedD1({ replicaMs: 0, primaryMs: 0, lagMinMs: lagMs, lagMaxMs: lagMs }, (t) => trips.push(t)),
+    simulatedD1({ replicaMs: 0, primaryMs: 0, lagMinMs: lagMs, lagMaxMs: lagMs, failWrites: 0 }, (t) =>
+      trips.push(t),
+    ),
   );
   return { db, at: () => trips.map((t) => t.at) };
 };
@@ -47,7 +49,10 @@ describe("simulated D1 latency around the binding", () => {
   it("waits each round trip's latency before it runs, and answers what the database answers", async () => {
     const waited: number[] = [];
     const realSetTimeout = globalThis.setTimeout;
-    const db = aroundD1(env.DB, simulatedD1({ replicaMs: 3, primaryMs: 100, lagMinMs: 0, lagMaxMs: 0 }));
+    const db = aroundD1(
+      env.DB,
+      simulatedD1({ replicaMs: 3, primaryMs: 100, lagMinMs: 0, lagMaxMs: 0, failWrites: 0 }),
+    );
     globalThis.setTimeout = ((fn: () => void, ms: number) => {
       waited.push(ms);
       return realSetTimeout(fn, 0);
