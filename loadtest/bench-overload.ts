@@ -6,11 +6,19 @@
  * answers by status, the p99 of the answered checks, /healthz's slowest answer, the server's largest RSS and the
  * seconds to recover.
  *
- *   node --experimental-strip-types loadtest/bench-overload.ts [--seconds 15] [--factor 3] [--steps 100,200,...]
+ * With `--k6`, k6 sends the load instead (k6/overload-open-model.js: its constant-arrival-rate executor, /healthz
+ * beside it), so the load generator is not a Node process competing with the server for the same event-loop
+ * design; the recovery is read per second from k6's JSON output.
+ *
+ *   node --experimental-strip-types loadtest/bench-overload.ts [--k6] [--seconds 15] [--factor 3] [--steps 100,200,...]
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { rssMegabytes } from "./lib/proc.ts";
+import { runK6 } from "./lib/k6.ts";
+import { rssMegabytes, sampleRss } from "./lib/proc.ts";
 import { startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
@@ -21,6 +29,7 @@ const { values } = parseArgs({
     /** skip the search: the sustainable rate of an earlier run */
     sustainable: { type: "string" },
     steps: { type: "string", default: "100,200,400,800,1200,1600,2400,3200" },
+    k6: { type: "boolean", default: false },
     "serve-args": { type: "string", default: "" },
   },
 });
@@ -118,6 +127,13 @@ const statusText = (m: Map<number, number>) =>
     .map(([k, v]) => `${k === 0 ? "no answer" : k}: ${v}`)
     .join(", ");
 
+if (values.k6) {
+  await withK6();
+  agent.destroy();
+  await server.stop();
+  process.exit(0);
+}
+
 await arrivals(200, 2); // warm-up
 let sustainable = Number(values.sustainable ?? 0);
 for (const rate of sustainable > 0 ? [] : STEPS) {
@@ -159,3 +175,81 @@ probing = false;
 await probes;
 agent.destroy();
 await server.stop();
+
+/** A k6 run of k6/overload-open-model.js at `rate` for `seconds`; its counters, and its JSON samples when asked. */
+async function k6Phase(rate: number, seconds: number, jsonOut?: string) {
+  const run = await runK6(
+    "overload-open-model.js",
+    { PEMBA_URL: server.url, RATE: rate, DURATION: `${seconds}s` },
+    () => {},
+    { jsonOut },
+  );
+  const m = run.summary.metrics;
+  const n = (name: string) => m[name]?.count ?? 0;
+  return {
+    ok: n("check_200"),
+    shed: n("check_shed"),
+    shedWithoutRetryAfter: n("check_shed_without_retry_after"),
+    other: n("check_other_status"),
+    noAnswer: n("check_no_answer"),
+    dropped: n("dropped_iterations"),
+    p99: m.check_answered_ms?.["p(99)"] ?? Number.NaN,
+    healthMax: m.healthz_ms?.max ?? Number.NaN,
+    healthBad: n("healthz_not_200"),
+  };
+}
+
+type Phase = Awaited<ReturnType<typeof k6Phase>>;
+function phaseText(p: Phase): string {
+  return `200: ${p.ok}, shed (429/503): ${p.shed} (without Retry-After: ${p.shedWithoutRetryAfter}), other: ${p.other}, no answer: ${p.noAnswer}, dropped by k6: ${p.dropped}; p99 of the answered ${p.p99.toFixed(1)} ms; /healthz slowest ${p.healthMax.toFixed(0)} ms, not 200: ${p.healthBad}`;
+}
+
+/** The search, the overload and the recovery with k6 as the load generator. */
+async function withK6(): Promise<void> {
+  await k6Phase(200, 2); // warm-up
+  let sustainable = Number(values.sustainable ?? 0);
+  for (const rate of sustainable > 0 ? [] : STEPS) {
+    const p = await k6Phase(rate, 5);
+    console.log(`${rate}/s for 5 s: ${phaseText(p)}`);
+    if (p.p99 <= 10 && p.shed + p.other + p.noAnswer + p.dropped === 0) sustainable = rate;
+    else break;
+  }
+  if (sustainable === 0) throw new Error("no step held p99 <= 10 ms");
+  const over = Number(values.factor) * sustainable;
+  console.log(`sustainable: ${sustainable}/s (p99 <= 10 ms); overload: ${over}/s for ${SECONDS} s`);
+  const rss = sampleRss(server.pid, 200);
+  const p = await k6Phase(over, SECONDS);
+  const rssMax = rss.stop();
+  console.log(`at ${over}/s: ${phaseText(p)}; server RSS max ${rssMax.toFixed(0)} MB`);
+  // the recovery, second by second, from the samples of the checks
+  const dir = mkdtempSync(join(tmpdir(), "pemba-overload-"));
+  const file = join(dir, "after.json");
+  const after = await k6Phase(sustainable / 2, 8, file);
+  const seconds = new Map<number, { statuses: Map<number, number>; times: number[] }>();
+  let first = Number.POSITIVE_INFINITY;
+  const points: { t: number; status: number; ms: number }[] = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.includes('"metric":"http_req_duration"') || !line.includes('"type":"Point"')) continue;
+    const d = (JSON.parse(line) as { data: { time: string; value: number; tags: Record<string, string> } })
+      .data;
+    if (d.tags.name !== "check") continue;
+    const t = Date.parse(d.time);
+    first = Math.min(first, t);
+    points.push({ t, status: Number(d.tags.status), ms: d.value });
+  }
+  rmSync(dir, { recursive: true, force: true });
+  for (const pt of points) {
+    const s = Math.floor((pt.t - first) / 1000);
+    let w = seconds.get(s);
+    if (w === undefined) seconds.set(s, (w = { statuses: new Map(), times: [] }));
+    w.statuses.set(pt.status, (w.statuses.get(pt.status) ?? 0) + 1);
+    if (pt.status === 200) w.times.push(pt.ms);
+  }
+  const ordered = [...seconds.entries()].sort((a, b) => a[0] - b[0]).map(([, w]) => w);
+  const recovered = ordered.findIndex(
+    (w) => w.statuses.size === 1 && w.statuses.has(200) && p99(w.times) <= 10,
+  );
+  console.log(
+    `after, at ${sustainable / 2}/s: ${phaseText(after)}\n  by second: ${ordered.map((w) => `[${statusText(w.statuses)}; p99 ${p99(w.times).toFixed(1)} ms]`).join(" ")}; recovered in the ${recovered < 0 ? "(not within 8 s)" : `${recovered + 1}. second`}`,
+  );
+}
