@@ -32,8 +32,8 @@ import { tupleKey } from "../model.ts";
 import { zeroArgument } from "../rules/index.ts";
 import type { PermissionExpr } from "../schema/ast.ts";
 import { MAX_NESTING, WalkPath } from "./evaluation/cycle.ts";
+import { Evaluation, settle } from "./evaluation/evaluation.ts";
 import { Memo } from "./evaluation/memo.ts";
-import { Evaluation } from "./evaluation.ts";
 import type { CheckQuery, EvaluationTarget } from "./types.ts";
 
 /** What a proof node stands for. */
@@ -493,15 +493,15 @@ export async function explain(
   const explainer = new Explainer(schema, ev, query.subject, target);
   const { type, id } = query.entity;
   const { permission } = query;
-  let result: WalkResult;
-  for (;;) {
-    explainer.checkCount = 0;
-    result = explainer.invoke(type, id, permission, target.depth);
-    if (result === FAILED) throw explainer.error;
-    if (result !== PENDING) break;
-    const loading = ev.load();
-    if (loading !== undefined) await loading;
-  }
+  const result = await settle(
+    ev,
+    () => {
+      explainer.checkCount = 0;
+      return explainer.invoke(type, id, permission, target.depth);
+    },
+    PENDING,
+  );
+  if (result === FAILED) throw explainer.error;
   const checkCount = explainer.checkCount || 1;
   const { proof, truncated } = bound(
     explainer.node,

@@ -1,6 +1,6 @@
 export { bulkCheck, check, type Decided, decideAllOn, subjectPermission } from "./check.ts";
+export { Evaluation } from "./evaluation/evaluation.ts";
 export { EvaluationPool } from "./evaluation/pool.ts";
-export { Evaluation } from "./evaluation.ts";
 export { expand } from "./expand.ts";
 export {
   DEFAULT_EXPLAIN_BYTES,

@@ -15,7 +15,7 @@ import type {
 import type { CheckResult, Context, Entity, Subject } from "../model.ts";
 import type { DecisionApi } from "../observe/decision-log.ts";
 import { inSpan, type RequestObservation, SPAN } from "../observe/observation.ts";
-import type { PembaService, PermissionMetadata } from "./pemba-service.ts";
+import type { PembaService, PermissionMetadata, ServiceTarget } from "./pemba-service.ts";
 import type { ResolvedSchema } from "./schema-registry.ts";
 
 export const entityText = (e: Entity): string => `${e.type}:${e.id}`;
@@ -24,7 +24,7 @@ export const subjectText = (s: Subject): string =>
 
 interface Resolved {
   schema: ResolvedSchema;
-  target: EvaluationTarget;
+  target: ServiceTarget;
   /** The snap token of the snap the evaluation reads at. */
   snapToken: string;
 }

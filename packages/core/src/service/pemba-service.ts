@@ -147,6 +147,11 @@ const isEmptyTupleFilter = (f: TupleFilter): boolean =>
 const isEmptyAttributeFilter = (f: AttributeFilter): boolean =>
   !f.entity?.type && !f.entity?.ids?.length && !f.attributes?.length;
 
+/** Where the service evaluates a question: the engine's target, over the service's whole store (traced as a Store). */
+export interface ServiceTarget extends EvaluationTarget {
+  store: Store;
+}
+
 /** Compiles a checked definition (within the rule-body limit) in event-loop turns: each rule, then the rest. */
 async function compileInTurns(definition: SchemaDefinition): Promise<CompiledSchema> {
   checkRuleBodies(definition);
@@ -267,7 +272,7 @@ export class PembaService {
     tenantId: string,
     meta: PermissionMetadata,
     context?: Context,
-  ): Promise<{ schema: ResolvedSchema; target: EvaluationTarget }> {
+  ): Promise<{ schema: ResolvedSchema; target: ServiceTarget }> {
     const now = this.clock();
     const { schema, snap } = await this.#resolve(
       tenantId,
@@ -680,7 +685,7 @@ export class PembaService {
     now: number,
     meta: PermissionMetadata,
     context?: Context,
-  ): EvaluationTarget {
+  ): ServiceTarget {
     return {
       store: this.store,
       tenantId,
