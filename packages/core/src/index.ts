@@ -26,6 +26,7 @@ export * from "./schema/index.ts";
 export * from "./service/index.ts";
 export { type DecodedSnapToken, decodeSnapTokenWithBookmark } from "./service/snap-token.ts";
 export * from "./settings/index.ts";
+export { DEFAULT_DATABASE } from "./store/default-database.ts";
 export { D1Sessions, D1Store, type D1StoreOptions } from "./store/drivers/d1.ts";
 export type {
   D1Database,

@@ -6,12 +6,11 @@ export {
   PUBLIC_PATH_CHOICES,
   type PublicPath,
 } from "./app.ts";
-export {
-  type AuthConfig,
-  type OidcConfig,
-  type PresharedKey,
-  type Principal,
-  parsePresharedKeys,
+export type {
+  AuthConfig,
+  OidcConfig,
+  PresharedKey,
+  Principal,
 } from "./auth/index.ts";
 export {
   attributeValueFromWire,

@@ -3,10 +3,12 @@ export { inTurnsParser, type SchemaParser } from "./parse-worker/schema-parser.t
 export {
   PembaService,
   type PermissionMetadata,
+  SCHEMA_WRITES,
   type SchemaDiffAnswer,
   type SchemaDiffRequest,
   type SchemaList,
   type SchemaPartials,
+  type SchemaWrites,
   type ServiceOptions,
 } from "./pemba-service.ts";
 export {

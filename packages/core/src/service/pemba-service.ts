@@ -33,7 +33,6 @@ import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
 import { formatTuple, printSchema, validateAttribute, validateTuple } from "../schema/index.ts";
-import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
 import * as observed from "./observed.ts";
@@ -51,6 +50,10 @@ import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
 import { type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";
+
+/** What a schema write may do to stored rows: `permify` anything (Permify's behaviour), `safe` orphan none. */
+export const SCHEMA_WRITES = ["permify", "safe"] as const;
+export type SchemaWrites = (typeof SCHEMA_WRITES)[number];
 
 export interface ServiceOptions {
   /** How long a tenant's head schema version is trusted without asking the store (default 1000 ms). */
