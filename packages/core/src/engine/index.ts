@@ -3,16 +3,12 @@ export { Evaluation } from "./evaluation/evaluation.ts";
 export { EvaluationPool } from "./evaluation/pool.ts";
 export { expand } from "./expand.ts";
 export {
-  DEFAULT_EXPLAIN_BYTES,
-  DEFAULT_EXPLAIN_NODES,
-  type ExplainOptions,
-  type ExplainResponse,
   type ExplainTarget,
+  type Explanation,
   explain,
   type ProofKind,
   type ProofNode,
   type ProofTuple,
-  type ProofValue,
 } from "./explain.ts";
 export { formatExplain, proofLine } from "./explain-format.ts";
 export { lookupEntity } from "./lookup-entity.ts";

@@ -15,7 +15,14 @@ export type {
 export {
   attributeValueFromWire,
   attributeValueToWire,
+  DEFAULT_EXPLAIN_BYTES,
+  DEFAULT_EXPLAIN_NODES,
+  type ExplainOptions,
+  type ExplainResponse,
+  explainToWire,
+  type ProofValue,
   schemaDiffToWire,
+  type WireProofNode,
 } from "./convert.ts";
 export type { CorsOptions } from "./cors.ts";
 export { errorResponse, errorResponseParts } from "./error-response.ts";

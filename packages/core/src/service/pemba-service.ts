@@ -49,6 +49,7 @@ import { checkRuleBodies, checkSchemaSize } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
+import type { PermissionMetadata, ServiceTarget } from "./target.ts";
 import { type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";
 
 /** What a schema write may do to stored rows: `permify` anything (Permify's behaviour), `safe` orphan none. */
@@ -98,13 +99,6 @@ export interface SchemaDiffAnswer {
   report: SchemaDiffReport;
 }
 
-/** Metadata of a permission request after wire parsing; "" = head. */
-export interface PermissionMetadata {
-  schemaVersion: string;
-  snapToken: string;
-  depth: number;
-}
-
 /** A request's snapshot: the snap token's snap (0 = none) and the snap its reads use. */
 interface RequestSnap {
   token: Snap;
@@ -149,11 +143,6 @@ const isEmptyTupleFilter = (f: TupleFilter): boolean =>
 
 const isEmptyAttributeFilter = (f: AttributeFilter): boolean =>
   !f.entity?.type && !f.entity?.ids?.length && !f.attributes?.length;
-
-/** Where the service evaluates a question: the engine's target, over the service's whole store (traced as a Store). */
-export interface ServiceTarget extends EvaluationTarget {
-  store: Store;
-}
 
 /** Compiles a checked definition (within the rule-body limit) in event-loop turns: each rule, then the rest. */
 async function compileInTurns(definition: SchemaDefinition): Promise<CompiledSchema> {
@@ -719,13 +708,11 @@ export class PembaService {
     meta: PermissionMetadata,
     query: CheckQuery,
     context?: Context,
-    options?: engine.ExplainOptions,
     obs?: RequestObservation,
-  ): Promise<engine.ExplainResponse> {
-    if (obs !== undefined)
-      return observed.observedExplain(this, obs, tenantId, meta, query, context, options);
+  ): Promise<engine.Explanation> {
+    if (obs !== undefined) return observed.observedExplain(this, obs, tenantId, meta, query, context);
     const { schema, target } = await this.target(tenantId, meta, context);
-    return engine.explain({ ...target, schema: schema.compiled }, query, options);
+    return engine.explain({ ...target, schema: schema.compiled }, query);
   }
 
   async expand(
