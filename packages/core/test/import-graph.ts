@@ -7,11 +7,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, posix, relative } from "node:path";
 import ts from "typescript";
 
-/** The `.ts` sources under `root` that are not tests, by path inside it ("engine/check.ts"). */
+/** The `.ts` sources under `root` that are not tests (nor installed packages), by path inside it ("engine/check.ts"). */
 export function sourcesUnder(root: string, dir = root): Map<string, string> {
   const files = new Map<string, string>();
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
+    if (entry.name === "node_modules") continue;
     if (entry.isDirectory()) for (const [p, text] of sourcesUnder(root, path)) files.set(p, text);
     else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) {
       files.set(relative(root, path).split("\\").join("/"), readFileSync(path, "utf8"));

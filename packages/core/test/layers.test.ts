@@ -136,6 +136,23 @@ describe("@pemba/core layers", () => {
     expect(cycles(graph)).toEqual([]);
   });
 
+  it("no import circle in any other package of the workspace", () => {
+    const packages = join(import.meta.dirname, "../..");
+    const found: Record<string, string[][]> = {};
+    for (const dir of ["node-server/src", "worker/src", "console/app", "console/src", "sdk/src"]) {
+      const g = importGraph(sourcesUnder(join(packages, dir)));
+      expect(g.size, dir).toBeGreaterThan(0);
+      found[dir] = cycles(g);
+    }
+    expect(found).toEqual({
+      "node-server/src": [],
+      "worker/src": [],
+      "console/app": [],
+      "console/src": [],
+      "sdk/src": [],
+    });
+  });
+
   it("catches an upward import, a sideways import, a file in no layer and a type-only circle", () => {
     const synthetic = new Map([
       ["engine/a.ts", 'import type { B } from "./b.ts";\nimport { s } from "../service/s.ts";\n'],
