@@ -386,8 +386,8 @@ export const SETTINGS = {
     flag: "log-level",
     arg: "<level>",
     runtimes: BOTH,
-    // The Worker logs failed requests only by default: each console.log costs 0.7-1.0 ms of CPU in workerd, more
-    // than the check itself (loadtest/RESULTS.md, issue 19 item 5), and Cloudflare's invocation logs already record
+    // The Worker logs failed requests only by default: a console.log in workerd costs more CPU than the check
+    // itself, and Cloudflare's invocation logs already record
     // every request's URL, status and CPU time.
     default: { node: "info", worker: "warn" },
     help: {
