@@ -2,15 +2,20 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { type ExplainOptions, explainToWire, type WireProofNode as ProofNode } from "../http/convert.ts";
+import { verifyProof } from "../http/testing/explain-verify.ts";
 import type { Context } from "../model.ts";
 import { parseAttributeString, parseSubjectString, parseTupleString } from "../schema/index.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { check } from "./check.ts";
-import { explain, type ProofNode } from "./explain.ts";
-import { verifyProof } from "./explain-verify.ts";
+import { type ExplainTarget, explain as explainProof } from "./explain.ts";
 import { type Fixture, fixture, TENANT } from "./testing.ts";
 import type { CheckQuery } from "./types.ts";
+
+/** explain's answer as the HTTP endpoint gives it: in Permify's JSON, bounded. */
+const explain = async (t: ExplainTarget, query: CheckQuery, options?: ExplainOptions) =>
+  explainToWire(await explainProof(t, query), options);
 
 const SCHEMA = `
 entity user {}
@@ -211,6 +216,12 @@ describe("explain", () => {
       contextual: false,
       children: [],
     });
+    // the engine's proof holds model values; the wire form gives them as Any
+    const model = await explainProof(target(f), q("doc:4", "view", "user:zed"));
+    expect(model.proof.children[0].children[0].children[0].attribute?.value).toEqual({
+      type: "ATTRIBUTE_TYPE_BOOLEAN",
+      data: true,
+    });
     const audit = (min: number) =>
       explain(target(f, { context: { data: { min } } }), q("doc:1", "audit", "user:anne"));
     const granted = await audit(5);
@@ -348,12 +359,14 @@ entity group {
     const query = q("group:root", "member", "user:zed");
     const run = async (stepsPerTurn: number) => {
       let turns = 0;
-      const out = await explain(target(f), query, {
-        stepsPerTurn,
-        yieldTurn: async () => {
-          turns++;
-        },
-      });
+      const out = explainToWire(
+        await explainProof(target(f), query, {
+          stepsPerTurn,
+          yieldTurn: async () => {
+            turns++;
+          },
+        }),
+      );
       return { out, turns };
     };
     // a turn after every sub-problem: the turns count every call of the walk over all its passes
@@ -383,7 +396,7 @@ entity group {
       if (!done) setImmediate(tick);
     };
     setImmediate(tick);
-    const out = await explain(target(f), query, { stepsPerTurn: 256 });
+    const out = explainToWire(await explainProof(target(f), query, { stepsPerTurn: 256 }));
     done = true;
     expect(out).toEqual(whole.out);
     expect(ticks).toBeGreaterThanOrEqual(Math.floor(warm / 256));
