@@ -241,7 +241,10 @@ async function withK6(): Promise<void> {
   for (const pt of points) {
     const s = Math.floor((pt.t - first) / 1000);
     let w = seconds.get(s);
-    if (w === undefined) seconds.set(s, (w = { statuses: new Map(), times: [] }));
+    if (w === undefined) {
+      w = { statuses: new Map(), times: [] };
+      seconds.set(s, w);
+    }
     w.statuses.set(pt.status, (w.statuses.get(pt.status) ?? 0) + 1);
     if (pt.status === 200) w.times.push(pt.ms);
   }

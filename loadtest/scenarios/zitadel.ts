@@ -139,7 +139,7 @@ async function run(ctx: ScenarioContext) {
               formatMs((1000 * c.seconds) / Math.max(1, c.count)),
             ]),
           )
-    }\n\nServer RSS at the end: ${rssMegabytes(target.serverPid).toFixed(0)} MB. JWKS fetched ${issuer.fetches()} time(s) by the server.`,
+    }\n\nServer RSS at the end: ${rssAtEnd(target.serverPid)}. JWKS fetched ${issuer.fetches()} time(s) by the server.`,
     `## Server RSS over time\n\nSlope over the last ${((duration - slopeFrom) / 60).toFixed(1)} min (least squares over one reading a second): **${slope.toFixed(1)} MB per 10 minutes** (target: under 5).\n\n\`\`\`\n${rssTextChart(readings, duration >= 600 ? 60 : 10)}\n\`\`\``,
   ];
   if (heapReadings.length > 0) sections.push(heapSection(readings, heapReadings));
@@ -170,6 +170,15 @@ async function run(ctx: ScenarioContext) {
     },
   ];
   return { sections, failures, charts };
+}
+
+/** The server's RSS now, or why there is none (the process is gone: `wrangler dev` restarted workerd). */
+function rssAtEnd(pid: number): string {
+  try {
+    return `${rssMegabytes(pid).toFixed(0)} MB`;
+  } catch {
+    return `not read: process ${pid} is gone`;
+  }
 }
 
 interface HeapReading {
