@@ -85,9 +85,9 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         body: AccessEvaluationRequestSchema,
         response: AccessDecisionSchema,
       },
-      async ({ req, tenantId }) => {
+      async ({ req, tenantId, obs }) => {
         const body = readEvaluationRequest(await authzenBody(req, maxBody));
-        const d = evaluate(service, tenantId, body);
+        const d = evaluate(service, tenantId, body, obs);
         return decision(d instanceof Promise ? await d : d);
       },
     );
@@ -103,13 +103,13 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         body: AccessEvaluationsRequestSchema,
         response: AccessEvaluationsResponseSchema,
       },
-      async ({ req, tenantId }) => {
+      async ({ req, tenantId, obs }) => {
         const body = parseAuthzen(
           "AccessEvaluationsRequest",
           AccessEvaluationsRequestSchema,
           await authzenBody(req, maxBody),
         );
-        return jsonAnswer(await evaluateMany(service, tenantId, body, limits.maxBulkCheckItems));
+        return jsonAnswer(await evaluateMany(service, tenantId, body, limits.maxBulkCheckItems, obs));
       },
     );
     add(
@@ -121,13 +121,13 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         body: SubjectSearchRequestSchema,
         response: EntitySearchResponseSchema,
       },
-      async ({ req, tenantId }) => {
+      async ({ req, tenantId, obs }) => {
         const body = parseAuthzen(
           "SubjectSearchRequest",
           SubjectSearchRequestSchema,
           await authzenBody(req, maxBody),
         );
-        return jsonAnswer(await searchSubjects(service, tenantId, body, maxPage));
+        return jsonAnswer(await searchSubjects(service, tenantId, body, maxPage, obs));
       },
     );
     add(
@@ -139,13 +139,13 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         body: ResourceSearchRequestSchema,
         response: EntitySearchResponseSchema,
       },
-      async ({ req, tenantId }) => {
+      async ({ req, tenantId, obs }) => {
         const body = parseAuthzen(
           "ResourceSearchRequest",
           ResourceSearchRequestSchema,
           await authzenBody(req, maxBody),
         );
-        return jsonAnswer(await searchResources(service, tenantId, body, maxPage));
+        return jsonAnswer(await searchResources(service, tenantId, body, maxPage, obs));
       },
     );
     add(
@@ -158,13 +158,13 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         body: ActionSearchRequestSchema,
         response: ActionSearchResponseSchema,
       },
-      async ({ req, tenantId }) => {
+      async ({ req, tenantId, obs }) => {
         const body = parseAuthzen(
           "ActionSearchRequest",
           ActionSearchRequestSchema,
           await authzenBody(req, maxBody),
         );
-        return jsonAnswer(await searchActions(service, tenantId, body, maxPage));
+        return jsonAnswer(await searchActions(service, tenantId, body, maxPage, obs));
       },
     );
     const configuration = (route: ApiRoute) =>
