@@ -139,13 +139,15 @@ describe("gRPC calls with a traceparent in their metadata", () => {
 
     // every span came from the two traced calls
     expect(new Set(receiver.spans.map((s) => s.traceId))).toEqual(new Set([CHECK_TRACE, LOOKUP_TRACE]));
-    for (const [traceId, operation] of [
-      [CHECK_TRACE, "check"],
-      [LOOKUP_TRACE, "lookup_entity"],
+    for (const [traceId, operation, route] of [
+      [CHECK_TRACE, "check", "check"],
+      [LOOKUP_TRACE, "lookup_entity", "lookup-entity"],
     ] as const) {
       const spans = receiver.spans.filter((s) => s.traceId === traceId);
       const request = spans.filter((s) => s.parentSpanId === CALLER_SPAN);
       expect(request).toHaveLength(1);
+      // named after the HTTP route the RPC shares
+      expect(request[0]!.name).toBe(`POST /v1/tenants/:tenant_id/permissions/${route}`);
       expect(request[0]!.kind).toBe(2); // SERVER
       expect(request[0]!.attributes["pemba.tenant"]).toBe("t1");
       const evaluation = spans.filter((s) => s.name === "pemba.evaluate");
