@@ -186,7 +186,7 @@ describe("traces of a check", () => {
     );
   });
 
-  it("sampling: ratio 0 traces no new request, but follows a caller that sampled", async () => {
+  it("sampling: ratio 0 traces no new request, but follows a caller that sampled; a malformed traceparent is ignored", async () => {
     const server = await tracedServer({ replica: false, otelSampleRatio: 0 });
     const before = receiver.spans.length;
     const body = JSON.stringify(checkBody("document:1", "view", "user:bob"));
@@ -201,6 +201,12 @@ describe("traces of a check", () => {
     await fetch(`${server.url}${CHECK}`, {
       method: "POST",
       headers: { "content-type": "application/json", traceparent: `00-${unsampled}-${CALLER_SPAN}-00` },
+      body,
+    });
+    // a malformed traceparent (an all-zero parent span id) is ignored: sampled as a request without one
+    await fetch(`${server.url}${CHECK}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent: `00-${unsampled}-0000000000000000-01` },
       body,
     });
     await server.close();
