@@ -6,17 +6,17 @@
  */
 import type { Span } from "@opentelemetry/api";
 import type { CompiledSchema } from "../compile/index.ts";
-import type { CheckQuery, EvaluationTarget } from "../engine/types.ts";
+import type { CheckQuery } from "../engine/types.ts";
 import type { CheckResult, Context } from "../model.ts";
 import type { DecisionApi, DecisionFields } from "../observe/decision-log.ts";
 import { inSpan, type RequestObservation, SPAN } from "../observe/observation.ts";
-import type { PembaService, PermissionMetadata } from "../service/index.ts";
+import type { PembaService, PermissionMetadata, ServiceTarget } from "../service/index.ts";
 import { entityText, subjectText } from "../service/observed.ts";
 
 /** The compiled schema, its version and where questions are evaluated, at `meta`'s snap. */
 export interface ResolvedTarget {
   schema: CompiledSchema;
-  target: EvaluationTarget;
+  target: ServiceTarget;
   snapToken: string;
   schemaVersion: string;
 }
@@ -42,9 +42,9 @@ export function resolveObserved(
 /** Runs `run` on `target`; traced: in an evaluation span, reading through the traced store. */
 export function inEvaluation<T>(
   obs: RequestObservation | undefined,
-  target: EvaluationTarget,
+  target: ServiceTarget,
   attributes: Record<string, string | number | boolean>,
-  run: (target: EvaluationTarget) => Promise<T>,
+  run: (target: ServiceTarget) => Promise<T>,
   describe?: (span: Span, result: T) => void,
 ): Promise<T> {
   if (obs?.tracer === undefined) return run(target);

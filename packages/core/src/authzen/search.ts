@@ -6,10 +6,9 @@
  */
 import type { CompiledSchema } from "../compile/index.ts";
 import { decideAllOn, Evaluation, lookupEntity, lookupSubject } from "../engine/index.ts";
-import type { EvaluationTarget } from "../engine/types.ts";
 import { PembaError } from "../errors.ts";
 import type { RequestObservation } from "../observe/observation.ts";
-import type { PembaService, PermissionMetadata } from "../service/index.ts";
+import type { PembaService, PermissionMetadata, ServiceTarget } from "../service/index.ts";
 import { entityText, subjectText } from "../service/observed.ts";
 import { AUTHZEN_DEPTH } from "./evaluate.ts";
 import { decodeId } from "./ids.ts";
@@ -103,7 +102,7 @@ function mapped(schema: CompiledSchema, q: AuthzenQuestion): MappedQuestion | un
 }
 
 /** The search's target: the request's contextual data, its properties first (as an evaluation's). */
-const withContext = (target: EvaluationTarget, m: MappedQuestion): EvaluationTarget => ({
+const withContext = (target: ServiceTarget, m: MappedQuestion): ServiceTarget => ({
   ...target,
   context: m.context,
   contextualAttributesFirst: true,

@@ -16,8 +16,8 @@ import type {
 import type { CheckResult, Context, Entity, Subject } from "../model.ts";
 import type { DecisionApi } from "../observe/decision-log.ts";
 import { inSpan, type RequestObservation, SPAN } from "../observe/observation.ts";
-import type { PembaService, PermissionMetadata, Question } from "./pemba-service.ts";
 import type { ResolvedSchema } from "./schema-registry.ts";
+import type { PermissionMetadata, Question, ServiceTarget, TargetResolver } from "./target.ts";
 
 export const entityText = (e: Entity): string => `${e.type}:${e.id}`;
 export const subjectText = (s: Subject): string =>
@@ -25,14 +25,14 @@ export const subjectText = (s: Subject): string =>
 
 interface Resolved {
   schema: ResolvedSchema;
-  target: EvaluationTarget;
+  target: ServiceTarget;
   /** The snap token of the snap the evaluation reads at. */
   snapToken: string;
 }
 
 /** The schema and snap, in a `pemba.schema.resolve` span. */
 async function resolve(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -99,7 +99,7 @@ const checkAttributes = (query: CheckQuery, operation: string) => ({
 
 /** An untraced check's record, after the service's own fast path decided it. */
 export function recordCheck(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   schema: ResolvedSchema,
   snap: number,
@@ -120,7 +120,7 @@ export function recordCheck(
 }
 
 export async function observedCheck(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -141,7 +141,7 @@ export async function observedCheck(
 
 /** A traced `checkWith`: the question is built from the resolved schema, then evaluated with its own context. */
 export async function observedCheckWith(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -169,7 +169,7 @@ export async function observedCheckWith(
 }
 
 export async function observedBulkCheck(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -204,20 +204,19 @@ export async function observedBulkCheck(
 }
 
 export async function observedExplain(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
   query: CheckQuery,
   context: Context | undefined,
-  options: engine.ExplainOptions | undefined,
-): Promise<engine.ExplainResponse> {
+): Promise<engine.Explanation> {
   const r = await resolve(service, obs, tenantId, meta, context);
   const out = await evaluate(
     obs,
     r,
     checkAttributes(query, "explain"),
-    (target) => engine.explain({ ...target, schema: r.schema.compiled }, query, options),
+    (target) => engine.explain({ ...target, schema: r.schema.compiled }, query),
     (span, o) => {
       span.setAttribute("pemba.decision", o.can);
       span.setAttribute("pemba.check_count", o.metadata.check_count);
@@ -254,7 +253,7 @@ function lookupRecord(
 }
 
 export async function observedLookupEntity(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -283,7 +282,7 @@ export async function observedLookupEntity(
 }
 
 export async function observedLookupSubject(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -313,7 +312,7 @@ export async function observedLookupSubject(
 }
 
 export async function observedSubjectPermission(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
