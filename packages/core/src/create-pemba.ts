@@ -142,7 +142,7 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
 async function withReplica(database: Store, settings: PembaSettings, runtime: PembaRuntime): Promise<Store> {
   const replica = settings.replica;
   if (replica === undefined || database.kind === "memory") return database;
-  const { maxBytes, freshnessMs } = replica;
+  const { maxBytes, freshnessMs, preload } = replica;
   const budget = new WorkingSetBudget(maxBytes);
   if (runtime.replica === "lazy") {
     const lazy = (store: Store) =>
@@ -151,9 +151,10 @@ async function withReplica(database: Store, settings: PembaSettings, runtime: Pe
         freshnessMs,
         logger: runtime.logger,
         background: runtime.background,
+        preload,
       });
     if (database instanceof ShardedStore) return database.withEach(lazy);
     return lazy(database);
   }
-  return ReplicaStore.open(database, { budget, refreshMs: freshnessMs, logger: runtime.logger });
+  return ReplicaStore.open(database, { budget, refreshMs: freshnessMs, logger: runtime.logger, preload });
 }

@@ -77,6 +77,8 @@ export class TenantFreshness {
   private readonly headSchemaListeners: HeadSchemaListener[] = [];
   private readonly feedBatch: number;
   private readonly logger?: ReplicaLogger;
+  /** Hears each tenant the replica starts to follow (whole-tenant preloading starts there). */
+  private readonly onFollow?: (st: TenantState) => void;
   /** The source reports its GC horizon, so expired snaps are known without asking it per read. */
   readonly horizonKnown: boolean;
   /** The source's GC horizon as last seen; snaps below it are expired. */
@@ -86,13 +88,19 @@ export class TenantFreshness {
   constructor(
     source: ReplicaSource,
     budget: WorkingSetBudget,
-    opts: { feedBatch?: number; logger?: ReplicaLogger; freshnessMs?: number },
+    opts: {
+      feedBatch?: number;
+      logger?: ReplicaLogger;
+      freshnessMs?: number;
+      onFollow?: (st: TenantState) => void;
+    },
   ) {
     this.source = source;
     this.budget = budget;
     this.freshnessMs = opts.freshnessMs;
     this.feedBatch = opts.feedBatch ?? 1000;
     this.logger = opts.logger;
+    this.onFollow = opts.onFollow;
     this.horizonKnown = hasFreshness(source);
   }
 
@@ -151,6 +159,7 @@ export class TenantFreshness {
       log: [],
     };
     this.states.set(id, st);
+    this.onFollow?.(st);
     return st;
   }
 

@@ -24,6 +24,7 @@
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
+import { nextTurn } from "../../../next-turn.ts";
 import {
   type CombinedReads,
   type EngineReads,
@@ -47,9 +48,11 @@ import type {
 import { ForwardingStore } from "../forwarding.ts";
 import { type ReplicaLogger, type ReplicaSource, TenantFreshness, type TenantState } from "./freshness.ts";
 import { laidOver, NearestOverlays } from "./overlay.ts";
+import { PRELOAD_STEPS_PER_RUN, type PreloadProgress, TenantPreloads } from "./preload.ts";
 import { type Entry, WorkingSetBudget } from "./working-set.ts";
 
 const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+const closedError = () => new Error("the replica is closed");
 
 export const DEFAULT_REPLICA_REFRESH_MS = 1000;
 /** The Node server's working set: 256 MB. */
@@ -71,6 +74,11 @@ export interface ReplicaOptions {
   /** Change sets per feed read (default 1,000). */
   feedBatch?: number;
   logger?: ReplicaLogger;
+  /**
+   * Fill the working set with each followed tenant's rows in the background, within the budget (preload.ts);
+   * default: keys fill on demand only.
+   */
+  preload?: boolean;
 }
 
 export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
@@ -115,6 +123,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private readonly noticed = new Map<string, Snap>();
   /** Over a replicated database (D1): reads at the request's nearest replica, the primary's changes laid over. */
   private readonly overlays?: NearestOverlays;
+  /** Whole-tenant preloading, when asked for. */
+  private readonly preloads?: TenantPreloads;
 
   private constructor(
     inner: Store & ReplicaSource,
@@ -129,7 +139,23 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       feedBatch: opts.feedBatch,
       logger: opts.logger,
       freshnessMs,
+      onFollow: opts.preload === true ? (st) => this.schedulePreload(st) : undefined,
     });
+    if (opts.preload === true) {
+      this.preloads = new TenantPreloads(
+        inner,
+        this.freshness,
+        (st, tuples, attributes) =>
+          Promise.resolve(this.queryTuplesAndAttributes(st.id, st.caughtUp, tuples, attributes, 0)),
+        (st, p) =>
+          this.logger?.info(
+            { tenant: st.id, end: p.end, reads: p.steps, ids: p.ids, bytes: budget.bytes },
+            p.end === "budget"
+              ? "replica: preloading stopped at the working set's budget; other keys fill on demand"
+              : `replica: preloading ${p.end === "complete" ? "done" : "dropped"}`,
+          ),
+      );
+    }
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
     this.logger = opts.logger;
     const feed = inner.freshnessAndChanges?.bind(inner);
@@ -183,6 +209,49 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS,
       background,
     );
+  }
+
+  /**
+   * Starts (or continues) the tenant's preload unless one runs: after the response with background work (the
+   * Worker: at most PRELOAD_STEPS_PER_RUN round trips per response), else on its own to the end (the Node server).
+   */
+  private schedulePreload(st: TenantState): void {
+    const preloads = this.preloads;
+    if (preloads === undefined || this.closed || !preloads.claim(st)) return;
+    const failed = (e: unknown) => {
+      this.logger?.warn({ err: e, tenant: st.id }, "replica: a preload step failed; it goes on later");
+    };
+    if (this.background !== undefined) {
+      this.background(() => preloads.run(st, PRELOAD_STEPS_PER_RUN, nextTurn).catch(failed));
+      return;
+    }
+    void preloads
+      .run(st, Number.POSITIVE_INFINITY, () => (this.closed ? Promise.reject(closedError()) : nextTurn()))
+      .catch((e: unknown) => {
+        if (!this.closed) failed(e);
+      });
+  }
+
+  /**
+   * Runs the tenant's preload to its end now (following the tenant first), whatever runs in the background:
+   * for tests and tools. Undefined when preloading is off or the tenant does not exist.
+   */
+  async preload(tenantId: string): Promise<PreloadProgress | undefined> {
+    const preloads = this.preloads;
+    if (preloads === undefined) return undefined;
+    const st = await this.freshness.track(tenantId);
+    if (st === undefined) return undefined;
+    for (;;) {
+      await preloads.whenIdle(st); // a run in progress elsewhere ends first
+      const p = await preloads.run(st, Number.POSITIVE_INFINITY, nextTurn);
+      if (p.end !== undefined || !preloads.isRunning(st)) return p;
+    }
+  }
+
+  /** The tenant's preload so far (undefined when off, not followed, or not started). */
+  preloadProgress(tenantId: string): PreloadProgress | undefined {
+    const st = this.freshness.state(tenantId);
+    return st === undefined ? undefined : this.preloads?.progress(st);
   }
 
   private committed(tenantId: string, snap: Snap): void {
@@ -393,6 +462,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   override headSnap(tenantId: string): MaybePromise<Snap> {
     const st = this.freshness.state(tenantId);
     if (st !== undefined) {
+      // background preloading (the Worker) goes on after each response until it ends
+      if (this.preloads !== undefined && this.background !== undefined) this.schedulePreload(st);
       const window = this.freshness.freshnessMs;
       if (window === undefined) return st.caughtUp;
       const age = Date.now() - st.checkedAt;
