@@ -33,6 +33,7 @@ import {
   hasWriteFeed,
   hasWriteNotices,
   queryBoth,
+  type ReplicaReads,
 } from "../../capabilities.ts";
 import type {
   AttributeQuery,
@@ -91,6 +92,11 @@ export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
   background?: BackgroundWork;
 }
 
+/** Whether an engine read went to the store behind the replica (ReplicaStore.reporting). */
+export interface ReadReport {
+  store: boolean;
+}
+
 export interface ReplicaStats {
   /** Tenants followed. */
   tenants: number;
@@ -140,6 +146,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       logger: opts.logger,
       freshnessMs,
       onFollow: opts.preload === true ? (st) => this.schedulePreload(st) : undefined,
+      onSessionLook: (tenantId, head) => this.overlays?.sessionSaw(tenantId, head),
     });
     if (opts.preload === true) {
       this.preloads = new TenantPreloads(
@@ -163,6 +170,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       this.overlays = new NearestOverlays({
         nearestReplica: () => inner.nearestReplica(),
         freshnessAndChanges: feed,
+        // the request's own session: what the engine reads of the store behind the replica go through
+        session: inner as unknown as ReplicaReads,
       });
     }
   }
@@ -339,6 +348,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
    * snap is the tenant's caught-up snap; `answer` gives the rows the read sees from both.
    */
   private fill<R, T>(
+    report: ReadReport | undefined,
     tenantId: string,
     st: TenantState,
     snap: Snap,
@@ -347,6 +357,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     make: (rows: R) => Map<string, Entry>,
     answer: (made: Map<string, Entry>) => T,
   ): MaybePromise<T> {
+    if (report !== undefined) report.store = true;
     const fileable = this.freshness.startFill(st, snap);
     const done = (rows: R): T => {
       const made = make(rows);
@@ -405,6 +416,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
    * over its nearest replica, reads the store (`fromInner`).
    */
   private engineRead<T>(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     fromKeys: (st: TenantState) => MaybePromise<T>,
@@ -412,6 +424,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   ): MaybePromise<T> {
     const st = this.freshness.state(tenantId);
     if (st !== undefined && snap <= st.caughtUp) return fromKeys(st);
+    // the read waits for a look at the database (following the tenant, or catching it up to the read's snap)
+    if (report !== undefined) report.store = true;
     return this.slow(tenantId, snap, fromKeys, fromInner);
   }
 
@@ -437,11 +451,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
 
   /** A read the working set does not answer: at the nearest replica laid over where this request set one up. */
   private innerRead<T>(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     read: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<T>,
     rowsOf: (r: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
   ): MaybePromise<T> {
+    if (report !== undefined) report.store = true;
     const overlay = this.overlays?.at(tenantId, snap);
     if (overlay === undefined) return read(this.inner);
     return laidOver(
@@ -496,13 +512,14 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     if (snap < this.freshness.horizon) throw expired();
     const st = this.freshness.state(tenantId);
     const lazy = this.freshness.freshnessMs !== undefined && this.freshness.horizonKnown;
+    const overlays = this.overlays;
     if (st !== undefined && this.freshness.horizonKnown) {
       if (!lazy || snap <= st.caughtUp) return;
+      if (overlays !== undefined) return this.nearestCatchUp(st, snap, overlays);
       return this.freshness.lookAndCatchUp(st).then(() => {
         if (snap < this.freshness.horizon) throw expired();
       });
     }
-    const overlays = this.overlays;
     if (lazy && overlays !== undefined) {
       return overlays.look(tenantId, snap).then((f) => {
         this.freshness.useLook(tenantId, f);
@@ -517,13 +534,31 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
-  override queryTuples(
+  /**
+   * A token newer than a followed tenant, over a replicated database (D1): the nearest replica's look and feed, and
+   * where it has not the token's write, the primary's look and feed after it (overlay.ts): the tenant is caught up
+   * to the token and the request's reads of missing keys are set up at the nearest replica, with at most ONE round
+   * trip to the primary in all.
+   */
+  private async nearestCatchUp(st: TenantState, snap: Snap, overlays: NearestOverlays): Promise<void> {
+    const from = Math.max(st.caughtUp, st.applied);
+    const f = await overlays.look(st.id, snap, from);
+    this.freshness.useLook(st.id, f);
+    if (snap < f.horizon) throw expired();
+    if (f.feed !== undefined) await this.freshness.catchUpWith(st, from, f, f.feed);
+    else await this.freshness.lookAndCatchUp(st); // the tenant was re-created meanwhile: its own look settles it
+    if (snap < this.freshness.horizon) throw expired();
+  }
+
+  private queryTuplesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     queries: TupleQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<Tuple[]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st) => {
@@ -532,6 +567,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         const missing = split.missing;
         if (missing === undefined) return keys.answerTuples(queries, split, snap, at);
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -543,6 +579,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => s.queryTuples(tenantId, snap, queries, at),
@@ -551,13 +588,15 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     );
   }
 
-  override querySubjectTuples(
+  private querySubjectTuplesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     queries: SubjectTupleQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<Tuple[]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st) => {
@@ -566,6 +605,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         const missing = split.missing;
         if (missing === undefined) return keys.answerSubjects(queries, split, snap, at);
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -577,6 +617,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => s.querySubjectTuples(tenantId, snap, queries, at),
@@ -585,13 +626,15 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     );
   }
 
-  override queryAttributes(
+  private queryAttributesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     queries: AttributeQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<Attribute[]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st) => {
@@ -601,6 +644,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         if (missing === undefined) return keys.answerAttributes(queries, split, snap, at);
         let byType: Attribute[] | undefined;
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -616,6 +660,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => s.queryAttributes(tenantId, snap, queries, at),
@@ -624,14 +669,16 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     );
   }
 
-  override queryTuplesAndAttributes(
+  private queryTuplesAndAttributesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<[Tuple[], Attribute[]]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st): MaybePromise<[Tuple[], Attribute[]]> => {
@@ -645,6 +692,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         const ma = as.missing ?? [];
         let byType: Attribute[] | undefined;
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -665,12 +713,65 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => queryBoth(s, tenantId, snap, tuples, attributes, at),
           ([t, a]) => ({ tuples: t, attributes: a }),
         ),
     );
+  }
+
+  override queryTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: TupleQuery[],
+    at = Date.now(),
+  ): MaybePromise<Tuple[]> {
+    return this.queryTuplesReported(undefined, tenantId, snap, queries, at);
+  }
+
+  override querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at = Date.now(),
+  ): MaybePromise<Tuple[]> {
+    return this.querySubjectTuplesReported(undefined, tenantId, snap, queries, at);
+  }
+
+  override queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at = Date.now(),
+  ): MaybePromise<Attribute[]> {
+    return this.queryAttributesReported(undefined, tenantId, snap, queries, at);
+  }
+
+  override queryTuplesAndAttributes(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+    at = Date.now(),
+  ): MaybePromise<[Tuple[], Attribute[]]> {
+    return this.queryTuplesAndAttributesReported(undefined, tenantId, snap, tuples, attributes, at);
+  }
+
+  /**
+   * The engine reads, each setting `report.store` when any part of it went to the store behind the replica (a
+   * statement for keys not held, a read the working set does not answer, or a wait for a look at the database);
+   * left false, the read was answered from the working set alone. For traces (observe/traced-reads.ts).
+   */
+  reporting(report: ReadReport): EngineReads & CombinedReads {
+    return {
+      queryTuples: (t, s, q, at = Date.now()) => this.queryTuplesReported(report, t, s, q, at),
+      querySubjectTuples: (t, s, q, at = Date.now()) => this.querySubjectTuplesReported(report, t, s, q, at),
+      queryAttributes: (t, s, q, at = Date.now()) => this.queryAttributesReported(report, t, s, q, at),
+      queryTuplesAndAttributes: (t, s, tq, aq, at = Date.now()) =>
+        this.queryTuplesAndAttributesReported(report, t, s, tq, aq, at),
+    };
   }
 
   // ---- writes ----
