@@ -8,6 +8,7 @@ import { type AppOptions, createApp, type PembaApp } from "./http/app.ts";
 import { defaultLimits } from "./http/limits.ts";
 import type { Observe } from "./http/pipeline.ts";
 import { PembaService, type SchemaParser } from "./service/index.ts";
+import { schemaPreloadKeys } from "./service/preload-keys.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
@@ -142,7 +143,8 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
 async function withReplica(database: Store, settings: PembaSettings, runtime: PembaRuntime): Promise<Store> {
   const replica = settings.replica;
   if (replica === undefined || database.kind === "memory") return database;
-  const { maxBytes, freshnessMs, preload } = replica;
+  const { maxBytes, freshnessMs } = replica;
+  const preload = replica.preload === true ? schemaPreloadKeys : undefined;
   const budget = new WorkingSetBudget(maxBytes);
   if (runtime.replica === "lazy") {
     const lazy = (store: Store) =>

@@ -7,7 +7,7 @@ export type {
   ReplicaLogger,
   ReplicaSource,
 } from "./freshness.ts";
-export type { PreloadEnd, PreloadProgress } from "./preload.ts";
+export type { PreloadEnd, PreloadKeys, PreloadProgress, PreloadTypeKeys } from "./preload.ts";
 export {
   type BackgroundWork,
   DEFAULT_REPLICA_MEMORY_BYTES,

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PembaService } from "../../../service/pemba-service.ts";
+import { schemaPreloadKeys } from "../../../service/preload-keys.ts";
 import { expectedView, LOAD_TEST_SCHEMA, loadTestData } from "../../../service/testing/load-test-schema.ts";
 import { describeStoreContract } from "../../contract/index.ts";
 import { LibsqlStore } from "../../drivers/libsql.ts";
@@ -24,7 +25,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describeStoreContract("replica with preloading over libsql file", async () =>
   ReplicaStore.open(await LibsqlStore.open(`file:${join(dir, `contract-${n++}.db`)}`), {
     refreshMs: 0,
-    preload: true,
+    preload: schemaPreloadKeys,
   }),
 );
 
@@ -48,8 +49,8 @@ async function setUp(opts: { lazy?: LazyReplicaOptions; open?: boolean; maxBytes
   kinds.length = 0;
   const budget = new WorkingSetBudget(opts.maxBytes ?? 64 * 1048576);
   const replica = opts.open
-    ? await ReplicaStore.open(inner, { budget, refreshMs: 0, preload: true })
-    : ReplicaStore.lazy(inner, { budget, freshnessMs: 60_000, preload: true, ...opts.lazy });
+    ? await ReplicaStore.open(inner, { budget, refreshMs: 0, preload: schemaPreloadKeys })
+    : ReplicaStore.lazy(inner, { budget, freshnessMs: 60_000, preload: schemaPreloadKeys, ...opts.lazy });
   const service = new PembaService(replica);
   return { writer, replica, service, kinds, budget };
 }

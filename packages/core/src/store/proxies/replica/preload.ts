@@ -19,7 +19,6 @@
  * - A tenant forgotten (deleted, re-created, behind the GC horizon) drops its preload; following it again starts
  *   a new one.
  */
-import { parseSchema } from "../../../schema/parse-schema.ts";
 import { hasQueryBudget } from "../../capabilities.ts";
 import type { AttributeQuery, Store, TupleQuery } from "../../store.ts";
 import type { TenantFreshness, TenantState } from "./freshness.ts";
@@ -42,15 +41,22 @@ export interface PreloadProgress {
   ids: number;
 }
 
-interface TypePlan {
+/** An entity type's check keys: its relations and attributes. */
+export interface PreloadTypeKeys {
   type: string;
   relations: string[];
   attributes: string[];
 }
 
+/**
+ * The entity types a tenant's head schema (its text) declares, with their relations and attributes: the replica
+ * stays below the schema language, so the wiring gives it this (service/preload-keys.ts).
+ */
+export type PreloadKeys = (schema: string) => PreloadTypeKeys[];
+
 interface Cursor extends PreloadProgress {
   /** The head schema's types, once read. */
-  plan?: TypePlan[];
+  plan?: PreloadTypeKeys[];
   /** Index in `plan` of the type being read, its ids (once listed) and the next id's index. */
   type: number;
   typeIds?: string[];
@@ -75,13 +81,16 @@ export class TenantPreloads {
   private readonly freshness: TenantFreshness;
   private readonly read: FillRead;
   private readonly onEnd?: (st: TenantState, progress: PreloadProgress) => void;
+  private readonly keysOf: PreloadKeys;
 
   constructor(
+    keysOf: PreloadKeys,
     inner: Store,
     freshness: TenantFreshness,
     read: FillRead,
     onEnd?: (st: TenantState, progress: PreloadProgress) => void,
   ) {
+    this.keysOf = keysOf;
     this.inner = inner;
     this.freshness = freshness;
     this.read = read;
@@ -159,7 +168,10 @@ export class TenantPreloads {
     const budget = this.freshness.budget;
     if (c.plan === undefined) {
       const head = await this.inner.headSchema(st.id);
-      c.plan = head === undefined ? [] : planOf(head.schema);
+      c.plan =
+        head === undefined
+          ? []
+          : this.keysOf(head.schema).filter((p) => p.relations.length + p.attributes.length > 0);
       return;
     }
     const plan = c.plan[c.type];
@@ -202,21 +214,4 @@ export class TenantPreloads {
     c.bytesPerId = Math.max(c.bytesPerId, (budget.bytes - before) / ids.length);
     if (budget.evictions > evictions) c.end = "budget";
   }
-}
-
-/** The entity types of a schema, each with its relations and attributes (the keys a check of them reads). */
-function planOf(schema: string): TypePlan[] {
-  let parsed: ReturnType<typeof parseSchema>;
-  try {
-    parsed = parseSchema(schema);
-  } catch {
-    return []; // a stored schema always parsed when written; nothing to preload if it does not now
-  }
-  return Object.values(parsed.entities)
-    .map((e) => ({
-      type: e.name,
-      relations: Object.keys(e.relations),
-      attributes: Object.keys(e.attributes),
-    }))
-    .filter((p) => p.relations.length > 0 || p.attributes.length > 0);
 }

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { schemaPreloadKeys } from "../../../service/preload-keys.ts";
 import { PostgresStore } from "../../drivers/postgres.ts";
 import { SqliteStore } from "../../drivers/sqlite.ts";
 import { MemoryStore } from "../../memory/memory-store.ts";
@@ -31,11 +32,15 @@ async function run(inner: Store, mode: Mode, seed: number, steps: number) {
   const preload = mode.endsWith("preloading");
   let preloadReads = 0;
   const replica = mode.startsWith("open")
-    ? await ReplicaStore.open(inner, { budget, refreshMs: 0, preload })
+    ? await ReplicaStore.open(inner, {
+        budget,
+        refreshMs: 0,
+        preload: preload ? schemaPreloadKeys : undefined,
+      })
     : ReplicaStore.lazy(inner, {
         budget,
         freshnessMs: mode === "lazy, looks every read" ? 0 : 60_000,
-        preload,
+        preload: preload ? schemaPreloadKeys : undefined,
       });
   const counts = await replicaProperty({
     inner,

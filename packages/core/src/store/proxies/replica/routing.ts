@@ -49,7 +49,7 @@ import type {
 import { ForwardingStore } from "../forwarding.ts";
 import { type ReplicaLogger, type ReplicaSource, TenantFreshness, type TenantState } from "./freshness.ts";
 import { laidOver, NearestOverlays } from "./overlay.ts";
-import { PRELOAD_STEPS_PER_RUN, type PreloadProgress, TenantPreloads } from "./preload.ts";
+import { PRELOAD_STEPS_PER_RUN, type PreloadKeys, type PreloadProgress, TenantPreloads } from "./preload.ts";
 import { type Entry, WorkingSetBudget } from "./working-set.ts";
 
 const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
@@ -76,10 +76,11 @@ export interface ReplicaOptions {
   feedBatch?: number;
   logger?: ReplicaLogger;
   /**
-   * Fill the working set with each followed tenant's rows in the background, within the budget (preload.ts);
+   * Fill the working set with each followed tenant's rows in the background, within the budget (preload.ts): the
+   * keys of its head schema's types, as this function lists them (service/preload-keys.ts: schemaPreloadKeys);
    * default: keys fill on demand only.
    */
-  preload?: boolean;
+  preload?: PreloadKeys;
 }
 
 export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
@@ -145,11 +146,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       feedBatch: opts.feedBatch,
       logger: opts.logger,
       freshnessMs,
-      onFollow: opts.preload === true ? (st) => this.schedulePreload(st) : undefined,
+      onFollow: opts.preload !== undefined ? (st) => this.schedulePreload(st) : undefined,
       onSessionLook: (tenantId, head) => this.overlays?.sessionSaw(tenantId, head),
     });
-    if (opts.preload === true) {
+    if (opts.preload !== undefined) {
       this.preloads = new TenantPreloads(
+        opts.preload,
         inner,
         this.freshness,
         (st, tuples, attributes) =>
