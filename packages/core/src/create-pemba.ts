@@ -8,6 +8,7 @@ import { type AppOptions, createApp, type PembaApp } from "./http/app.ts";
 import { defaultLimits } from "./http/limits.ts";
 import type { Observe } from "./http/pipeline.ts";
 import { PembaService, type SchemaParser } from "./service/index.ts";
+import { schemaPreloadKeys } from "./service/preload-keys.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
@@ -143,6 +144,7 @@ async function withReplica(database: Store, settings: PembaSettings, runtime: Pe
   const replica = settings.replica;
   if (replica === undefined || database.kind === "memory") return database;
   const { maxBytes, freshnessMs } = replica;
+  const preload = replica.preload === true ? schemaPreloadKeys : undefined;
   const budget = new WorkingSetBudget(maxBytes);
   if (runtime.replica === "lazy") {
     const lazy = (store: Store) =>
@@ -151,9 +153,10 @@ async function withReplica(database: Store, settings: PembaSettings, runtime: Pe
         freshnessMs,
         logger: runtime.logger,
         background: runtime.background,
+        preload,
       });
     if (database instanceof ShardedStore) return database.withEach(lazy);
     return lazy(database);
   }
-  return ReplicaStore.open(database, { budget, refreshMs: freshnessMs, logger: runtime.logger });
+  return ReplicaStore.open(database, { budget, refreshMs: freshnessMs, logger: runtime.logger, preload });
 }

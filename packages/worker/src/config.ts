@@ -26,7 +26,7 @@ export type WorkerReplicaConfig = ReplicaSettings;
 export type WorkerDriver = "memory" | "libsql" | "d1";
 
 /** The replica's flat settings, which the config holds as one `replica` object. */
-type FlatReplicaSettings = "replica" | "replicaRefreshMs" | "replicaMemoryMb";
+type FlatReplicaSettings = "replica" | "replicaRefreshMs" | "replicaMemoryMb" | "replicaPreload";
 
 /**
  * The resolved settings (every setting of the one definition, as resolveWorkerSettings returns them) plus what the
@@ -42,7 +42,13 @@ export interface WorkerConfig extends Omit<WorkerSettings, FlatReplicaSettings> 
 
 export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
   const settings = resolveWorkerSettings(env);
-  const { replica: _on, replicaRefreshMs: _ms, replicaMemoryMb: _mb, ...rest } = settings;
+  const {
+    replica: _on,
+    replicaRefreshMs: _ms,
+    replicaMemoryMb: _mb,
+    replicaPreload: _pre,
+    ...rest
+  } = settings;
   const driver = workerDriverFor(settings.database);
   const d1Bindings = driver === "d1" ? d1BindingNames(settings.database) : undefined;
   checkD1Tenants(settings.d1Tenants, d1Bindings);

@@ -307,6 +307,19 @@ export const SETTINGS = {
     },
     schema: positiveCount,
   },
+  replicaPreload: {
+    env: "PEMBA_REPLICA_PRELOAD",
+    flag: "replica-preload",
+    arg: "<on|off>",
+    runtimes: BOTH,
+    default: "off",
+    help: {
+      node: "`on`: from a tenant's first request, fill the working set with the tenant's rows in the background (for small tenants): the check keys of every entity of the head schema's types and their attributes, a batch of ids per statement, a turn of the event loop between statements; it stops when the working set reaches `--replica-memory` (later keys fill on demand); lookups' keys still fill on demand; `off` = keys fill on demand only",
+      worker:
+        "`on`: after a tenant's first request, fill the isolate's working set with the tenant's rows in the background (`ctx.waitUntil`, at most 50 D1 round trips per request, a timer turn before each): the check keys of every entity of the head schema's types and their attributes; it stops when the working set reaches PEMBA_REPLICA_MEMORY (later keys fill on demand), and D1 bills every row it reads; `off` = keys fill on demand only",
+    },
+    schema: onOff,
+  },
   pgPoolSize: {
     env: "PEMBA_PG_POOL_SIZE",
     flag: "pg-pool-size",

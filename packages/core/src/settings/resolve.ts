@@ -30,6 +30,8 @@ export interface ReplicaSettings {
   maxBytes: number;
   /** How old the copy may get before it looks for writes of other processes or instances (ms). */
   freshnessMs: number;
+  /** Fill the working set with a followed tenant's rows in the background, within maxBytes (ReplicaOptions.preload). */
+  preload?: boolean;
 }
 
 /** What createPemba needs of the settings, whichever runtime resolved them. */
@@ -74,6 +76,7 @@ interface CommonSettings extends ObservabilitySettings {
   replica: boolean;
   replicaRefreshMs: number;
   replicaMemoryMb: number;
+  replicaPreload: boolean;
   maxWatchStreams: number;
   maxCompiledSchemaMb: number;
   schemaWrites: SchemaWrites;
@@ -158,6 +161,7 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,
     replicaMemoryMb: v.replicaMemory,
+    replicaPreload: v.replicaPreload,
     maxWatchStreams: v.maxWatchStreams,
     maxCompiledSchemaMb: v.maxCompiledSchemaMb,
     schemaWrites: v.schemaWrites,
@@ -208,9 +212,16 @@ export function replicaSettings(s: {
   replica: boolean;
   replicaMemoryMb: number;
   replicaRefreshMs: number;
+  replicaPreload?: boolean;
 }): ReplicaSettings | undefined {
   if (!s.replica) return undefined;
-  return { maxBytes: s.replicaMemoryMb * 1048576, freshnessMs: s.replicaRefreshMs };
+  const settings: ReplicaSettings = {
+    maxBytes: s.replicaMemoryMb * 1048576,
+    freshnessMs: s.replicaRefreshMs,
+  };
+  // absent rather than false when off: settings compare as they did before the option existed
+  if (s.replicaPreload === true) settings.preload = true;
+  return settings;
 }
 
 /** The gRPC port's TLS files: both or neither. */
