@@ -1,26 +1,36 @@
 /**
- * The working-set replica against the whole-tenant replica, A/B in alternating rounds: Permify's dataset (the seed
- * writer at --ids ids: 8 rows per id) on one SQLite file, then per round each server on that file in turn:
+ * The working-set replica against the whole-tenant replica, A/B in alternating rounds: Permify's dataset (at --ids
+ * ids: 8 rows per id; --seed fast writes the seed writer's rows with set-based SQL (lib/fast-seed.ts), --seed http
+ * runs the k6 seed writer) on one SQLite file or one throwaway PostgreSQL server (--store), then per round each
+ * server on that database in turn:
  * startup to the first answered check, a Zipf (s = --zipf) open-model check load (k6 check-open-model.js) at --rate
  * for --duration (after --warmup of the same load, not measured), the server's CPU per answered check, p50/p99,
  * RSS after. --hot <n>: the checks draw from the first n ids only (every key warm after the warm-up: the cost of
  * hot keys).
  *
  *   node --experimental-strip-types loadtest/bench-working-set.ts [--ids 100000] [--rate 2000] [--duration 60s]
- *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] --base <checkout of main> [--base-args "--replica-max-rows 20000000"]
+ *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] [--store sqlite|postgres] [--seed fast|http]
+ *     [--only A|B] [--database <seeded file or URL>] --base <checkout of main> [--base-args "--replica-max-rows 20000000"]
+ *
+ * --database: a database a former run seeded (kept with --keep, which prints it; PostgreSQL then stays running,
+ * stop it with `pg_ctl stop -D <its data dir>`), so long runs split into calls without seeding again. --only: one
+ * side (B alone needs no --base).
  *
  * A: --base's bundled CLI as built there (packages/node-server/dist/pemba.mjs; it is run, never rebuilt), with
  * --base-args. B: this checkout's CLI with --replica-memory --memory. Both bind 127.0.0.1 only.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { connectPg, startDatabase } from "./lib/database.ts";
+import { fastSeed } from "./lib/fast-seed.ts";
 import { metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds, rssMegabytes } from "./lib/proc.ts";
 import { check, seed, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
-import { freePort, REPO_DIR, startPemba } from "./lib/servers.ts";
+import { buildPemba, freePort, REPO_DIR, startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -33,10 +43,15 @@ const { values } = parseArgs({
     zipf: { type: "string", default: "1.0" },
     memory: { type: "string", default: "256" },
     base: { type: "string" },
+    store: { type: "string", default: "sqlite" },
+    seed: { type: "string", default: "fast" },
+    only: { type: "string" },
+    database: { type: "string" },
+    keep: { type: "boolean", default: false },
     "base-args": { type: "string", default: "--replica-max-rows 20000000" },
   },
 });
-if (values.base === undefined) {
+if (values.base === undefined && values.only !== "B") {
   console.error("--base <checkout>: the checkout whose built CLI is A (e.g. a worktree of main)");
   process.exit(2);
 }
@@ -98,27 +113,49 @@ log(
     .map((l) => l.toFixed(1))
     .join(" ")}`,
 );
-const file = join(dir, "permify.db");
+const postgres = values.store === "postgres";
+if (values.only !== "A") buildPemba(); // B runs this checkout's bundled CLI (rebuilt when a source is newer)
+let database = values.database;
+let stopDatabase = async () => {};
 try {
-  const seeder = await startPemba(file, ["--log-level", "warn", "--replica", "off"]);
-  const schemaVersion = await writeSeedSchema(seeder.url);
-  log(`seeding ${ids} ids (${8 * ids} rows) ...`);
-  const seeded = await seed(seeder.url, schemaVersion, () => {}, { totalIds: ids });
-  log(`seeded in ${seeded.seconds.toFixed(1)} s`);
-  await seeder.stop();
+  let schemaVersion: string;
+  if (database !== undefined) {
+    schemaVersion = await headVersion(database);
+    log(`database ${database.replace(/:[^:@/]*@/, ":***@")}: schema ${schemaVersion}`);
+  } else {
+    const db = await startDatabase(postgres, dir);
+    database = db.url;
+    if (!values.keep) stopDatabase = db.stop;
+    log(`seeding ${ids} ids (${8 * ids} rows, --seed ${values.seed}) into ${db.label} ...`);
+    if (values.seed === "http") {
+      const seeder = await startPemba(database, ["--log-level", "warn", "--replica", "off"]);
+      schemaVersion = await writeSeedSchema(seeder.url);
+      const seeded = await seed(seeder.url, schemaVersion, () => {}, { totalIds: ids });
+      log(`seeded in ${seeded.seconds.toFixed(1)} s`);
+      await seeder.stop();
+    } else {
+      const seeded = await fastSeed(database, ids, log);
+      schemaVersion = seeded.schemaVersion;
+      log(`seeded in ${seeded.seconds.toFixed(1)} s`);
+    }
+    if (values.keep) log(`kept: --database ${database}`);
+  }
+  const file = database;
 
   const targets = [
     {
+      side: "A",
       name: `A whole-tenant (${values.base}, ${values["base-args"]})`,
       repo: values.base!,
       args: values["base-args"]!.split(" ").filter(Boolean),
     },
     {
+      side: "B",
       name: `B working set (--replica-memory ${values.memory})`,
       repo: REPO_DIR,
       args: ["--replica-memory", values.memory!],
     },
-  ];
+  ].filter((t) => values.only === undefined || t.side === values.only);
   const rows: string[] = [];
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
@@ -153,5 +190,29 @@ try {
   }
   console.log(`\n${rows.join("\n")}`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  await stopDatabase();
+  if (!values.keep) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The tenant's newest schema version in a seeded database. */
+async function headVersion(url: string): Promise<string> {
+  const statement = `SELECT version FROM schemas WHERE tenant_id = '${TENANT_ID}' ORDER BY seq DESC LIMIT 1`;
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const db = await connectPg(url);
+    try {
+      return String((await db.query(statement)).rows[0]!.version);
+    } finally {
+      await db.end();
+    }
+  }
+  const Database = createRequire(import.meta.resolve("@pemba/core/node"))("better-sqlite3") as new (
+    p: string,
+    o: { readonly: boolean },
+  ) => { prepare(s: string): { get(): { version: string } }; close(): void };
+  const db = new Database(url, { readonly: true });
+  try {
+    return db.prepare(statement).get().version;
+  } finally {
+    db.close();
+  }
 }
