@@ -14,7 +14,8 @@
  *
  * --database: a database a former run seeded (kept with --keep, which prints it; PostgreSQL then stays running,
  * stop it with `pg_ctl stop -D <its data dir>`), so long runs split into calls without seeding again. --only: one
- * side (B alone needs no --base).
+ * side (B alone needs no --base). --base-database with --base-ids: A runs on that seeded database at that many ids
+ * instead (B's sizes against A at 100,000 ids, alternating in one session).
  *
  * A: --base's bundled CLI as built there (packages/node-server/dist/pemba.mjs; it is run, never rebuilt), with
  * --base-args. B: this checkout's CLI with --replica-memory --memory. Both bind 127.0.0.1 only.
@@ -48,6 +49,8 @@ const { values } = parseArgs({
     only: { type: "string" },
     database: { type: "string" },
     keep: { type: "boolean", default: false },
+    "base-database": { type: "string" },
+    "base-ids": { type: "string" },
     "base-args": { type: "string", default: "--replica-max-rows 20000000" },
   },
 });
@@ -140,36 +143,45 @@ try {
     }
     if (values.keep) log(`kept: --database ${database}`);
   }
-  const file = database;
+  const baseDatabase = values["base-database"] ?? database;
+  const baseIds = values["base-database"] === undefined ? ids : Number(values["base-ids"]);
+  if (!(baseIds > 0)) throw new Error("--base-database needs --base-ids");
+  const baseVersion = baseDatabase === database ? schemaVersion : await headVersion(baseDatabase);
 
   const targets = [
     {
       side: "A",
-      name: `A whole-tenant (${values.base}, ${values["base-args"]})`,
+      name: `A whole-tenant (${values.base}, ${values["base-args"]}, ${baseIds} ids)`,
       repo: values.base!,
       args: values["base-args"]!.split(" ").filter(Boolean),
+      database: baseDatabase,
+      schemaVersion: baseVersion,
+      ids: baseIds,
     },
     {
       side: "B",
-      name: `B working set (--replica-memory ${values.memory})`,
+      name: `B working set (--replica-memory ${values.memory}, ${ids} ids)`,
       repo: REPO_DIR,
       args: ["--replica-memory", values.memory!],
+      database,
+      schemaVersion,
+      ids,
     },
   ].filter((t) => values.only === undefined || t.side === values.only);
   const rows: string[] = [];
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
       const started = performance.now();
-      const server = await spawnCli(target.repo, file, target.args);
-      const ready = await firstAnswer(server.url, schemaVersion, started);
+      const server = await spawnCli(target.repo, target.database, target.args);
+      const ready = await firstAnswer(server.url, target.schemaVersion, started);
       const load = (duration: string) =>
         runK6("check-open-model.js", {
           PEMBA_URL: server.url,
           TENANT_ID,
-          SCHEMA_VERSION: schemaVersion,
+          SCHEMA_VERSION: target.schemaVersion,
           RATE: values.rate!,
           DURATION: duration,
-          TOTAL_IDS: values.hot ?? ids,
+          TOTAL_IDS: values.hot ?? target.ids,
           ZIPF_S: values.zipf!,
         });
       if (values.warmup !== "0s") await load(values.warmup!);
