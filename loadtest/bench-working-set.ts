@@ -63,6 +63,7 @@ const log = (text: string) => console.log(`[${new Date().toISOString().slice(11,
 
 interface Server {
   pid: number;
+  exited(): boolean;
   url: string;
   stop(): Promise<void>;
 }
@@ -85,13 +86,20 @@ async function spawnCli(repo: string, database: string, args: string[]): Promise
       "warn",
       ...args,
     ],
-    { cwd: repo, stdio: ["ignore", "ignore", "inherit"] },
+    // no gRPC port (a variable: a checkout from before the gRPC port ignores it), so two runs never clash on one
+    { cwd: repo, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, PEMBA_GRPC_PORT: "0" } },
   );
+  let exited = false;
+  child.once("exit", () => {
+    exited = true;
+  });
   return {
     pid: child.pid!,
+    exited: () => exited,
     url: `http://127.0.0.1:${port}`,
     stop: () =>
       new Promise((done) => {
+        if (exited) return done();
         child.once("exit", () => done());
         child.kill("SIGTERM");
       }),
@@ -99,12 +107,13 @@ async function spawnCli(repo: string, database: string, args: string[]): Promise
 }
 
 /** ms from `started` until a check answers 200 (polled every 5 ms). */
-async function firstAnswer(url: string, schemaVersion: string, started: number): Promise<number> {
+async function firstAnswer(server: Server, schemaVersion: string, started: number): Promise<number> {
   for (;;) {
     try {
-      await check(url, schemaVersion, "content:1", "user:2");
+      await check(server.url, schemaVersion, "content:1", "user:2");
       return performance.now() - started;
-    } catch {
+    } catch (error) {
+      if (server.exited()) throw new Error(`the server exited before answering: ${error}`);
       await new Promise((r) => setTimeout(r, 5));
     }
   }
@@ -173,7 +182,7 @@ try {
     for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
       const started = performance.now();
       const server = await spawnCli(target.repo, target.database, target.args);
-      const ready = await firstAnswer(server.url, target.schemaVersion, started);
+      const ready = await firstAnswer(server, target.schemaVersion, started);
       const load = (duration: string) =>
         runK6("check-open-model.js", {
           PEMBA_URL: server.url,
@@ -194,7 +203,7 @@ try {
         `${answered} checks (${metric(run.summary, "dropped_iterations", "count")} dropped, ${metric(run.summary, "checks", "fails")} failed), ` +
         `CPU ${((1e6 * cpu) / Math.max(1, answered)).toFixed(0)} µs/check, ` +
         `p50 ${metric(run.summary, "http_req_duration", "med").toFixed(2)} ms, p99 ${metric(run.summary, "http_req_duration", "p(99)").toFixed(2)} ms, ` +
-        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB`;
+        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB, load average ${loadavg()[0]!.toFixed(1)}`;
       log(line);
       rows.push(line);
       await server.stop();
