@@ -15,6 +15,7 @@
  * It sits under the working-set replica (proxies/replica/) like any database: fills, looks, SQL-mode and paged
  * reads reach it as calls with a tenant and a snap; the engine and the routes do not know replicas exist.
  */
+import { isPembaError } from "../../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../../model.ts";
 import {
   type BulkImports,
@@ -273,11 +274,13 @@ export class ReadReplicaStore
     this.#onRoute?.(kind, to);
   }
 
-  /** The first usable replica that has replayed the tenant up to `snap` (its remembered head, else read there). */
+  /**
+   * The nearest usable replica that has replayed the tenant up to `snap`: its remembered head says so, or its head
+   * read there now does.
+   */
   async #reached(tenantId: string, snap: Snap): Promise<ReplicaLink | undefined> {
-    const usable = this.#usable();
-    for (const r of usable) if ((r.heads.get(tenantId) ?? -1) >= snap) return r;
-    for (const r of usable) {
+    for (const r of this.#usable()) {
+      if ((r.heads.get(tenantId) ?? -1) >= snap) return r;
       try {
         if ((await r.readHead(tenantId)) >= snap) return r;
       } catch {
@@ -319,7 +322,9 @@ export class ReadReplicaStore
           const answer = await run(await r.store());
           this.#routed(kind, this.#replicas.indexOf(r), waited ? "waited" : undefined);
           return answer;
-        } catch {
+        } catch (e) {
+          // an answer of ours (an expired snap token): the primary would give the same
+          if (isPembaError(e) && e.code !== "ERROR_CODE_SQL_EXECUTION") throw e;
           this.#failed(r);
           this.#routed(kind, "primary", "error");
           return await run(this.inner);
@@ -448,6 +453,15 @@ export class ReadReplicaStore
   }
 
   // reads at a snap
+
+  /**
+   * A snap token's check (is `snap` older than the GC horizon?) at a replica that has reached the snap: its horizon
+   * is at most the primary's, so a token it refuses the primary refuses too. One it accepts in the moment between a
+   * garbage collection at the primary and the replica's replay of it reads what the replica still holds.
+   */
+  override assertSnapReadable(tenantId: string, snap: Snap): Promise<void> {
+    return this.#read(tenantId, snap, "gc_horizon", (s) => s.assertSnapReadable(tenantId, snap));
+  }
 
   override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): Promise<Tuple[]> {
     return this.#read(tenantId, snap, "query_tuples", (s) => s.queryTuples(tenantId, snap, queries, at));
