@@ -4,7 +4,7 @@
  * the other side after the same delay. `hold()` stops forwarding (bytes wait, as on a partitioned link) until
  * `release()`.
  */
-import { createServer, type Socket, connect } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 
 export interface DelayProxy {
   /** http://127.0.0.1:<port>: the target's address as seen through the delay. */

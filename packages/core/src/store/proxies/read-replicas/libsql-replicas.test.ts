@@ -13,7 +13,7 @@ import { type DelayProxy, startDelayProxy } from "../../testing/delay-proxy.ts";
 import { tuple } from "../../testing/fixtures.ts";
 import { describeWithSqld, type SqldServer, startSqld } from "../../testing/sqld-server.ts";
 import { prepareTokenReads, runTokenReads } from "../../testing/token-reads.ts";
-import { ReadReplicaStore } from "./read-replica-store.ts";
+import type { ReadReplicaStore } from "./read-replica-store.ts";
 
 /**
  * One way, between Pemba and the primary, and between the primary and each replica: a write's frames reach a
