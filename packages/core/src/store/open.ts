@@ -10,8 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createClient } from "@libsql/client";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { DEFAULT_DATABASE } from "../settings/definition.ts";
-import { redactDatabaseUrl } from "../settings/resolve.ts";
+import { DEFAULT_DATABASE } from "./default-database.ts";
 import { LibsqlStore } from "./drivers/libsql.ts";
 import { PostgresStore } from "./drivers/postgres.ts";
 import { SqliteStore, sqlitePath } from "./drivers/sqlite.ts";
@@ -71,7 +70,7 @@ export async function openStore(
   for (const replica of replicas) {
     if (driverFor(replica) !== driver || /^file:/.test(replica))
       throw new Error(
-        `read replica ${redactDatabaseUrl(replica)} is not a ${driver === "postgres" ? "postgres://" : "libSQL server"} URL like the database`,
+        `read replica ${whereIs(replica)} is not a ${driver === "postgres" ? "postgres://" : "libSQL server"} URL like the database`,
       );
   }
   const primary = await openDriver(url, opts);
@@ -84,6 +83,16 @@ export async function openStore(
     waitMs: opts.replicaWaitMs ?? (driver === "postgres" ? 0 : DEFAULT_LIBSQL_REPLICA_WAIT_MS),
     onRoute: opts.onReplicaRoute,
   });
+}
+
+/** A URL's scheme and host only (no user, password or token), or "a local file" for a path. */
+function whereIs(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.host === "" ? `${u.protocol} (a local file)` : `${u.protocol}//${u.host}`;
+  } catch {
+    return "a local file";
+  }
 }
 
 async function openDriver(url: string, opts: OpenStoreOptions): Promise<Store> {
