@@ -4,6 +4,7 @@
  * deployment is about: the primary's CPU (every process of the server, from /proc) and the replication lag, probed
  * by a row written at the primary and timed until every replica shows it.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpuSeconds, descendants } from "./proc.ts";
@@ -75,11 +76,19 @@ function lagProbe(primary: ProbeLink, replicas: ProbeLink[]): () => Promise<LagS
 const NEWEST = "SELECT coalesce(max(n), 0) AS n FROM pemba_lag_probe";
 
 /** The CPU of a process and every descendant. */
+/**
+ * The CPU of a process, of its live descendants, and of the children it reaped (cutime + cstime: a PostgreSQL
+ * backend that exits moves its CPU there), so the total never goes back when a connection closes.
+ */
 function treeCpu(pid: number): number {
-  let total = cpuSeconds(pid);
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  const reaped = (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+  let total = cpuSeconds(pid) + reaped;
   for (const p of descendants(pid)) total += p.cpuSeconds;
   return total;
 }
+
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
 /** The postmaster listening on `port` (its command line names the port). */
 function postmasterOf(port: string): number {
