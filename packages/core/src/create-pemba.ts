@@ -24,8 +24,11 @@ import type { Store } from "./store/store.ts";
 export interface PembaRuntime {
   /** Whose settings these are: messages name them as this runtime spells them. */
   name: Runtime;
-  /** Opens the database a `database` setting names (createPemba puts the replica in front). */
-  openStore(database: string): Promise<Store> | Store;
+  /**
+   * Opens the database a `database` setting names, with the read replicas `databaseReadReplicas` names (createPemba
+   * puts the working-set replica in front).
+   */
+  openStore(database: string, readReplicas: readonly string[]): Promise<Store> | Store;
   /**
    * "startup": the tenants followed are kept fresh by a timer and write notices (Node). "lazy": by the requests
    * themselves (Workers: no I/O outside a request).
@@ -78,7 +81,7 @@ export interface Pemba {
 const CONNECT_READ_MAX_BYTES = Math.max(defaultLimits.maxBodyBytes, defaultLimits.maxSchemaBodyBytes);
 
 export async function createPemba(settings: PembaSettings, runtime: PembaRuntime): Promise<Pemba> {
-  const database = await runtime.openStore(settings.database);
+  const database = await runtime.openStore(settings.database, settings.databaseReadReplicas ?? []);
   let store = database;
   try {
     store = await withReplica(database, settings, runtime);

@@ -339,6 +339,12 @@ export { LibsqlStore, type LibsqlStoreOptions } from "./store/drivers/libsql.ts"
 export { DEFAULT_TENANT, MemoryStore, type MemoryStoreOptions } from "./store/memory/memory-store.ts";
 export { ForwardingStore } from "./store/proxies/forwarding.ts";
 export {
+  DEFAULT_LIBSQL_REPLICA_WAIT_MS,
+  type ReadReplicaOptions,
+  type ReadReplicaStats,
+  ReadReplicaStore,
+} from "./store/proxies/read-replicas/read-replica-store.ts";
+export {
   type BackgroundWork,
   DEFAULT_REPLICA_MEMORY_BYTES,
   DEFAULT_REPLICA_REFRESH_MS,

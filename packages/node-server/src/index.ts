@@ -83,8 +83,8 @@ export async function startServer({
     { ...config, replica: replicaSettings(config) },
     {
       name: "node",
-      openStore: (database) =>
-        openStore(database, { onQuery: metrics.observeQuery, pgPoolSize: config.pgPoolSize }),
+      openStore: (database, readReplicas) =>
+        openStore(database, { onQuery: metrics.observeQuery, pgPoolSize: config.pgPoolSize, readReplicas }),
       replica: "startup",
       logger,
       observe: (info) => {

@@ -52,6 +52,7 @@ export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
   const driver = workerDriverFor(settings.database);
   const d1Bindings = driver === "d1" ? d1BindingNames(settings.database) : undefined;
   checkD1Tenants(settings.d1Tenants, d1Bindings);
+  checkReadReplicas(settings.databaseReadReplicas, driver);
   return {
     ...rest,
     driver,
@@ -88,6 +89,22 @@ function d1BindingNames(database: string): string[] {
   if (twice !== undefined)
     throw new ConfigError(`PEMBA_DATABASE "${database}": binding ${twice} is listed twice`);
   return names;
+}
+
+/** Read replicas are libSQL servers' (sqld replicas), of a libSQL database. */
+function checkReadReplicas(replicas: readonly string[] | undefined, driver: WorkerDriver): void {
+  if (replicas === undefined) return;
+  if (driver !== "libsql") {
+    throw new ConfigError(
+      "PEMBA_DATABASE_READ_REPLICAS needs a libSQL PEMBA_DATABASE (libsql://, https:// or wss://): D1 routes reads to its replicas itself",
+    );
+  }
+  for (const url of replicas) {
+    if (workerDriverFor(url) !== "libsql")
+      throw new ConfigError(
+        `PEMBA_DATABASE_READ_REPLICAS: ${redactDatabaseUrl(url)} is not a libsql://, https:// or wss:// URL`,
+      );
+  }
 }
 
 /** Pins name listed bindings, and only D1 databases have pins. */

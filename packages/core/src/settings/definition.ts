@@ -102,6 +102,19 @@ export const SETTINGS = {
     },
     schema: text,
   },
+  databaseReadReplicas: {
+    env: "PEMBA_DATABASE_READ_REPLICAS",
+    flag: "database-read-replicas",
+    arg: "<urls>",
+    runtimes: BOTH,
+    unset: "none (every read at the primary)",
+    help: {
+      node: "read replicas of a `postgres://` or libSQL server `{database}` (PostgreSQL hot standbys, sqld replicas), comma separated, nearest first: a read at a snap a replica has replayed (the tenant's head there) goes to it, any other read, every write and a read after a replica error to the primary; see Read replicas",
+      worker:
+        "libSQL replica URLs (sqld replicas of the libSQL `{database}`), comma separated, nearest first: a read at a snap a replica has replayed goes to it (a token it has not reached waits briefly, then goes to the primary), writes to the primary; `{databaseToken}` authenticates to them too; see Read replicas",
+    },
+    schema: list.optional(),
+  },
   d1Tenants: {
     env: "PEMBA_D1_TENANTS",
     runtimes: WORKER,

@@ -37,6 +37,8 @@ export interface ReplicaSettings {
 /** What createPemba needs of the settings, whichever runtime resolved them. */
 export interface PembaSettings {
   database: string;
+  /** Read replicas of the database (URLs, nearest first); none: every read at the primary. */
+  databaseReadReplicas?: readonly string[];
   auth: AuthConfig;
   /** Allowed CORS origins ("*" = every origin, without credentials); undefined = same-origin only. */
   corsOrigins?: string[];
@@ -69,6 +71,7 @@ export interface ObservabilitySettings {
 /** The settings both runtimes read, as flat values. */
 interface CommonSettings extends ObservabilitySettings {
   database: string;
+  databaseReadReplicas?: string[];
   auth: AuthConfig;
   corsOrigins?: string[];
   authzenTenant?: string;
@@ -153,6 +156,10 @@ function parseAll(runtime: Runtime, flags: Flags, env: Env): SettingValues {
 function common(v: SettingValues, runtime: Runtime): CommonSettings {
   return {
     database: v.database,
+    // absent rather than undefined when unset, as authzenTenant
+    ...(v.databaseReadReplicas === undefined || v.databaseReadReplicas.length === 0
+      ? {}
+      : { databaseReadReplicas: v.databaseReadReplicas }),
     auth: resolveAuth(v, runtime),
     corsOrigins: v.corsOrigins,
     // absent rather than undefined when unset: settings compare as they did before the setting existed
