@@ -5,6 +5,9 @@
  */
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { crc32 as zlibCrc32 } from "node:zlib";
+import { fromBinary, toJson } from "@bufbuild/protobuf";
+import { StructSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Attribute,
   crc32,
@@ -19,6 +22,8 @@ import {
   type Tuple,
 } from "@pemba/core";
 import { schemaFiles } from "@pemba/core/node";
+import avro from "avsc";
+import { uncompress as snappyUncompress } from "snappyjs";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../config.ts";
 import { callerPath } from "./caller-path.ts";
@@ -218,12 +223,7 @@ function fgaTuples(text: string, path: string): { rows: FgaTuple[]; where: (i: n
 }
 
 async function openfga(path: string, opts: MigrationOptions): Promise<MigrationSource> {
-  if (opts.schemaFile === undefined)
-    throw new ConfigError(
-      "--from openfga needs --schema <file.perm>: the Pemba schema the tuples go under (OpenFGA's model language is not Permify's)",
-    );
-  const schema = await readFile(callerPath(opts.schemaFile), "utf8");
-  parseSchema(schema);
+  const schema = await declaredSchema(opts, "openfga", "OpenFGA's model language");
   const rewrites = new Rewrites(opts.rewrites);
   const { rows, where } = fgaTuples(await readFile(callerPath(path), "utf8"), path);
   const bad: string[] = [];
@@ -253,9 +253,121 @@ async function openfga(path: string, opts: MigrationOptions): Promise<MigrationS
   return asDump(opts.tenant, schema, tuples, []);
 }
 
+/** The Pemba schema a source without one in Permify's language goes under (`--schema`). */
+async function declaredSchema(opts: MigrationOptions, from: string, language: string): Promise<string> {
+  if (opts.schemaFile === undefined)
+    throw new ConfigError(
+      `--from ${from} needs --schema <file.perm>: the Pemba schema the rows go under (${language} is not Permify's)`,
+    );
+  const schema = await readFile(callerPath(opts.schemaFile), "utf8");
+  parseSchema(schema);
+  return schema;
+}
+
+/** An id Pemba stores (the dump's id rule); SpiceDB's ids may hold `/`, `|` and `=`, which it does not. */
+const PEMBA_ID = /^[a-zA-Z0-9_\-@.:+]{1,128}$/;
+
+/** One relationship of a zed backup (zed's backupformat RelationshipV1). */
+interface ZedRelationship {
+  object_type: string;
+  object_id: string;
+  relation: string;
+  subject_object_type: string;
+  subject_object_id: string;
+  subject_relation: string;
+  caveat_name: string;
+  caveat_context: Uint8Array;
+  /** timestamp-millis; Go's zero time (no expiration) when the relationship has none. */
+  expiration: number;
+}
+
+/** Go's zero time.Time in Unix milliseconds: what zed writes for a relationship without an expiration. */
+const GO_ZERO_TIME_MS = -62_135_596_800_000;
+
+/**
+ * Avro's snappy codec: each block is Snappy-compressed data followed by the big-endian CRC-32 of the uncompressed
+ * bytes, checked here.
+ */
+function snappyBlock(block: Buffer, cb: (err: Error | null, data?: Buffer) => void): void {
+  try {
+    const data = Buffer.from(snappyUncompress(block.subarray(0, block.length - 4)));
+    if (zlibCrc32(data) !== block.readUInt32BE(block.length - 4))
+      throw new Error("a block's CRC-32 does not match its data: the file is corrupt");
+    cb(null, data);
+  } catch (e) {
+    cb(e as Error);
+  }
+}
+
+/**
+ * SpiceDB's `zed backup` file: an Avro object container (avsc reads it; Snappy blocks through snappyjs) whose
+ * records are a union of zed's schema_v1 (the schema text, first) and relationship_v1. The rows go under the Pemba
+ * schema of `--schema` (SpiceDB's schema language is not Permify's). Expirations become the tuples' expires_at. A
+ * caveated relationship has no Pemba equivalent (a caveat is a condition on one relationship, an attribute belongs
+ * to an entity), nor has an id with characters Pemba's ids exclude: each is named and nothing is written.
+ */
+async function zedBackup(path: string, opts: MigrationOptions): Promise<MigrationSource> {
+  const schema = await declaredSchema(opts, "zed-backup", "SpiceDB's schema language");
+  const rewrites = new Rewrites(opts.rewrites);
+  const records: Record<string, unknown>[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const decoder = avro.createFileDecoder(callerPath(path), {
+      codecs: { snappy: snappyBlock },
+      // unions as { "<record name>": value }, so each record says which of zed's records it is
+      parseHook: (s) => avro.Type.forSchema(s as avro.Schema, { wrapUnions: true }),
+    });
+    decoder.on("data", (r: Record<string, unknown>) => records.push(r));
+    decoder.on("error", (e: Error) =>
+      reject(new PembaError("ERROR_CODE_VALIDATION", `${path}: not a readable zed backup: ${e.message}`)),
+    );
+    decoder.on("end", resolve);
+  });
+  const bad: string[] = [];
+  const tuples: Tuple[] = [];
+  let relationships = 0;
+  for (const record of records) {
+    const [name, value] = Object.entries(record)[0] ?? [];
+    if (name?.endsWith(".schema_v1")) continue;
+    if (!name?.endsWith(".relationship_v1")) {
+      bad.push(`${path}: a record of unknown kind ${JSON.stringify(name)}`);
+      continue;
+    }
+    const r = value as ZedRelationship;
+    const where = `${path}: relationship ${++relationships}`;
+    const text = `${r.object_type}:${r.object_id}#${r.relation}@${r.subject_object_type}:${r.subject_object_id}${r.subject_relation ? `#${r.subject_relation}` : ""}`;
+    if (r.caveat_name !== "") {
+      let context = "";
+      try {
+        context = JSON.stringify(toJson(StructSchema, fromBinary(StructSchema, r.caveat_context)));
+      } catch {
+        context = "(unreadable)";
+      }
+      bad.push(
+        `${where} (${text}): caveat ${JSON.stringify(r.caveat_name)} with context ${context} (a caveat is a condition on one relationship; Pemba has no equivalent on a tuple)`,
+      );
+      continue;
+    }
+    const badId = [r.object_id, r.subject_object_id].find((id) => !PEMBA_ID.test(id));
+    if (badId !== undefined) {
+      bad.push(`${where} (${text}): id ${JSON.stringify(badId)} has characters Pemba's ids do not allow`);
+      continue;
+    }
+    const tuple: Tuple = {
+      entity: { type: r.object_type, id: r.object_id },
+      relation: r.relation,
+      subject: { type: r.subject_object_type, id: r.subject_object_id, relation: r.subject_relation },
+    };
+    if (r.expiration !== GO_ZERO_TIME_MS) tuple.expiresAt = r.expiration;
+    tuples.push(rewrites.tuple(tuple));
+  }
+  if (bad.length > 0) throw new UnrepresentableError(bad);
+  return asDump(opts.tenant, schema, tuples, []);
+}
+
 export const MIGRATION_SOURCES = {
   "permify-validation": permifyValidation,
   openfga,
+  "zed-backup": zedBackup,
 } satisfies Record<string, (path: string, opts: MigrationOptions) => Promise<MigrationSource>>;
 
 export async function migrationLines(
