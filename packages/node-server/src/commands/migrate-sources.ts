@@ -364,10 +364,227 @@ async function zedBackup(path: string, opts: MigrationOptions): Promise<Migratio
   return asDump(opts.tenant, schema, tuples, []);
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: Permify's JSON answers are walked by hand, field by field
+type Json = Record<string, any>;
+
+const ATTRIBUTE_WORDS: Record<string, string> = {
+  ATTRIBUTE_TYPE_BOOLEAN: "boolean",
+  ATTRIBUTE_TYPE_BOOLEAN_ARRAY: "boolean[]",
+  ATTRIBUTE_TYPE_STRING: "string",
+  ATTRIBUTE_TYPE_STRING_ARRAY: "string[]",
+  ATTRIBUTE_TYPE_INTEGER: "integer",
+  ATTRIBUTE_TYPE_INTEGER_ARRAY: "integer[]",
+  ATTRIBUTE_TYPE_DOUBLE: "double",
+  ATTRIBUTE_TYPE_DOUBLE_ARRAY: "double[]",
+};
+
+/** Permify's `@type` of an attribute value -> its attribute type. */
+const VALUE_TYPES: Record<string, Attribute["value"]["type"]> = {
+  BooleanValue: "ATTRIBUTE_TYPE_BOOLEAN",
+  BooleanArrayValue: "ATTRIBUTE_TYPE_BOOLEAN_ARRAY",
+  StringValue: "ATTRIBUTE_TYPE_STRING",
+  StringArrayValue: "ATTRIBUTE_TYPE_STRING_ARRAY",
+  IntegerValue: "ATTRIBUTE_TYPE_INTEGER",
+  IntegerArrayValue: "ATTRIBUTE_TYPE_INTEGER_ARRAY",
+  DoubleValue: "ATTRIBUTE_TYPE_DOUBLE",
+  DoubleArrayValue: "ATTRIBUTE_TYPE_DOUBLE_ARRAY",
+};
+
+const CEL_BINARY: Record<string, string> = {
+  "_>_": ">",
+  "_>=_": ">=",
+  "_<_": "<",
+  "_<=_": "<=",
+  "_==_": "==",
+  "_!=_": "!=",
+  "_&&_": "&&",
+  "_||_": "||",
+  "_+_": "+",
+  "_-_": "-",
+  "_*_": "*",
+  "_/_": "/",
+  "_%_": "%",
+  "@in": "in",
+};
+
+/** A rule's body from Permify's checked CEL expression (what schemas/read returns instead of its text). */
+function celText(e: Json | undefined, rule: string): string {
+  if (e === undefined || e === null) throw new Error(`rule ${rule}: an empty expression`);
+  if (e.ident_expr) return e.ident_expr.name;
+  if (e.select_expr) return `${celText(e.select_expr.operand, rule)}.${e.select_expr.field}`;
+  if (e.const_expr) {
+    const c = e.const_expr;
+    if ("bool_value" in c) return String(c.bool_value);
+    if ("int64_value" in c) return String(c.int64_value);
+    if ("uint64_value" in c) return `${c.uint64_value}u`;
+    if ("double_value" in c) {
+      const d = String(c.double_value);
+      return /[.eE]/.test(d) ? d : `${d}.0`;
+    }
+    if ("string_value" in c) return JSON.stringify(c.string_value);
+    if ("null_value" in c) return "null";
+  }
+  if (e.list_expr) return `[${(e.list_expr.elements ?? []).map((x: Json) => celText(x, rule)).join(", ")}]`;
+  if (e.call_expr) {
+    const { function: fn, args = [], target } = e.call_expr;
+    const a = (args as Json[]).map((x) => celText(x, rule));
+    if (CEL_BINARY[fn] !== undefined && a.length === 2) return `(${a[0]} ${CEL_BINARY[fn]} ${a[1]})`;
+    if (fn === "!_" && a.length === 1) return `!(${a[0]})`;
+    if (fn === "-_" && a.length === 1) return `-(${a[0]})`;
+    if (fn === "_?_:_" && a.length === 3) return `(${a[0]} ? ${a[1]} : ${a[2]})`;
+    if (fn === "_[_]" && a.length === 2) return `${a[0]}[${a[1]}]`;
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(fn))
+      return target ? `${celText(target, rule)}.${fn}(${a.join(", ")})` : `${fn}(${a.join(", ")})`;
+  }
+  throw new Error(
+    `rule ${rule}: a CEL expression this migration cannot write back as text (${JSON.stringify(e).slice(0, 120)})`,
+  );
+}
+
+/** A permission's child (Permify's rewrite tree) as the schema language's expression. */
+function childText(c: Json): string {
+  if (c.rewrite) {
+    const op = { OPERATION_UNION: " or ", OPERATION_INTERSECTION: " and ", OPERATION_EXCLUSION: " not " }[
+      c.rewrite.rewrite_operation as string
+    ];
+    if (op === undefined) throw new Error(`rewrite operation ${c.rewrite.rewrite_operation}`);
+    return `(${(c.rewrite.children as Json[]).map(childText).join(op)})`;
+  }
+  const l = c.leaf ?? {};
+  if (l.computed_user_set) return l.computed_user_set.relation;
+  if (l.tuple_to_user_set) {
+    const t = l.tuple_to_user_set;
+    return `${(t.tupleSet ?? t.tuple_set).relation}.${t.computed.relation}`;
+  }
+  if (l.computed_attribute) return l.computed_attribute.name;
+  if (l.call)
+    return `${l.call.rule_name}(${(l.call.arguments ?? []).map((a: Json) => a.computed_attribute?.name ?? a.context_attribute?.name).join(", ")})`;
+  throw new Error(`a permission node this migration does not know: ${JSON.stringify(c).slice(0, 120)}`);
+}
+
+/** Permify's SchemaDefinition (schemas/read) written back in the schema language. */
+function schemaText(def: Json): string {
+  const out: string[] = [];
+  for (const e of Object.values(def.entity_definitions ?? {}) as Json[]) {
+    const body: string[] = [];
+    for (const r of Object.values(e.relations ?? {}) as Json[])
+      body.push(
+        `  relation ${r.name} ${(r.relation_references as Json[]).map((x) => `@${x.type}${x.relation ? `#${x.relation}` : ""}`).join(" ")}`,
+      );
+    for (const a of Object.values(e.attributes ?? {}) as Json[])
+      body.push(`  attribute ${a.name} ${ATTRIBUTE_WORDS[a.type]}`);
+    for (const p of Object.values(e.permissions ?? {}) as Json[])
+      body.push(`  permission ${p.name} = ${childText(p.child).replace(/^\((.*)\)$/, "$1")}`);
+    out.push(`entity ${e.name} {${body.length > 0 ? `\n${body.join("\n")}\n` : ""}}`);
+  }
+  for (const r of Object.values(def.rule_definitions ?? {}) as Json[]) {
+    const args = Object.entries(r.arguments ?? {}).map(([n, t]) => `${n} ${ATTRIBUTE_WORDS[t as string]}`);
+    out.push(`rule ${r.name}(${args.join(", ")}) {\n  ${celText(r.expression?.expr, r.name)}\n}`);
+  }
+  return `${out.join("\n\n")}\n`;
+}
+
+/**
+ * A running Permify server, over its HTTP API: `SOURCE` is its URL, with `?tenant=` (default: --tenant) and
+ * `&snap_token=` (default: its head at each read; give the token of the server's last write to read one snap).
+ * The schema is schemas/read's definition written back in the schema language (or `--schema`'s file), then every
+ * entity type's relationships and attributes come through the paged data/relationships/read and
+ * data/attributes/read at that token.
+ */
+async function permifyServer(source: string, opts: MigrationOptions): Promise<MigrationSource> {
+  let url: URL;
+  try {
+    url = new URL(source);
+  } catch {
+    throw new ConfigError(`--from permify: ${source} is not a URL (http://host:3476?tenant=t1)`);
+  }
+  const tenant = url.searchParams.get("tenant") ?? opts.tenant;
+  const snapToken = url.searchParams.get("snap_token") ?? "";
+  const base = `${url.origin}${url.pathname.replace(/\/$/, "")}/v1/tenants/${encodeURIComponent(tenant)}`;
+  const post = async (path: string, body: unknown): Promise<Json> => {
+    const r = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await r.text();
+    if (!r.ok)
+      throw new PembaError("ERROR_CODE_INTERNAL", `Permify ${path}: HTTP ${r.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text) as Json;
+  };
+  const definition = (await post("/schemas/read", { metadata: { schema_version: "" } })).schema as Json;
+  let schema: string;
+  if (opts.schemaFile !== undefined) schema = await declaredSchema(opts, "permify", "");
+  else {
+    try {
+      schema = schemaText(definition);
+    } catch (e) {
+      throw new UnrepresentableError([
+        `${source}: schemas/read: ${(e as Error).message} (give the schema with --schema)`,
+      ]);
+    }
+    parseSchema(schema);
+  }
+  const bad: string[] = [];
+  const tuples: Tuple[] = [];
+  const attributes: Attribute[] = [];
+  const pages = async (path: string, type: string, key: string, take: (row: Json) => void) => {
+    let token = "";
+    do {
+      const page = await post(path, {
+        metadata: { snap_token: snapToken },
+        filter: { entity: { type, ids: [] } },
+        page_size: 100,
+        continuous_token: token,
+      });
+      for (const row of (page[key] ?? []) as Json[]) take(row);
+      token = page.continuous_token ?? "";
+    } while (token !== "");
+  };
+  for (const type of Object.keys(definition.entity_definitions ?? {})) {
+    await pages("/data/relationships/read", type, "tuples", (t) =>
+      tuples.push({
+        entity: { type: t.entity.type, id: t.entity.id },
+        relation: t.relation,
+        subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation ?? "" },
+      }),
+    );
+    await pages("/data/attributes/read", type, "attributes", (a) => {
+      const kind = String(a.value?.["@type"] ?? "")
+        .replace(/^.*\//, "")
+        .replace(/^base\.v1\./, "");
+      const valueType = VALUE_TYPES[kind];
+      if (valueType === undefined) {
+        bad.push(
+          `${source}: attribute ${a.entity.type}:${a.entity.id}$${a.attribute}: a value of type ${JSON.stringify(a.value?.["@type"])}`,
+        );
+        return;
+      }
+      const data =
+        a.value.data ??
+        (valueType.endsWith("_ARRAY")
+          ? []
+          : valueType === "ATTRIBUTE_TYPE_BOOLEAN"
+            ? false
+            : valueType === "ATTRIBUTE_TYPE_STRING"
+              ? ""
+              : 0);
+      attributes.push({
+        entity: { type: a.entity.type, id: a.entity.id },
+        attribute: a.attribute,
+        value: { type: valueType, data },
+      });
+    });
+  }
+  if (bad.length > 0) throw new UnrepresentableError(bad);
+  return asDump(opts.tenant, schema, tuples, attributes);
+}
+
 export const MIGRATION_SOURCES = {
   "permify-validation": permifyValidation,
   openfga,
   "zed-backup": zedBackup,
+  permify: permifyServer,
 } satisfies Record<string, (path: string, opts: MigrationOptions) => Promise<MigrationSource>>;
 
 export async function migrationLines(
