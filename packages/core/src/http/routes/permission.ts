@@ -1,6 +1,5 @@
 /** Permission endpoints: check, bulk check, expand, lookup entity (+ stream), lookup subject, subject permission. */
 
-import { DEFAULT_EXPLAIN_BYTES, DEFAULT_EXPLAIN_NODES } from "../../engine/explain.ts";
 import type { CheckOutcome, CheckQuery } from "../../engine/types.ts";
 import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
@@ -8,7 +7,13 @@ import type { RequestObservation } from "../../observe/observation.ts";
 import type { PembaService, PermissionMetadata } from "../../service/index.ts";
 import type { MaybePromise } from "../../store/store.ts";
 import { scanCheckBody } from "../check-body-scanner.ts";
-import { contextFromWire, expandToWire } from "../convert.ts";
+import {
+  contextFromWire,
+  DEFAULT_EXPLAIN_BYTES,
+  DEFAULT_EXPLAIN_NODES,
+  expandToWire,
+  explainToWire,
+} from "../convert.ts";
 import type { Limits } from "../limits.ts";
 import { type Answer, type ApiRequest, jsonAnswer, jsonTextAnswer, ndjsonAnswer } from "../pipeline.ts";
 import { parseJsonText, readJsonBody } from "../request-body.ts";
@@ -160,7 +165,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
     async ({ req, tenantId, obs }) => {
       // exactly the check request: read as check reads it (PermissionExplainRequestSchema is the check's schema)
       const { meta, query, context } = checkRequestFromText(limits, await req.text(limits.maxBodyBytes));
-      const out = await service.explain(tenantId, meta, query, context, undefined, obs);
+      const out = explainToWire(await service.explain(tenantId, meta, query, context, obs));
       return jsonTextAnswer(JSON.stringify(out), out.can);
     },
   );
