@@ -120,7 +120,7 @@ export function createApp(opts: AppOptions): PembaApp {
     admit: opts.admit,
     observability: opts.observability,
   });
-  const routes = new FetchRoutes(app, pipeline);
+  const routes = new FetchRoutes(app, pipeline, limits.maxBodyBytes);
   const deps = { routes, service: opts.service, limits, watchPollMs: opts.watchPollMs ?? 250 };
   const publicPaths = new Set<string>(opts.publicPaths ?? []);
   const metadata = (route: PublicPath) => ({ route, authenticate: !publicPaths.has(route) });
