@@ -22,6 +22,12 @@ export interface OverloadGuard {
 
 const NEVER_SHED = new Set(["/healthz", "/metrics"]);
 
+const pathOf = (url: string | undefined): string => {
+  if (url === undefined) return "";
+  const query = url.indexOf("?");
+  return query < 0 ? url : url.slice(0, query);
+};
+
 export function createOverloadGuard(opts: { shedLagMs: number; maxInFlight: number }): OverloadGuard {
   let lagMs = 0;
   /** Samples in a row at or over shedLagMs. */
@@ -43,12 +49,10 @@ export function createOverloadGuard(opts: { shedLagMs: number; maxInFlight: numb
     JSON.stringify({ code: 8, message: "ERROR_CODE_RATE_LIMITED", details: [{ reason }] });
   return {
     shed(req, res) {
-      const path = req.url === undefined ? "" : req.url.split("?")[0]!;
-      if (NEVER_SHED.has(path)) return false;
       // a lag is known once the late timer fires: the requests read in the same turn are judged by the last sample
       const lagging = opts.shedLagMs > 0 && late >= 2;
       const full = opts.maxInFlight > 0 && inFlight >= opts.maxInFlight;
-      if (lagging || full) {
+      if ((lagging || full) && !NEVER_SHED.has(pathOf(req.url))) {
         shedCount++;
         const reason = lagging
           ? `server overloaded: the event loop is ${Math.round(lagMs)} ms behind; retry after 1 s`
@@ -59,8 +63,11 @@ export function createOverloadGuard(opts: { shedLagMs: number; maxInFlight: numb
         req.resume();
         return true;
       }
-      inFlight++;
-      res.once("close", () => inFlight--);
+      // requests in flight are counted only when they are limited
+      if (opts.maxInFlight > 0) {
+        inFlight++;
+        res.once("close", () => inFlight--);
+      }
       return false;
     },
     get shedCount() {
