@@ -1,5 +1,5 @@
 /**
- * Explain vs check CPU (issue 21's budget: explain at most 3x a check's CPU), in-process on a MemoryStore with
+ * Explain vs check CPU (the budget: explain at most 3x a check's CPU), in-process on a MemoryStore with
  * Permify's seed dataset and the k6 check script's request mix, single-threaded.
  *
  *   node loadtest/bench-explain.ts [--ids 100000] [--seconds 2] [--rounds 5] [--http] [--requests 4000]

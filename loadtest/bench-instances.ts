@@ -1,5 +1,5 @@
 /**
- * Three `pemba serve` instances on one PostgreSQL (issue 18 §2), requests routed at random. For each write (to a
+ * Three `pemba serve` instances on one PostgreSQL, requests routed at random. For each write (to a
  * random instance): the checks with the write's snap token on every instance (stale answers counted), then the time
  * from the write's answer (its commit is just before) until a check WITHOUT a token shows it on each other instance,
  * polled back to back. Prints stale answers and the p50/p99/max of that time.

@@ -1,5 +1,5 @@
 /**
- * Schema diff benchmark (issue 22): Permify's load-test schema and seed dataset (100,000 ids = 600,000 tuples +
+ * Schema diff benchmark: Permify's load-test schema and seed dataset (100,000 ids = 600,000 tuples +
  * 200,000 attributes) in a SQLite file, diffed against schema changes that orphan rows and flip decisions.
  *
  *   node loadtest/bench-schema-diff.ts [--ids 100000] [--runs 3] [--sample 10000] [--db loadtest/out/diff-100000.db]

@@ -1,5 +1,5 @@
 /**
- * Issue 20 §1-2: does one tenant's schema write stall the others, and what does it leave in memory? `pemba serve`
+ * Does one tenant's schema write stall the others, and what does it leave in memory? `pemba serve`
  * runs as a child process; this process sends checks on one tenant (4 in flight, each answered before the next is
  * sent) for `--seconds`, first alone, then while another tenant writes schemas back to back from a worker thread
  * (its uploads do not delay this thread's timing): every write a new,

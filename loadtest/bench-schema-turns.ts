@@ -1,5 +1,5 @@
 /**
- * Issue 20 §1-2, in process: how long does one schema write hold the event loop, and what does a stream of them
+ * In process: how long does one schema write hold the event loop, and what does a stream of them
  * leave in memory? A PembaService on a store (`memory:` by default) takes `--writes` distinct schemas of one kind
  * back to back (the kinds of bench-schema-stall.ts: 64 KiB of entities; 8 KiB of CEL + entities to 64 KiB), one
  * kind after the other. Per kind it prints:

@@ -1,5 +1,5 @@
 /**
- * Tenants over several databases (issue 19 item 2): the CPU a warm check costs through createPemba's Worker wiring
+ * Tenants over several databases: the CPU a warm check costs through createPemba's Worker wiring
  * (lazy replicas, loaded on first use) with ONE database, and with the tenants spread over THREE (a ShardedStore
  * routing each tenant to its database's replica, all under one budget). The databases are SQLite files here, so the
  * figure is the routing's CPU, not D1's latency (a warm check reads no database either way).
@@ -72,7 +72,7 @@ const stores = names.map((name) => SqliteStore.open(join(dir, `${name}.db`)));
 
 function openStore(): core.Store {
   if (DATABASES === 1) return stores[0]!;
-  // only a checkout with issue 19 item 2 has these
+  // only a checkout with sharded stores has these
   const { ShardedStore, TenantPlacement } = core as unknown as Record<
     string,
     new (

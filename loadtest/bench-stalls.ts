@@ -1,5 +1,5 @@
 /**
- * The adversarial requests of issue 13 §1 against the core engine, in process: each prints how long it took, what it
+ * Adversarial requests against the core engine, in process: each prints how long it took, what it
  * answered and the heap growth. A request that used to stall the server must now answer (or be refused) quickly.
  *
  *   node loadtest/bench-stalls.ts [--watch-seconds 5]

@@ -1,5 +1,5 @@
 /**
- * Relationships reads filtered by subject vs by entity at 1,000,000 tuples (issue 18 §4), on PostgreSQL and SQLite,
+ * Relationships reads filtered by subject vs by entity at 1,000,000 tuples, on PostgreSQL and SQLite,
  * through the store's readTuples (what POST /relationships/read runs). Prints the median and p90 page time of each
  * filter. `--repo` runs the stores of another checkout (a worktree of the base commit: before/after in one session).
  *

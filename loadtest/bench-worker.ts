@@ -1,5 +1,5 @@
 /**
- * The Worker's costs (issue 11 §4): bundle size, local cold start, and CPU per check in workerd against a bare Worker
+ * The Worker's costs: bundle size, local cold start, and CPU per check in workerd against a bare Worker
  * answering a fixed body, on local D1 through `wrangler dev`.
  *
  *   node --experimental-strip-types loadtest/bench-worker.ts [--ids 100000] [--rate 20] [--duration 30] [--rounds 3]

@@ -1,5 +1,5 @@
 /**
- * Write throughput through `pemba serve` (issue 18): N concurrent writers, each sending its next data write as soon
+ * Write throughput through `pemba serve`: N concurrent writers, each sending its next data write as soon
  * as the last one answered, for a fixed time per case. Prints writes/s, rows/s and the latency p50/p99 per case.
  *
  *   node loadtest/bench-writes.ts [--repo DIR] [--databases pg,sqlite] [--writers 1,8,32,64]

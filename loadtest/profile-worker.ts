@@ -1,5 +1,5 @@
 /**
- * Where the Worker's CPU per check goes in workerd (issue 19 §5): runs the Worker under `wrangler dev` on local D1
+ * Where the Worker's CPU per check goes in workerd: runs the Worker under `wrangler dev` on local D1
  * (as bench-worker.ts does), seeds Permify's data, warms the isolate's replica up, then takes a V8 CPU profile of the
  * Worker's isolate over a window of checks at a fixed rate (DevTools protocol Profiler.start/stop over the inspector
  * wrangler dev exposes) and, with --perf, a `perf record` of the workerd process running the Worker over a second

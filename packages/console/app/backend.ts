@@ -10,6 +10,7 @@ import {
   type CheckOutcome,
   type Entity,
   type ExplainResponse,
+  explainToWire,
   MemoryStore,
   PembaService,
   type Subject,
@@ -112,7 +113,7 @@ export class PlaygroundBackend implements Backend {
   }
 
   async explain(q: CheckInput): Promise<ExplainResponse> {
-    return this.service.explain(this.tenant, meta(q.depth), q);
+    return explainToWire(await this.service.explain(this.tenant, meta(q.depth), q));
   }
 
   lookupEntity(entityType: string, permission: string, subject: Subject, depth: number) {

@@ -1,5 +1,5 @@
 /** The explain answer drawn as a tree whose granting path is highlighted; the coverage a proof shows. */
-import { type ExplainResponse, type ProofNode, proofLine } from "@pemba/core";
+import { type ExplainResponse, type WireProofNode as ProofNode, proofLine } from "@pemba/core";
 
 /**
  * Nodes on the granting path: the root when ALLOWED, and under a granting node the children that granted it

@@ -7,6 +7,7 @@ import {
   type AssertionOutcome,
   EvaluationPool,
   explain,
+  explainToWire,
   type LoadedShape,
   loadShape,
   parseAttributeString,
@@ -78,9 +79,11 @@ async function checkTouches(loaded: LoadedShape, c: ShapeCheck, pool: Evaluation
   for (const a of c.assertions) {
     into.add(`permission ${entity.type}#${a.permission}`);
     try {
-      const answer = await explain(
-        { ...target, depth: resolveDepth(c.depth) },
-        { entity, permission: a.permission, subject },
+      const answer = explainToWire(
+        await explain(
+          { ...target, depth: resolveDepth(c.depth) },
+          { entity, permission: a.permission, subject },
+        ),
       );
       proofTouches(answer.proof, into);
     } catch {

@@ -1,5 +1,5 @@
 /**
- * The console's budgets (issue 21), measured and printed:
+ * The console's budgets, measured and printed:
  *
  *   pnpm --filter @pemba/console bench
  *

@@ -1,6 +1,6 @@
 /**
  * What a second subject index costs SQLite's 1,000-row writes: the same writes into one tenant of a fresh SQLite
- * file as shipped (one subject index; migration 0006 dropped the page index) and with issue 18 item 4's subject page
+ * file as shipped (one subject index; migration 0006 dropped the page index) and with the subject page
  * index `(tenant_id, subject_type, subject_id, id)` created again, alternating, at the store (no server). Each write
  * gives one entity 1,000 subjects, as loadtest/bench-writes.ts does. Prints the mean time per write after the first
  * 5, per round.

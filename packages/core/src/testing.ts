@@ -5,9 +5,9 @@
  * PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
  */
 
-/** Replays every hop of an explain proof against the store and the schema. */
-export { verifyProof } from "./engine/explain-verify.ts";
 export { CHROMIUM_LAUNCH } from "./http/testing/chromium.ts";
+/** Replays every hop of an explain proof against the store and the schema. */
+export { verifyProof } from "./http/testing/explain-verify.ts";
 export { celHeavySchema, entitiesSchema, letterName } from "./service/testing/limit-schemas.ts";
 export {
   expectedView,

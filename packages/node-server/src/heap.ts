@@ -2,12 +2,11 @@
  * Gives the memory of a bulk load back to the system once the load is over.
  *
  * Write requests carry large bodies (Permify's seed writer: 800 requests of 1,000 rows, ~88 MB of JSON); what they
- * allocate lives across the request's awaits (SQL write, replica catch-up), so V8 promotes it and the old space
- * grows to several times the live data (measured: 60-95 MB committed for ~25 MB live after seeding Permify's
- * dataset). V8 only returns those pages when its memory reducer decides the process is idle, which a server
- * answering checks never is. So after at least `minBytes` of write bodies, once no write body has arrived for
- * `idleMs`, one full collection that releases free pages runs (V8's "last resort" flavour, 50-75 ms on the seed
- * dataset; a log line says what it freed). A bulk load that never pauses is compacted every `2 * minBytes`.
+ * allocate lives across the request's awaits (SQL write, replica catch-up), so V8 promotes it and the old space grows
+ * to several times the live data. V8 only returns those pages when its memory reducer decides the process is idle,
+ * which a server answering checks never is. So after at least `minBytes` of write bodies, once no write body has
+ * arrived for `idleMs`, one full collection that releases free pages runs (V8's "last resort" flavour; a log line says
+ * how long it took and what it freed). A bulk load that never pauses is compacted every `2 * minBytes`.
  */
 
 import { executionAsyncResource } from "node:async_hooks";
@@ -20,13 +19,13 @@ let keptTickObject: object | undefined;
  * Keeps one of Node's nextTick objects alive for the life of the process, so the hidden classes ("maps") of those
  * objects live as long as the code that builds them.
  *
- * `process.nextTick` builds each tick object with a literal of computed symbol keys. V8 records, per key, the map
- * the object had before the key was added; those maps are held only weakly. A full collection that runs while no
- * tick object is alive (the compaction below runs from a timer, when the queue is empty) frees them, and the next
- * tick object gets new maps. V8 then marks those keys megamorphic for good: every later nextTick, 4-5 per HTTP
- * request in node's streams, adds its properties through the runtime (measured: 5-6 us of CPU per check request
- * after seeding Permify's dataset, against none before the first full collection). One object that is never freed
- * keeps the maps, and the keys stay monomorphic. Call it at startup, before any full collection.
+ * `process.nextTick` builds each tick object with a literal of computed symbol keys. V8 records, per key, the map the
+ * object had before the key was added; those maps are held only weakly. A full collection that runs while no tick
+ * object is alive (the compaction below runs from a timer, when the queue is empty) frees them, and the next tick
+ * object gets new maps. V8 then marks those keys megamorphic for good: every later nextTick, 4-5 per HTTP request in
+ * node's streams, adds its properties through the runtime (CPU on every request, none before the first full
+ * collection). One object that is never freed keeps the maps, and the keys stay monomorphic. Call it at startup, before
+ * any full collection.
  */
 export function keepTickObjectShape(): void {
   if (keptTickObject !== undefined) return;

@@ -99,7 +99,7 @@ export async function startServer({
       }),
       version: pembaVersion(),
       console: consoleAssets,
-      // schema writes are parsed on a worker thread: their CPU and garbage stay off the event loop (issue 20)
+      // schema writes are parsed on a worker thread: their CPU and garbage stay off the event loop
       schemaParser: new SchemaParseWorker(),
     },
   );

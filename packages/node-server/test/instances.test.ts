@@ -1,5 +1,5 @@
 /**
- * Several `pemba serve` instances on one PostgreSQL (issue 18): each answers checks from its own replica, and learns
+ * Several `pemba serve` instances on one PostgreSQL: each answers checks from its own replica, and learns
  * of the others' writes through LISTEN/NOTIFY. Requests are routed to a random instance, as a load balancer would.
  */
 import { type PostgresServer, startPostgres } from "@pemba/core/testing/node";

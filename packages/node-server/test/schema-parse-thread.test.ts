@@ -1,5 +1,5 @@
 /**
- * The Node server parses schema writes on its worker thread (issue 20: one tenant's schema writes must not stall the
+ * The Node server parses schema writes on its worker thread (one tenant's schema writes must not stall the
  * others): every full and partial schema write goes through core's SchemaParseWorker (whose own test shows the parse
  * does not run on the event loop's thread), with the answers and errors of the in-turn parse, over real HTTP.
  */

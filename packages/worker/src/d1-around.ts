@@ -5,7 +5,7 @@
  *   ctx.waitUntil) first gives the runtime one timer turn. Under `wrangler dev`, the local D1 database runs in the
  *   Worker's own workerd process and thread, and each of its answers is ready at once: a chain of such round trips
  *   never lets the event loop poll its sockets, so a response already handed to the runtime stays unsent until the
- *   chain ends (loadtest/RESULTS.md, "bench-edge"). A timer turn lets the loop poll between the chain's steps.
+ *   chain ends. A timer turn lets the loop poll between the chain's steps.
  * - `simulatedD1` (PEMBA_D1_SIMULATE, for benchmarks and tests): each round trip waits the latency of the D1
  *   instance that would answer it on Cloudflare, by D1's routing rules: a session started `first-unconstrained`
  *   reads at a replica, `first-primary` (and the binding used without a session) at the primary, a write always at

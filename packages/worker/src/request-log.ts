@@ -9,7 +9,7 @@
  * observe hook, so concurrent requests of one isolate never mix.
  * PEMBA_LOG_LEVEL picks the lines as on Node: a request that succeeded is an info line, one that failed (status >=
  * 400) a warn line; a level above a line's drops it (`warn`: failed requests only). A line is one console.log call,
- * whose cost in workerd does not depend on its length (loadtest/RESULTS.md, issue 19 §5).
+ * whose cost in workerd does not depend on its length.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import {

@@ -1,7 +1,7 @@
 /** The AuthZEN suite against the core app over real HTTP (node:http, Hono's fetch adapter). */
 import { afterAll, beforeAll } from "vitest";
-import { parsePresharedKeys } from "../http/auth/preshared.ts";
 import { startTestServer, type TestServer } from "../http/testing/harness.ts";
+import { parsePresharedKeys } from "../settings/parsers.ts";
 import { AUTHZEN_AUTH_KEYS, AUTHZEN_ROOT_TENANT, describeAuthzen } from "./testing/suite.ts";
 
 let server: TestServer;

@@ -228,7 +228,7 @@ export function compileSchema(
     rules,
     slots,
     reverseGraph: () => {
-      reverse ??= buildReverseGraph(compiled);
+      reverse ??= buildReverseGraph(definition);
       return reverse;
     },
   };

@@ -2,8 +2,7 @@
  * The schema read backwards, for lookup-entity: for each member `T#x`, which members depend on it and how
  * (Permify's "linked schema"). Built once per compiled schema, on first use (CompiledSchema.reverseGraph).
  */
-import type { PermissionExpr } from "../schema/ast.ts";
-import type { CompiledSchema } from "./compiled-schema.ts";
+import type { PermissionExpr, SchemaDefinition } from "../schema/ast.ts";
 
 export type ReverseEdge =
   /** `E#m` uses `E#x` on the same entity (computed userset / attribute). */
@@ -20,7 +19,8 @@ export interface ReverseGraph {
   universal: Set<string>;
 }
 
-export function buildReverseGraph(compiled: CompiledSchema): ReverseGraph {
+/** The reverse graph of a schema (its entities and rules; nothing compiled is needed). */
+export function buildReverseGraph(definition: SchemaDefinition): ReverseGraph {
   const edges = new Map<string, ReverseEdge[]>();
   const dependencies = new Map<string, string[]>();
   const universal = new Set<string>();
@@ -32,8 +32,7 @@ export function buildReverseGraph(compiled: CompiledSchema): ReverseGraph {
     if (deps) deps.push(from);
     else dependencies.set(edge.to, [from]);
   };
-  for (const [type, entity] of compiled.entities) {
-    const def = entity.definition;
+  for (const [type, def] of Object.entries(definition.entities)) {
     for (const r of Object.values(def.relations)) {
       const to = `${type}#${r.name}`;
       if (!dependencies.has(to)) dependencies.set(to, []);
@@ -89,8 +88,8 @@ export function buildReverseGraph(compiled: CompiledSchema): ReverseGraph {
       walk(p.child);
     }
   }
-  for (const name of compiled.rules.keys())
-    for (const type of compiled.entities.keys()) universal.add(`${type}#${name}`);
+  for (const name of Object.keys(definition.rules))
+    for (const type of Object.keys(definition.entities)) universal.add(`${type}#${name}`);
   return { edges, dependencies, universal };
 }
 

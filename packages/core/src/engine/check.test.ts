@@ -135,7 +135,7 @@ describe("a check reuses the evaluation of the pool's last synchronous check", (
       "doc:2#owner@user:2",
     ]);
     const other = await fixture(DRIVE, ["doc:1#owner@user:1"], [], f.evaluations); // the same pool
-    const { Evaluation } = await import("./evaluation.ts");
+    const { Evaluation } = await import("./evaluation/evaluation.ts");
     const { TRUE, FAILED, PENDING } = await import("../compile/index.ts");
     type Step = [fixture: typeof f, entity: string, subject: string, opts?: Parameters<typeof f.can>[3]];
     const context = { tuples: [parseTupleString("doc:3#owner@user:7")] };

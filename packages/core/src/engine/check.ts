@@ -2,7 +2,7 @@
 import type { CompiledSchema, WalkResult } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
 import type { CheckResult, Entity, Subject } from "../model.ts";
-import { Evaluation, FAILED, PENDING, settle, TRUE } from "./evaluation.ts";
+import { Evaluation, FAILED, PENDING, settle, settlePass, TRUE } from "./evaluation/evaluation.ts";
 import type { CheckOutcome, CheckQuery, EvaluationTarget } from "./types.ts";
 
 const ALLOWED: CheckResult = "CHECK_RESULT_ALLOWED";
@@ -35,7 +35,7 @@ export function check(
   let result: WalkResult | Promise<WalkResult> = evaluation.invoke(type, id, permission, depth);
   if (result === PENDING) {
     const first = evaluation.load();
-    const rest = () => settle(evaluation, () => evaluation.invoke(type, id, permission, depth));
+    const rest = () => settlePass(evaluation, () => evaluation.invoke(type, id, permission, depth));
     result = first === undefined ? rest() : first.then(rest);
   }
   if (result instanceof Promise) return result.then((r) => outcome(evaluation, r));
@@ -63,7 +63,9 @@ export function evaluateMany(
   const results: WalkResult[] = items.map(() => PENDING);
   const errors: unknown[] = items.map(() => undefined);
   const counts: number[] = items.map(() => 1);
-  const pass = (): boolean => {
+  const done = { results, errors, counts };
+  /** One pass over the undecided items: `done` when every item is decided. */
+  const pass = (): typeof done | undefined => {
     let undecided = false;
     for (let i = 0; i < items.length; i++) {
       if (results[i] !== PENDING) continue;
@@ -77,16 +79,9 @@ export function evaluateMany(
       if (r === FAILED) errors[i] = evaluation.error;
       if (r === PENDING) undecided = true;
     }
-    return undecided;
+    return undecided ? undefined : done;
   };
-  const run = (): ReturnType<typeof evaluateMany> => {
-    while (pass()) {
-      const loading = evaluation.load();
-      if (loading !== undefined) return loading.then(run);
-    }
-    return { results, errors, counts };
-  };
-  return run();
+  return settle(evaluation, pass, undefined);
 }
 
 /** Up to 100 checks for one context; an engine error for an item makes that item DENIED (Permify's behaviour). */

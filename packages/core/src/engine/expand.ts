@@ -10,10 +10,10 @@
  */
 import type { CompiledSchema } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
-import type { AttributeValue, Entity, Tuple } from "../model.ts";
+import type { AttributeValue, Entity } from "../model.ts";
 import { zeroArgument } from "../rules/index.ts";
 import type { PermissionExpr } from "../schema/ast.ts";
-import { Evaluation } from "./evaluation.ts";
+import { Evaluation, settle } from "./evaluation/evaluation.ts";
 import type { EvaluationTarget, ExpandNode } from "./types.ts";
 
 /** The most nodes one expand builds. */
@@ -35,20 +35,10 @@ export async function expand(
   query: { entity: Entity; permission: string },
 ): Promise<ExpandNode> {
   const evaluation = new Evaluation(compiled, target, { type: "", id: "", relation: "" });
-  const readTuples = async (e: Entity, relation: string): Promise<readonly Tuple[]> => {
-    for (;;) {
-      const tuples = evaluation.tuples(e.type, e.id, relation);
-      if (tuples !== undefined) return tuples;
-      await evaluation.load();
-    }
-  };
-  const readAttribute = async (e: Entity, name: string) => {
-    for (;;) {
-      const a = evaluation.storedAttribute(e.type, e.id, name);
-      if (a !== undefined) return a;
-      await evaluation.load();
-    }
-  };
+  const readTuples = (e: Entity, relation: string) =>
+    settle(evaluation, () => evaluation.tuples(e.type, e.id, relation), undefined);
+  const readAttribute = (e: Entity, name: string) =>
+    settle(evaluation, () => evaluation.storedAttribute(e.type, e.id, name), undefined);
   const path = new Set<string>();
   let nodes = 0;
   /** Counts a node about to be built (before its children: an oversize tree stops early). */

@@ -1,6 +1,6 @@
 /** An explain answer as indented text (what `pemba explain` prints): one line per proof node, ✓ ALLOWED, ✗ DENIED. */
 import type { Subject } from "../model.ts";
-import type { ExplainResponse, ProofNode, ProofTuple } from "./explain.ts";
+import type { Explanation, ProofNode, ProofTuple } from "./explain.ts";
 
 const subjectText = (s: Subject): string => `${s.type}:${s.id}${s.relation ? `#${s.relation}` : ""}`;
 const tupleText = (t: ProofTuple): string =>
@@ -9,7 +9,7 @@ const tupleText = (t: ProofTuple): string =>
 const OPERATIONS = new Set(["union", "intersection", "exclusion"]);
 
 /** One node's line (without the tree's indentation). */
-export function proofLine(n: ProofNode): string {
+export function proofLine<V extends { data: unknown }>(n: ProofNode<V>): string {
   let line = `${n.result === "ALLOWED" ? "✓" : "✗"} ${n.kind}`;
   if (n.kind === "tuple_to_userset") line += ` ${n.entity.type}:${n.entity.id} ${n.name}`;
   else if (!OPERATIONS.has(n.kind)) line += ` ${n.entity.type}:${n.entity.id}#${n.name}`;
@@ -24,13 +24,19 @@ export function proofLine(n: ProofNode): string {
   return line;
 }
 
-/** The answer as a tree of lines; the header names the subject when given. */
-export function formatExplain(out: ExplainResponse, subject?: Subject): string {
+/**
+ * The answer as a tree of lines (its proof in model values, or explainToWire's answer); the header names the subject
+ * when given.
+ */
+export function formatExplain<V extends { data: unknown }>(
+  out: Omit<Explanation, "proof"> & { proof: ProofNode<V>; truncated?: boolean },
+  subject?: Subject,
+): string {
   const root = out.proof;
   const decision = out.can === "CHECK_RESULT_ALLOWED" ? "ALLOWED" : "DENIED";
   const question = `${root.entity.type}:${root.entity.id}#${root.name}${subject ? ` for ${subjectText(subject)}` : ""}`;
   const lines = [`${decision} ${question} (check_count ${out.metadata.check_count})`];
-  const walk = (n: ProofNode, prefix: string, last: boolean, top: boolean): void => {
+  const walk = (n: ProofNode<V>, prefix: string, last: boolean, top: boolean): void => {
     lines.push(top ? proofLine(n) : `${prefix}${last ? "└─ " : "├─ "}${proofLine(n)}`);
     const inner = top ? "" : `${prefix}${last ? "   " : "│  "}`;
     for (let i = 0; i < n.children.length; i++)

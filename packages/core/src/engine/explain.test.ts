@@ -2,15 +2,20 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { type ExplainOptions, explainToWire, type WireProofNode as ProofNode } from "../http/convert.ts";
+import { verifyProof } from "../http/testing/explain-verify.ts";
 import type { Context } from "../model.ts";
 import { parseAttributeString, parseSubjectString, parseTupleString } from "../schema/index.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { check } from "./check.ts";
-import { explain, type ProofNode } from "./explain.ts";
-import { verifyProof } from "./explain-verify.ts";
+import { type ExplainTarget, explain as explainProof } from "./explain.ts";
 import { type Fixture, fixture, TENANT } from "./testing.ts";
 import type { CheckQuery } from "./types.ts";
+
+/** explain's answer as the HTTP endpoint gives it: in Permify's JSON, bounded. */
+const explain = async (t: ExplainTarget, query: CheckQuery, options?: ExplainOptions) =>
+  explainToWire(await explainProof(t, query), options);
 
 const SCHEMA = `
 entity user {}
@@ -210,6 +215,12 @@ describe("explain", () => {
       },
       contextual: false,
       children: [],
+    });
+    // the engine's proof holds model values; the wire form gives them as Any
+    const model = await explainProof(target(f), q("doc:4", "view", "user:zed"));
+    expect(model.proof.children[0].children[0].children[0].attribute?.value).toEqual({
+      type: "ATTRIBUTE_TYPE_BOOLEAN",
+      data: true,
     });
     const audit = (min: number) =>
       explain(target(f, { context: { data: { min } } }), q("doc:1", "audit", "user:anne"));

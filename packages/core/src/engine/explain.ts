@@ -8,16 +8,14 @@
  * check's do, pass after pass until decided. Every decided sub-problem also gets its proof node, built on the way:
  * a node ALLOWED shows the branch that granted it, a node DENIED every branch tried and why each failed; a
  * sub-problem already on the walk path is a `cycle` node (a cycle cannot grant). A memoized sub-problem's node is
- * shared where it recurs. At most `maxNodes` nodes and about `maxBytes` bytes of JSON are returned (pre-order);
- * past that the rest of a node's children are replaced by one `cut` node (their results are known, their proofs are
- * not shown) and `truncated` is true.
+ * shared where it recurs. The proof holds model values (attribute values as AttributeValue); http/convert.ts's
+ * explainToWire gives it in Permify's JSON, bounded in nodes and bytes.
  *
  * Runtime-neutral (no Node built-in): the console runs it in the browser on a MemoryStore.
  */
 import type { CompiledEntity, CompiledSchema, MemberRef, WalkResult } from "../compile/index.ts";
 import { FAILED, FALSE, PENDING, TRUE } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
-import { attributeValueToWire } from "../http/convert.ts";
 import type {
   Attribute,
   AttributeData,
@@ -32,8 +30,8 @@ import { tupleKey } from "../model.ts";
 import { zeroArgument } from "../rules/index.ts";
 import type { PermissionExpr } from "../schema/ast.ts";
 import { MAX_NESTING, WalkPath } from "./evaluation/cycle.ts";
+import { Evaluation, settle } from "./evaluation/evaluation.ts";
 import { Memo } from "./evaluation/memo.ts";
-import { Evaluation } from "./evaluation.ts";
 import type { CheckQuery, EvaluationTarget } from "./types.ts";
 
 /** What a proof node stands for. */
@@ -50,12 +48,6 @@ export type ProofKind =
   | "cycle"
   | "cut";
 
-/** An attribute value in Permify's Any form. */
-export type ProofValue = {
-  "@type": string;
-  data: unknown;
-};
-
 export interface ProofTuple {
   entity: Entity;
   relation: string;
@@ -68,46 +60,32 @@ export interface ProofTuple {
  * that led to this node (`contextual` says which), `attribute` the attribute an attribute node read (absent when
  * none is stored), `rule` a rule call with its arguments. `children` is always present (empty for a leaf).
  */
-export interface ProofNode {
+export interface ProofNode<V = AttributeValue> {
   kind: ProofKind;
   entity: Entity;
   name: string;
   result: "ALLOWED" | "DENIED";
   tuple?: ProofTuple;
-  attribute?: { entity: Entity; attribute: string; value: ProofValue };
-  rule?: { name: string; expression: string; arguments: Record<string, ProofValue> };
+  attribute?: { entity: Entity; attribute: string; value: V };
+  rule?: { name: string; expression: string; arguments: Record<string, V> };
   reason?: string;
   contextual?: boolean;
   /** A cut node: how many of its parent's children it stands for (itself and the later ones). */
   omitted?: number;
-  children: ProofNode[];
+  children: ProofNode<V>[];
 }
 
-/** The explain answer: the check answer plus the proof (also the HTTP body). */
-export interface ExplainResponse {
+/** The explain answer: the check's decision and the whole proof (explainToWire bounds it for the wire). */
+export interface Explanation {
   can: CheckResult;
   metadata: { check_count: number };
   proof: ProofNode;
-  /** True when some node was replaced by a `cut` node (the node budget was reached). */
-  truncated: boolean;
 }
 
 /** A check's target plus the compiled schema it runs on. */
 export interface ExplainTarget extends EvaluationTarget {
   schema: CompiledSchema;
 }
-
-export interface ExplainOptions {
-  /** The most proof nodes shown (DEFAULT_EXPLAIN_NODES); past it nodes are `cut`. */
-  maxNodes?: number;
-  /** About the most JSON bytes of the proof (DEFAULT_EXPLAIN_BYTES); past it nodes are `cut`. */
-  maxBytes?: number;
-}
-
-/** The most proof nodes an explain shows unless told otherwise. */
-export const DEFAULT_EXPLAIN_NODES = 1000;
-/** The most JSON bytes of the proof an explain answers unless told otherwise. */
-export const DEFAULT_EXPLAIN_BYTES = 512 * 1024;
 
 /** A parameter's zero value as JSON data (an integer's zero argument is a bigint). */
 const zeroData = (type: AttributeType): AttributeData => {
@@ -234,7 +212,7 @@ class Explainer {
           const contextual = ev.contextAttribute(type, id, name);
           const a = contextual ?? ev.storedAttribute(type, id, name);
           if (a) {
-            node.attribute = { entity: { type, id }, attribute: name, value: attributeValueToWire(a.value) };
+            node.attribute = { entity: { type, id }, attribute: name, value: a.value };
             node.contextual = contextual !== undefined;
           } else node.reason = `no attribute ${type}:${id}$${name} (false)`;
         }
@@ -396,7 +374,7 @@ class Explainer {
   #ruleNode(type: string, id: string, ruleName: string, r: WalkResult): void {
     const node = this.#make("rule", type, id, ruleName, r, []);
     const rule = this.#schema.definition.rules[ruleName];
-    const args: Record<string, ProofValue> = {};
+    const args: Record<string, AttributeValue> = {};
     const ev = this.#ev;
     let contextual = false;
     for (const p of rule.parameters) {
@@ -407,83 +385,18 @@ class Explainer {
         if (a !== undefined) contextual = true;
       }
       const value: AttributeValue = a ? a.value : { type: p.type, data: zeroData(p.type) };
-      args[p.name] = attributeValueToWire(value);
+      args[p.name] = value;
     }
     node.rule = { name: rule.name, expression: rule.expression.trim(), arguments: args };
     node.contextual = contextual;
   }
 }
 
-/** Bytes a cut node takes at most in JSON (names of 64 characters, an id of 128, the reason). */
-const CUT_NODE_BYTES = 512;
-
-/** JSON bytes of a node without its children (its text is ASCII but for ids and values; UTF-16 units bound them). */
-const ownBytes = (n: ProofNode): number => JSON.stringify({ ...n, children: [] }).length;
-
-/**
- * The proof within `maxNodes` nodes and about `maxBytes` bytes of JSON (pre-order; the root is always shown). Where
- * the budget runs out, the rest of a node's children are replaced by ONE `cut` node that says how many it stands
- * for, so the answer holds at most one cut node per shown node: every shown node reserves a cut node's bytes.
- * Memoized nodes are shared and counted each time they appear.
- */
-function bound(
-  root: ProofNode,
-  maxNodes: number,
-  maxBytes: number,
-): { proof: ProofNode; truncated: boolean } {
-  let nodes = 0;
-  let bytes = 0;
-  const fitsWhole = (n: ProofNode): boolean => {
-    bytes += ownBytes(n);
-    if (++nodes > maxNodes || bytes > maxBytes) return false;
-    for (const c of n.children) if (!fitsWhole(c)) return false;
-    return true;
-  };
-  if (fitsWhole(root)) return { proof: root, truncated: false };
-  let leftNodes = maxNodes - 1;
-  let leftBytes = maxBytes - ownBytes(root) - CUT_NODE_BYTES;
-  const show = (n: ProofNode): boolean => {
-    if (leftNodes === 0) return false;
-    const size = ownBytes(n) + CUT_NODE_BYTES;
-    if (size > leftBytes) return false;
-    leftNodes--;
-    leftBytes -= size;
-    return true;
-  };
-  const copy = (n: ProofNode): ProofNode => {
-    const children: ProofNode[] = [];
-    for (let i = 0; i < n.children.length; i++) {
-      const c = n.children[i]!;
-      if (show(c)) {
-        children.push(copy(c));
-        continue;
-      }
-      const more = n.children.length - i;
-      children.push({
-        kind: "cut",
-        entity: c.entity,
-        name: c.name,
-        result: c.result,
-        reason: `proof cut (at most ${maxNodes} nodes, ${maxBytes} bytes): ${more === 1 ? "this node" : `this node and ${more - 1} more`} not shown`,
-        omitted: more,
-        children: [],
-      });
-      break;
-    }
-    return { ...n, children };
-  };
-  return { proof: copy(root), truncated: true };
-}
-
 /**
  * A check's decision and its proof. `target.schema` is the compiled schema; the rest of the target is a check's.
  * Throws what check throws (PembaError ERROR_CODE_SCHEMA_NOT_FOUND, ERROR_CODE_DEPTH_NOT_ENOUGH, rule errors).
  */
-export async function explain(
-  target: ExplainTarget,
-  query: CheckQuery,
-  options: ExplainOptions = {},
-): Promise<ExplainResponse> {
+export async function explain(target: ExplainTarget, query: CheckQuery): Promise<Explanation> {
   const schema = target.schema;
   const pool = target.evaluations;
   const ev =
@@ -493,26 +406,20 @@ export async function explain(
   const explainer = new Explainer(schema, ev, query.subject, target);
   const { type, id } = query.entity;
   const { permission } = query;
-  let result: WalkResult;
-  for (;;) {
-    explainer.checkCount = 0;
-    result = explainer.invoke(type, id, permission, target.depth);
-    if (result === FAILED) throw explainer.error;
-    if (result !== PENDING) break;
-    const loading = ev.load();
-    if (loading !== undefined) await loading;
-  }
-  const checkCount = explainer.checkCount || 1;
-  const { proof, truncated } = bound(
-    explainer.node,
-    options.maxNodes ?? DEFAULT_EXPLAIN_NODES,
-    options.maxBytes ?? DEFAULT_EXPLAIN_BYTES,
+  const result = await settle(
+    ev,
+    () => {
+      explainer.checkCount = 0;
+      return explainer.invoke(type, id, permission, target.depth);
+    },
+    PENDING,
   );
+  if (result === FAILED) throw explainer.error;
+  const checkCount = explainer.checkCount || 1;
   pool?.give(ev);
   return {
     can: result === TRUE ? "CHECK_RESULT_ALLOWED" : "CHECK_RESULT_DENIED",
     metadata: { check_count: checkCount },
-    proof,
-    truncated,
+    proof: explainer.node,
   };
 }

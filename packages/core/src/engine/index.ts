@@ -1,18 +1,14 @@
 export { bulkCheck, check, type Decided, decideAllOn, subjectPermission } from "./check.ts";
+export { Evaluation } from "./evaluation/evaluation.ts";
 export { EvaluationPool } from "./evaluation/pool.ts";
-export { Evaluation } from "./evaluation.ts";
 export { expand } from "./expand.ts";
 export {
-  DEFAULT_EXPLAIN_BYTES,
-  DEFAULT_EXPLAIN_NODES,
-  type ExplainOptions,
-  type ExplainResponse,
   type ExplainTarget,
+  type Explanation,
   explain,
   type ProofKind,
   type ProofNode,
   type ProofTuple,
-  type ProofValue,
 } from "./explain.ts";
 export { formatExplain, proofLine } from "./explain-format.ts";
 export { lookupEntity } from "./lookup-entity.ts";

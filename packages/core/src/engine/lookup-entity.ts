@@ -7,7 +7,7 @@
 import { type CompiledSchema, dependencyClosure } from "../compile/index.ts";
 import type { Tuple } from "../model.ts";
 import type { SubjectTupleQuery } from "../store/store.ts";
-import { Evaluation } from "./evaluation.ts";
+import { Evaluation } from "./evaluation/evaluation.ts";
 import { confirmPage, contextIds } from "./lookup-paging.ts";
 import type { EvaluationTarget, LookupEntityQuery } from "./types.ts";
 

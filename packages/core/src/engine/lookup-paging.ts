@@ -6,7 +6,7 @@
 import { PembaError } from "../errors.ts";
 import type { Context } from "../model.ts";
 import { evaluateMany } from "./check.ts";
-import { type Evaluation, TRUE } from "./evaluation.ts";
+import { type Evaluation, TRUE } from "./evaluation/evaluation.ts";
 import type { CheckQuery } from "./types.ts";
 
 const DEFAULT_PAGE_SIZE = 1000;

@@ -8,7 +8,7 @@ import type { CompiledSchema } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
 import type { Tuple } from "../model.ts";
 import type { PermissionExpr } from "../schema/ast.ts";
-import { Evaluation } from "./evaluation.ts";
+import { Evaluation, settle } from "./evaluation/evaluation.ts";
 import { confirmPage, contextIds } from "./lookup-paging.ts";
 import type { EvaluationTarget, LookupSubjectQuery } from "./types.ts";
 
@@ -105,12 +105,15 @@ export async function lookupSubject(
     for (const n of nodes) expandNode(n);
     const wanted = reads;
     reads = [];
-    let waiting = wanted.filter((r) => evaluation.tuples(r.node.type, r.node.id, r.relation) === undefined);
-    while (waiting.length > 0) {
-      const loading = evaluation.load();
-      if (loading !== undefined) await loading;
-      waiting = waiting.filter((r) => evaluation.tuples(r.node.type, r.node.id, r.relation) === undefined);
-    }
+    let waiting = wanted;
+    await settle(
+      evaluation,
+      () => {
+        waiting = waiting.filter((r) => evaluation.tuples(r.node.type, r.node.id, r.relation) === undefined);
+        return waiting.length === 0 ? true : undefined;
+      },
+      undefined,
+    );
     for (const r of wanted) r.onTuples(evaluation.tuples(r.node.type, r.node.id, r.relation) ?? []);
   }
   if (universe) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { check } from "./check.ts";
-import { MAX_NESTING } from "./evaluation.ts";
+import { MAX_NESTING } from "./evaluation/evaluation.ts";
 import { lookupEntity } from "./lookup-entity.ts";
 import { lookupSubject } from "./lookup-subject.ts";
 import { fixture } from "./testing.ts";

@@ -3,32 +3,18 @@
  * Schema version and snap token are already resolved by the caller (the service layer); the engine works on one
  * compiled schema at one snapshot of one tenant.
  */
-import type { CheckResult, Context, Entity, Subject } from "../model.ts";
-import type { Snap, Store } from "../store/store.ts";
+import type { CheckResult, Entity, Subject } from "../model.ts";
+import type { EvaluationInput } from "./evaluation/evaluation.ts";
 import type { EvaluationPool } from "./evaluation/pool.ts";
 
-export interface EvaluationTarget {
-  store: Store;
-  tenantId: string;
-  snap: Snap;
-  /**
-   * The evaluation time (ms since the epoch): rows whose `expiresAt` is at or before it are absent. ONE value for
-   * the whole request, so the answer is a function of (snap, at). Default: the clock when the evaluation starts.
-   */
-  at?: number;
-  /** Permify's metadata.depth (callers validate >= 3). */
-  depth: number;
-  context?: Context;
-  /**
-   * A contextual attribute wins over a stored one in rule arguments too (AuthZEN: the properties a request sends
-   * are what it asks about). Default: Permify's order, stored first in rule arguments.
-   */
-  contextualAttributesFirst?: boolean;
-  /**
-   * The caller's pool, kept across requests: a check reuses the evaluation of the last one that answered
-   * synchronously, and a store that answered a batch synchronously is read directly. Without one, every
-   * evaluation is new and batches its first reads.
-   */
+export type { EvaluationInput, SynchronousStores } from "./evaluation/evaluation.ts";
+
+/**
+ * A question's target (EvaluationInput: the reads, the snap, the time, the context) and the caller's pool, kept
+ * across requests: a check reuses the evaluation of the last one that answered synchronously, and a store that
+ * answered a batch synchronously is read directly. Without one, every evaluation is new and batches its first reads.
+ */
+export interface EvaluationTarget extends EvaluationInput {
   evaluations?: EvaluationPool;
 }
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parsePresharedKeys } from "./auth/index.ts";
+import { parsePresharedKeys } from "../settings/parsers.ts";
 import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
 
 type SigningKey = Parameters<SignJWT["sign"]>[0];

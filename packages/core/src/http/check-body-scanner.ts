@@ -1,6 +1,6 @@
 /**
  * A fast path of the check endpoint: reads the common check body straight from its text, without JSON.parse and
- * without zod (the two were most of the validation cost of a check; see loadtest/RESULTS.md for the A/B).
+ * without zod (the two were most of the validation cost of a check).
  *
  * Contract: zod's wire schema (`PermissionCheckRequestSchema`) is the definition of a valid request. For every
  * text the scanner accepts, JSON.parse accepts it and zod's parse gives the same request (a fast-check property

@@ -1,201 +1,27 @@
-/** Wire (Permify JSON) <-> model conversions. Responses always carry every field (protojson EmitUnpopulated). */
+/**
+ * The answers of the engine and the service in Permify's JSON (expand trees, explain proofs, schema diffs); the model
+ * <-> wire conversions of tuples, attributes, contexts and filters are in wire/convert.ts (re-exported here).
+ */
 
+import type { Explanation, ProofNode } from "../engine/explain.ts";
 import type { ExpandNode } from "../engine/types.ts";
-import { PembaError } from "../errors.ts";
-import { formatRfc3339, parseRfc3339 } from "../expiry.ts";
-import type {
-  Attribute,
-  AttributeFilter,
-  AttributeType,
-  AttributeValue,
-  Context,
-  Tuple,
-  TupleFilter,
-} from "../model.ts";
+import type { AttributeValue } from "../model.ts";
 import type { SchemaDiffAnswer } from "../service/pemba-service.ts";
 import { orphanedRows } from "../service/schema-diff.ts";
-import type {
-  WireAttribute,
-  WireAttributeValue,
-  WireContext,
-  WireTuple,
-  WireTupleFilter,
-} from "./wire/common.ts";
+import { attributeValueToWire } from "./wire/convert.ts";
 import type { SchemaDiffResponse } from "./wire/schema.ts";
 
-const TYPE_URL_PREFIX = "type.googleapis.com/base.v1.";
-
-const TYPE_BY_MESSAGE: Record<string, AttributeType> = {
-  BooleanValue: "ATTRIBUTE_TYPE_BOOLEAN",
-  BooleanArrayValue: "ATTRIBUTE_TYPE_BOOLEAN_ARRAY",
-  StringValue: "ATTRIBUTE_TYPE_STRING",
-  StringArrayValue: "ATTRIBUTE_TYPE_STRING_ARRAY",
-  IntegerValue: "ATTRIBUTE_TYPE_INTEGER",
-  IntegerArrayValue: "ATTRIBUTE_TYPE_INTEGER_ARRAY",
-  DoubleValue: "ATTRIBUTE_TYPE_DOUBLE",
-  DoubleArrayValue: "ATTRIBUTE_TYPE_DOUBLE_ARRAY",
-};
-
-const MESSAGE_BY_TYPE = Object.fromEntries(Object.entries(TYPE_BY_MESSAGE).map(([m, t]) => [t, m])) as Record<
-  AttributeType,
-  string
->;
-
-/** The short forms Pemba accepts besides the Any form (Permify rejects them as an empty Any). */
-const SHORT_FORMS: [string, AttributeType][] = [
-  ["boolean", "ATTRIBUTE_TYPE_BOOLEAN"],
-  ["string", "ATTRIBUTE_TYPE_STRING"],
-  ["integer", "ATTRIBUTE_TYPE_INTEGER"],
-  ["double", "ATTRIBUTE_TYPE_DOUBLE"],
-  ["boolean_array", "ATTRIBUTE_TYPE_BOOLEAN_ARRAY"],
-  ["string_array", "ATTRIBUTE_TYPE_STRING_ARRAY"],
-  ["integer_array", "ATTRIBUTE_TYPE_INTEGER_ARRAY"],
-  ["double_array", "ATTRIBUTE_TYPE_DOUBLE_ARRAY"],
-];
-
-const invalid = (message: string) => new PembaError("ERROR_CODE_INVALID_ARGUMENT", message, { grpcCode: 3 });
-
-function scalar(type: AttributeType, v: unknown): boolean | string | number {
-  switch (type) {
-    case "ATTRIBUTE_TYPE_BOOLEAN":
-    case "ATTRIBUTE_TYPE_BOOLEAN_ARRAY":
-      if (typeof v === "boolean") return v;
-      throw invalid(`invalid value for bool type: ${JSON.stringify(v)}`);
-    case "ATTRIBUTE_TYPE_STRING":
-    case "ATTRIBUTE_TYPE_STRING_ARRAY":
-      if (typeof v === "string") return v;
-      throw invalid(`invalid value for string type: ${JSON.stringify(v)}`);
-    case "ATTRIBUTE_TYPE_INTEGER":
-    case "ATTRIBUTE_TYPE_INTEGER_ARRAY": {
-      const n = typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v;
-      if (typeof n === "number" && Number.isInteger(n) && n >= -2147483648 && n <= 2147483647) return n;
-      throw invalid(`invalid value for int32 type: ${JSON.stringify(v)}`);
-    }
-    default: {
-      const n = typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v)) ? Number(v) : v;
-      if (typeof n === "number") return n;
-      throw invalid(`invalid value for double type: ${JSON.stringify(v)}`);
-    }
-  }
-}
-
-function typedValue(type: AttributeType, data: unknown): AttributeValue {
-  if (type.endsWith("_ARRAY")) {
-    if (data === undefined || data === null) return { type, data: [] };
-    if (!Array.isArray(data)) throw invalid(`invalid value for list type: ${JSON.stringify(data)}`);
-    return { type, data: data.map((d) => scalar(type, d)) };
-  }
-  if (data === undefined || data === null) {
-    // proto3 default of the wrapped field
-    const zero = type === "ATTRIBUTE_TYPE_BOOLEAN" ? false : type === "ATTRIBUTE_TYPE_STRING" ? "" : 0;
-    return { type, data: zero };
-  }
-  return { type, data: scalar(type, data) };
-}
-
-/**
- * An attribute value from the wire: the Any form or one short form key. Anything else is an empty Any, which
- * Permify answers with 404 ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH.
- */
-export function attributeValueFromWire(v: WireAttributeValue): AttributeValue {
-  const url = v["@type"];
-  if (url !== undefined && url !== "") {
-    const message = url.slice(url.lastIndexOf("/") + 1);
-    const type = message.startsWith("base.v1.") ? TYPE_BY_MESSAGE[message.slice(8)] : undefined;
-    if (type === undefined) throw invalid(`unable to resolve ${JSON.stringify(url)}: "not found"`);
-    return typedValue(type, v.data);
-  }
-  const record = v as Record<string, unknown>;
-  for (const [key, type] of SHORT_FORMS) {
-    if (record[key] !== undefined) return typedValue(type, record[key]);
-  }
-  throw new PembaError("ERROR_CODE_ATTRIBUTE_TYPE_MISMATCH");
-}
-
-export function attributeValueToWire(v: AttributeValue): { "@type": string; data: unknown } {
-  return { "@type": TYPE_URL_PREFIX + MESSAGE_BY_TYPE[v.type], data: v.data };
-}
-
-export function tupleFromWire(t: WireTuple): Tuple {
-  const out: Tuple = {
-    entity: { type: t.entity.type, id: t.entity.id },
-    relation: t.relation,
-    subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation },
-  };
-  if (t.expires_at !== undefined) out.expiresAt = parseRfc3339(t.expires_at);
-  return out;
-}
-
-export function attributeFromWire(a: WireAttribute): Attribute {
-  const out: Attribute = {
-    entity: { type: a.entity.type, id: a.entity.id },
-    attribute: a.attribute,
-    value: attributeValueFromWire(a.value),
-  };
-  if (a.expires_at !== undefined) out.expiresAt = parseRfc3339(a.expires_at);
-  return out;
-}
-
-/** `expires_at` only when the row has one: a Permify client that never sends it sees Permify's shapes. */
-
-export function tupleToWire(t: Tuple) {
-  const out: {
-    entity: { type: string; id: string };
-    relation: string;
-    subject: { type: string; id: string; relation: string };
-    expires_at?: string;
-  } = {
-    entity: { type: t.entity.type, id: t.entity.id },
-    relation: t.relation,
-    subject: { type: t.subject.type, id: t.subject.id, relation: t.subject.relation ?? "" },
-  };
-  if (t.expiresAt !== undefined) out.expires_at = formatRfc3339(t.expiresAt);
-  return out;
-}
-
-export function attributeToWire(a: Attribute) {
-  const out: {
-    entity: { type: string; id: string };
-    attribute: string;
-    value: { "@type": string; data: unknown };
-    expires_at?: string;
-  } = {
-    entity: { type: a.entity.type, id: a.entity.id },
-    attribute: a.attribute,
-    value: attributeValueToWire(a.value),
-  };
-  if (a.expiresAt !== undefined) out.expires_at = formatRfc3339(a.expiresAt);
-  return out;
-}
-
-export function contextFromWire(c: WireContext | undefined): Context | undefined {
-  if (c === undefined) return undefined;
-  if (
-    c.tuples.some((t) => t.expires_at !== undefined) ||
-    c.attributes.some((a) => a.expires_at !== undefined)
-  )
-    throw invalid("expires_at is not allowed on contextual tuples and attributes");
-  return {
-    tuples: c.tuples.map(tupleFromWire),
-    attributes: c.attributes.map(attributeFromWire),
-    data: c.data,
-  };
-}
-
-export function tupleFilterFromWire(f: WireTupleFilter): TupleFilter {
-  return {
-    entity: { type: f.entity?.type ?? "", ids: f.entity?.ids ?? [] },
-    relation: f.relation,
-    subject: { type: f.subject?.type ?? "", ids: f.subject?.ids ?? [], relation: f.subject?.relation ?? "" },
-  };
-}
-
-export function attributeFilterFromWire(f: {
-  entity?: { type: string; ids: string[] };
-  attributes: string[];
-}): AttributeFilter {
-  return { entity: { type: f.entity?.type ?? "", ids: f.entity?.ids ?? [] }, attributes: f.attributes };
-}
+export {
+  attributeFilterFromWire,
+  attributeFromWire,
+  attributeToWire,
+  attributeValueFromWire,
+  attributeValueToWire,
+  contextFromWire,
+  tupleFilterFromWire,
+  tupleFromWire,
+  tupleToWire,
+} from "./wire/convert.ts";
 
 const isAttributeValue = (v: unknown): v is AttributeValue =>
   typeof v === "object" &&
@@ -271,4 +97,129 @@ export function schemaDiffToWire(answer: SchemaDiffAnswer): SchemaDiffResponse {
     })),
     unchanged_permissions: r.unchangedPermissions,
   };
+}
+
+/** An attribute value in Permify's Any form. */
+export type ProofValue = {
+  "@type": string;
+  data: unknown;
+};
+
+/** A proof node on the wire: attribute values in Permify's Any form. */
+export type WireProofNode = ProofNode<ProofValue>;
+
+/** The explain answer in Permify's JSON: the check answer plus the proof (the HTTP body). */
+export interface ExplainResponse {
+  can: Explanation["can"];
+  metadata: { check_count: number };
+  proof: WireProofNode;
+  /** True when some node was replaced by a `cut` node (the node budget was reached). */
+  truncated: boolean;
+}
+
+export interface ExplainOptions {
+  /** The most proof nodes shown (DEFAULT_EXPLAIN_NODES); past it nodes are `cut`. */
+  maxNodes?: number;
+  /** About the most JSON bytes of the proof (DEFAULT_EXPLAIN_BYTES); past it nodes are `cut`. */
+  maxBytes?: number;
+}
+
+/** The most proof nodes an explain shows unless told otherwise. */
+export const DEFAULT_EXPLAIN_NODES = 1000;
+/** The most JSON bytes of the proof an explain answers unless told otherwise. */
+export const DEFAULT_EXPLAIN_BYTES = 512 * 1024;
+
+/**
+ * The explain answer in Permify's JSON, its proof within `maxNodes` nodes and about `maxBytes` bytes of JSON
+ * (pre-order); past that the rest of a node's children are replaced by one `cut` node (their results are known,
+ * their proofs are not shown) and `truncated` is true. A node shared in the proof stays shared.
+ */
+export function explainToWire(answer: Explanation, options: ExplainOptions = {}): ExplainResponse {
+  const converted = new Map<ProofNode, WireProofNode>();
+  const toWire = (n: ProofNode): WireProofNode => {
+    let w = converted.get(n);
+    if (w !== undefined) return w;
+    // keys in the node's own order (a key assigned again keeps its place)
+    const { attribute, rule } = n;
+    const node = { ...n, attribute: undefined, rule: undefined, children: [] } as WireProofNode;
+    if (attribute === undefined) delete node.attribute;
+    else node.attribute = { ...attribute, value: attributeValueToWire(attribute.value) };
+    if (rule === undefined) delete node.rule;
+    else {
+      const args: Record<string, ProofValue> = {};
+      for (const [name, value] of Object.entries(rule.arguments)) args[name] = attributeValueToWire(value);
+      node.rule = { ...rule, arguments: args };
+    }
+    w = node;
+    converted.set(n, w);
+    for (const c of n.children) w.children.push(toWire(c));
+    return w;
+  };
+  const { proof, truncated } = bound(
+    toWire(answer.proof),
+    options.maxNodes ?? DEFAULT_EXPLAIN_NODES,
+    options.maxBytes ?? DEFAULT_EXPLAIN_BYTES,
+  );
+  return { can: answer.can, metadata: answer.metadata, proof, truncated };
+}
+
+/** Bytes a cut node takes at most in JSON (names of 64 characters, an id of 128, the reason). */
+const CUT_NODE_BYTES = 512;
+
+/** JSON bytes of a node without its children (its text is ASCII but for ids and values; UTF-16 units bound them). */
+const ownBytes = (n: WireProofNode): number => JSON.stringify({ ...n, children: [] }).length;
+
+/**
+ * The proof within `maxNodes` nodes and about `maxBytes` bytes of JSON (pre-order; the root is always shown). Where
+ * the budget runs out, the rest of a node's children are replaced by ONE `cut` node that says how many it stands
+ * for, so the answer holds at most one cut node per shown node: every shown node reserves a cut node's bytes.
+ * Memoized nodes are shared and counted each time they appear.
+ */
+function bound(
+  root: WireProofNode,
+  maxNodes: number,
+  maxBytes: number,
+): { proof: WireProofNode; truncated: boolean } {
+  let nodes = 0;
+  let bytes = 0;
+  const fitsWhole = (n: WireProofNode): boolean => {
+    bytes += ownBytes(n);
+    if (++nodes > maxNodes || bytes > maxBytes) return false;
+    for (const c of n.children) if (!fitsWhole(c)) return false;
+    return true;
+  };
+  if (fitsWhole(root)) return { proof: root, truncated: false };
+  let leftNodes = maxNodes - 1;
+  let leftBytes = maxBytes - ownBytes(root) - CUT_NODE_BYTES;
+  const show = (n: WireProofNode): boolean => {
+    if (leftNodes === 0) return false;
+    const size = ownBytes(n) + CUT_NODE_BYTES;
+    if (size > leftBytes) return false;
+    leftNodes--;
+    leftBytes -= size;
+    return true;
+  };
+  const copy = (n: WireProofNode): WireProofNode => {
+    const children: WireProofNode[] = [];
+    for (let i = 0; i < n.children.length; i++) {
+      const c = n.children[i]!;
+      if (show(c)) {
+        children.push(copy(c));
+        continue;
+      }
+      const more = n.children.length - i;
+      children.push({
+        kind: "cut",
+        entity: c.entity,
+        name: c.name,
+        result: c.result,
+        reason: `proof cut (at most ${maxNodes} nodes, ${maxBytes} bytes): ${more === 1 ? "this node" : `this node and ${more - 1} more`} not shown`,
+        omitted: more,
+        children: [],
+      });
+      break;
+    }
+    return { ...n, children };
+  };
+  return { proof: copy(root), truncated: true };
 }

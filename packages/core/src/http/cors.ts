@@ -11,7 +11,7 @@
  * Methods GET, POST, HEAD, PATCH, DELETE, PUT and any request headers are allowed, as in Permify's gateway.
  */
 import { PembaError } from "../errors.ts";
-import type { Answer, ApiRequest } from "./pipeline.ts";
+import type { Answer, ApiRequest } from "./exchange.ts";
 
 export interface CorsOptions {
   origins: string[] | "*";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileSchema } from "../compile/index.ts";
-import type { ExplainResponse } from "../engine/explain.ts";
-import { verifyProof } from "../engine/explain-verify.ts";
 import { parseSchema } from "../schema/index.ts";
+import type { ExplainResponse } from "./convert.ts";
+import { verifyProof } from "./testing/explain-verify.ts";
 import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
 import { PermissionExplainResponseSchema } from "./wire/permission.ts";
 

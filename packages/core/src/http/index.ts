@@ -6,17 +6,23 @@ export {
   PUBLIC_PATH_CHOICES,
   type PublicPath,
 } from "./app.ts";
-export {
-  type AuthConfig,
-  type OidcConfig,
-  type PresharedKey,
-  type Principal,
-  parsePresharedKeys,
+export type {
+  AuthConfig,
+  OidcConfig,
+  PresharedKey,
+  Principal,
 } from "./auth/index.ts";
 export {
   attributeValueFromWire,
   attributeValueToWire,
+  DEFAULT_EXPLAIN_BYTES,
+  DEFAULT_EXPLAIN_NODES,
+  type ExplainOptions,
+  type ExplainResponse,
+  explainToWire,
+  type ProofValue,
   schemaDiffToWire,
+  type WireProofNode,
 } from "./convert.ts";
 export type { CorsOptions } from "./cors.ts";
 export { errorResponse, errorResponseParts } from "./error-response.ts";

@@ -1,5 +1,5 @@
 /**
- * Bounded schema writes over HTTP (issue 20): a schema over the size limits is refused with an error naming the
+ * Bounded schema writes over HTTP: a schema over the size limits is refused with an error naming the
  * limit before it is parsed or compiled; a rule body that would overflow the stack is a compile error naming the
  * limit; declared names follow the API's 64-character rule. Nothing is written by a refused schema.
  */
@@ -47,7 +47,7 @@ describe("schema write limits", () => {
     expect(wide.length).toBeLessThan(MAX_SCHEMA_BYTES);
     expect(await write(wide)).toMatchObject(tooLarge);
     expect(await write(padded(HEAD, 300 * 1024))).toMatchObject(tooLarge);
-    // the issue's probes: 3.4 MiB of rule, 80,000 entities, 300,000 nested parentheses; their bodies are over
+    // probes of each limit: 3.4 MiB of rule, 80,000 entities, 300,000 nested parentheses; their bodies are over
     // what an admissible schema can take as JSON, so they are refused before the body is read or parsed
     const bodyTooLarge = {
       status: 413,
@@ -91,7 +91,7 @@ describe("schema write limits", () => {
     expect(await write(ruleSchema(`${"(".repeat(1000)}x > 1${")".repeat(1000)}`))).toMatchObject(recursion);
     expect(await write(ruleSchema(`x${" + 1".repeat(300)} > 1`))).toMatchObject(recursion);
     expect(await write(ruleSchema(`context.data${".a".repeat(300)} == 1`))).toMatchObject(recursion);
-    // the issue's larger versions are over the size limits, refused before any parsing
+    // larger versions of them are over the size limits, refused before any parsing
     expect(await write(ruleSchema(`x${" + 1".repeat(10_000)} > 1`))).toMatchObject(
       compileError(`5:7: rule bodies exceed ${MAX_SCHEMA_RULE_CHARS} characters in one schema`),
     );

@@ -10,8 +10,8 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { attributeToWire, tupleToWire } from "../http/convert.ts";
 import type { WireContext } from "../http/wire/common.ts";
+import { attributeToWire, tupleToWire } from "../http/wire/convert.ts";
 import type { Context } from "../model.ts";
 
 /** The API whose answer a record is. */

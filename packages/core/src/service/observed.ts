@@ -15,8 +15,8 @@ import type {
 import type { CheckResult, Context, Entity, Subject } from "../model.ts";
 import type { DecisionApi } from "../observe/decision-log.ts";
 import { inSpan, type RequestObservation, SPAN } from "../observe/observation.ts";
-import type { PembaService, PermissionMetadata } from "./pemba-service.ts";
 import type { ResolvedSchema } from "./schema-registry.ts";
+import type { PermissionMetadata, ServiceTarget, TargetResolver } from "./target.ts";
 
 export const entityText = (e: Entity): string => `${e.type}:${e.id}`;
 export const subjectText = (s: Subject): string =>
@@ -24,14 +24,14 @@ export const subjectText = (s: Subject): string =>
 
 interface Resolved {
   schema: ResolvedSchema;
-  target: EvaluationTarget;
+  target: ServiceTarget;
   /** The snap token of the snap the evaluation reads at. */
   snapToken: string;
 }
 
 /** The schema and snap, in a `pemba.schema.resolve` span. */
 async function resolve(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -98,7 +98,7 @@ const checkAttributes = (query: CheckQuery, operation: string) => ({
 
 /** An untraced check's record, after the service's own fast path decided it. */
 export function recordCheck(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   schema: ResolvedSchema,
   snap: number,
@@ -118,7 +118,7 @@ export function recordCheck(
 }
 
 export async function observedCheck(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -138,7 +138,7 @@ export async function observedCheck(
 }
 
 export async function observedBulkCheck(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -173,20 +173,19 @@ export async function observedBulkCheck(
 }
 
 export async function observedExplain(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
   query: CheckQuery,
   context: Context | undefined,
-  options: engine.ExplainOptions | undefined,
-): Promise<engine.ExplainResponse> {
+): Promise<engine.Explanation> {
   const r = await resolve(service, obs, tenantId, meta, context);
   const out = await evaluate(
     obs,
     r,
     checkAttributes(query, "explain"),
-    (target) => engine.explain({ ...target, schema: r.schema.compiled }, query, options),
+    (target) => engine.explain({ ...target, schema: r.schema.compiled }, query),
     (span, o) => {
       span.setAttribute("pemba.decision", o.can);
       span.setAttribute("pemba.check_count", o.metadata.check_count);
@@ -223,7 +222,7 @@ function lookupRecord(
 }
 
 export async function observedLookupEntity(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -252,7 +251,7 @@ export async function observedLookupEntity(
 }
 
 export async function observedLookupSubject(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,
@@ -282,7 +281,7 @@ export async function observedLookupSubject(
 }
 
 export async function observedSubjectPermission(
-  service: PembaService,
+  service: TargetResolver,
   obs: RequestObservation,
   tenantId: string,
   meta: PermissionMetadata,

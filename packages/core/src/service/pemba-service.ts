@@ -33,7 +33,6 @@ import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
 import { formatTuple, printSchema, validateAttribute, validateTuple } from "../schema/index.ts";
-import type { SchemaWrites } from "../settings/definition.ts";
 import type { DataBundle, MaybePromise, Page, SchemaRecord, Snap, Store, Tenant } from "../store/store.ts";
 import { runBundleOperations } from "./bundle-runner.ts";
 import * as observed from "./observed.ts";
@@ -50,7 +49,12 @@ import { checkRuleBodies, checkSchemaSize } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
+import type { PermissionMetadata, ServiceTarget } from "./target.ts";
 import { type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";
+
+/** What a schema write may do to stored rows: `permify` anything (Permify's behaviour), `safe` orphan none. */
+export const SCHEMA_WRITES = ["permify", "safe"] as const;
+export type SchemaWrites = (typeof SCHEMA_WRITES)[number];
 
 export interface ServiceOptions {
   /** How long a tenant's head schema version is trusted without asking the store (default 1000 ms). */
@@ -93,13 +97,6 @@ export interface SchemaDiffAnswer {
   /** The snap the data was measured at. */
   snapToken: string;
   report: SchemaDiffReport;
-}
-
-/** Metadata of a permission request after wire parsing; "" = head. */
-export interface PermissionMetadata {
-  schemaVersion: string;
-  snapToken: string;
-  depth: number;
 }
 
 /** A request's snapshot: the snap token's snap (0 = none) and the snap its reads use. */
@@ -267,7 +264,7 @@ export class PembaService {
     tenantId: string,
     meta: PermissionMetadata,
     context?: Context,
-  ): Promise<{ schema: ResolvedSchema; target: EvaluationTarget }> {
+  ): Promise<{ schema: ResolvedSchema; target: ServiceTarget }> {
     const now = this.clock();
     const { schema, snap } = await this.#resolve(
       tenantId,
@@ -680,7 +677,7 @@ export class PembaService {
     now: number,
     meta: PermissionMetadata,
     context?: Context,
-  ): EvaluationTarget {
+  ): ServiceTarget {
     return {
       store: this.store,
       tenantId,
@@ -711,13 +708,11 @@ export class PembaService {
     meta: PermissionMetadata,
     query: CheckQuery,
     context?: Context,
-    options?: engine.ExplainOptions,
     obs?: RequestObservation,
-  ): Promise<engine.ExplainResponse> {
-    if (obs !== undefined)
-      return observed.observedExplain(this, obs, tenantId, meta, query, context, options);
+  ): Promise<engine.Explanation> {
+    if (obs !== undefined) return observed.observedExplain(this, obs, tenantId, meta, query, context);
     const { schema, target } = await this.target(tenantId, meta, context);
-    return engine.explain({ ...target, schema: schema.compiled }, query, options);
+    return engine.explain({ ...target, schema: schema.compiled }, query);
   }
 
   async expand(

@@ -7,10 +7,14 @@
 import type { z } from "zod";
 import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
-import { parsePresharedKeys } from "../http/auth/preshared.ts";
 import { tenantIdRegex } from "../http/wire/common.ts";
 import { DECISION_REDACTIONS, DEFAULT_DECISION_BUFFER } from "../observe/decision-log.ts";
-import { DEFAULT_MAX_COMPILED_SCHEMA_BYTES, DEFAULT_MAX_WATCH_STREAMS } from "../service/index.ts";
+import {
+  DEFAULT_MAX_COMPILED_SCHEMA_BYTES,
+  DEFAULT_MAX_WATCH_STREAMS,
+  SCHEMA_WRITES,
+} from "../service/index.ts";
+import { DEFAULT_DATABASE } from "../store/default-database.ts";
 import {
   count,
   d1Simulation,
@@ -20,6 +24,7 @@ import {
   oneOf,
   onOff,
   pairs,
+  parsePresharedKeys,
   port,
   positiveCount,
   ratio,
@@ -33,8 +38,6 @@ export type Runtime = "node" | "worker";
 const BOTH: readonly Runtime[] = ["node", "worker"];
 const NODE: readonly Runtime[] = ["node"];
 const WORKER: readonly Runtime[] = ["worker"];
-
-export const DEFAULT_DATABASE = { node: "./pemba.db", worker: "memory:" } as const;
 
 /** Writes must pause this long before the Node server compacts the heap after a bulk load (heap.ts). */
 export const COMPACT_IDLE_MS = 250;
@@ -50,10 +53,6 @@ const NODE_REPLICA_MEMORY_MB = 256;
 
 /** An eighth of an isolate's 128 MB, beside the working set's 64 MB (Node's 256 is more than an isolate has). */
 const WORKER_MAX_COMPILED_SCHEMA_MB = 16;
-
-/** What a schema write may do to stored rows: `permify` anything (Permify's behaviour), `safe` orphan none. */
-export const SCHEMA_WRITES = ["permify", "safe"] as const;
-export type SchemaWrites = (typeof SCHEMA_WRITES)[number];
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -387,8 +386,8 @@ export const SETTINGS = {
     flag: "log-level",
     arg: "<level>",
     runtimes: BOTH,
-    // The Worker logs failed requests only by default: each console.log costs 0.7-1.0 ms of CPU in workerd, more
-    // than the check itself (loadtest/RESULTS.md, issue 19 item 5), and Cloudflare's invocation logs already record
+    // The Worker logs failed requests only by default: a console.log in workerd costs more CPU than the check
+    // itself, and Cloudflare's invocation logs already record
     // every request's URL, status and CPU time.
     default: { node: "info", worker: "warn" },
     help: {

@@ -1,15 +1,12 @@
 /** Pemba's settings: one definition of every PEMBA_* flag and variable, their parsers, resolution and docs. */
 export {
   COMPACT_IDLE_MS,
-  DEFAULT_DATABASE,
   defaultText,
   helpText,
   LOG_LEVEL_NUMBERS,
   LOG_LEVELS,
   type LogLevel,
   type Runtime,
-  SCHEMA_WRITES,
-  type SchemaWrites,
   SETTINGS,
   type SettingDef,
   type SettingKey,
@@ -18,7 +15,7 @@ export {
   settingsOf,
 } from "./definition.ts";
 export { helpOptionLines, settingsTable } from "./docs.ts";
-export { ConfigError, type D1Simulation, parseDuration, parseList } from "./parsers.ts";
+export { ConfigError, type D1Simulation, parseDuration, parseList, parsePresharedKeys } from "./parsers.ts";
 export {
   describeDatabase,
   type Env,

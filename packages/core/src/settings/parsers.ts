@@ -4,6 +4,7 @@
  * flag or a Worker var) and the text given, so one parser serves both runtimes.
  */
 import { z } from "zod";
+import type { PresharedKey } from "../http/auth/preshared.ts";
 
 /** A setting with a value the runtime cannot use; its message names the flag or variable. */
 export class ConfigError extends Error {
@@ -16,6 +17,25 @@ export function parseList(text: string, separator = ","): string[] {
     .split(separator)
     .map((s) => s.trim())
     .filter((s) => s !== "");
+}
+
+/**
+ * Parses the flag/variable form: comma-separated keys, each `key` or `key:t1|t2` (e.g. `"admin,k1:t1|t2"`).
+ * A key itself cannot contain `,` or `:`. Errors name `name` and never quote a key (the Worker answers them).
+ */
+export function parsePresharedKeys(spec: string, name = "keys"): PresharedKey[] {
+  const entries = parseList(spec);
+  if (entries.length === 0) throw new ConfigError(`${name} is empty`);
+  return entries.map((entry) => {
+    const i = entry.indexOf(":");
+    if (i < 0) return { key: entry };
+    const key = entry.slice(0, i);
+    const tenants = parseList(entry.slice(i + 1), "|");
+    if (key === "" || tenants.length === 0) {
+      throw new ConfigError(`invalid ${name} entry; expected key or key:tenant1|tenant2`);
+    }
+    return { key, tenants };
+  });
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

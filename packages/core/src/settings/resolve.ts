@@ -5,11 +5,11 @@
 import type { PublicPath } from "../http/app.ts";
 import type { AuthConfig } from "../http/auth/index.ts";
 import type { DecisionRedaction } from "../observe/decision-log.ts";
+import type { SchemaWrites } from "../service/index.ts";
 import {
   defaultText,
   type LogLevel,
   type Runtime,
-  type SchemaWrites,
   SETTINGS,
   type SettingDef,
   type SettingKey,

@@ -82,6 +82,15 @@ export interface EngineReads {
   ): MaybePromise<Attribute[]>;
 }
 
+/** The ids an object type has at a snapshot: lookups start from them when any id could be an answer. */
+export interface ObjectIdListing {
+  /** Distinct ids of `type` that appear anywhere (tuple entity or subject, attribute entity), sorted. */
+  listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]>;
+}
+
+/** Everything the engine reads through: the batched reads, the combined read where a store has it, id listing. */
+export type EngineStore = EngineReads & Partial<CombinedReads> & ObjectIdListing;
+
 /** The engine reads and the look of a database as one of its replicas has it (NearestReplica). */
 export interface ReplicaReads extends FreshnessSource, CombinedReads, EngineReads {}
 

@@ -4,10 +4,8 @@
  * builds on (proxies/ see the database through capabilities.ts, never drivers/ or sql/), and no import circle runs
  * through store/. Type-only imports count. Tests are exempt: they wire drivers to proxies.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join, posix, relative } from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { cycles, importGraph, sourcesUnder } from "../../test/import-graph.ts";
 
 type Layer = "base" | "memory" | "sql" | "drivers" | "proxies" | "open" | "contract" | "testing";
 
@@ -30,21 +28,6 @@ function layerOf(path: string): Layer | undefined {
   return (["memory", "sql", "drivers", "proxies", "contract", "testing"] as const).find((l) => l === top);
 }
 
-/** The store/ files each file imports (statically, dynamically, type-only or re-exported), by path inside store/. */
-function importGraph(files: Map<string, string>): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  for (const [path, text] of files) {
-    const targets = ts
-      .preProcessFile(text, true, true)
-      .importedFiles.map((f) => f.fileName)
-      .filter((spec) => spec.startsWith("."))
-      .map((spec) => posix.normalize(posix.join(posix.dirname(path), spec)))
-      .filter((target) => !target.startsWith(".."));
-    graph.set(path, targets);
-  }
-  return graph;
-}
-
 /** `importer -> imported` for every import that breaks the layering (or a file outside every layer). */
 function layerViolations(graph: Map<string, string[]>): string[] {
   const out: string[] = [];
@@ -62,51 +45,10 @@ function layerViolations(graph: Map<string, string[]>): string[] {
   return out.sort();
 }
 
-/** The import circles: every strongly connected set of files (Tarjan), each sorted, smallest first. */
-function cycles(graph: Map<string, string[]>): string[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const out: string[][] = [];
-  const visit = (path: string) => {
-    index.set(path, index.size);
-    low.set(path, index.get(path)!);
-    stack.push(path);
-    for (const next of graph.get(path) ?? []) {
-      if (!index.has(next)) {
-        visit(next);
-        low.set(path, Math.min(low.get(path)!, low.get(next)!));
-      } else if (stack.includes(next)) low.set(path, Math.min(low.get(path)!, index.get(next)!));
-    }
-    if (low.get(path) !== index.get(path)) return;
-    const component: string[] = [];
-    let top: string;
-    do {
-      top = stack.pop()!;
-      component.push(top);
-    } while (top !== path);
-    if (component.length > 1 || graph.get(path)?.includes(path)) out.push(component.sort());
-  };
-  for (const path of graph.keys()) if (!index.has(path)) visit(path);
-  return out.sort((a, b) => a[0]!.localeCompare(b[0]!));
-}
-
 const STORE = import.meta.dirname;
 
-function storeSources(dir = STORE): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) for (const [p, text] of storeSources(path)) files.set(p, text);
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) {
-      files.set(relative(STORE, path).split("\\").join("/"), readFileSync(path, "utf8"));
-    }
-  }
-  return files;
-}
-
 describe("store/ layers", () => {
-  const graph = importGraph(storeSources());
+  const graph = importGraph(sourcesUnder(STORE));
 
   it("every import goes to the file's own layer or one below it", () => {
     expect(graph.size).toBeGreaterThan(30);

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createClient } from "@libsql/client";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { DEFAULT_DATABASE } from "../settings/definition.ts";
+import { DEFAULT_DATABASE } from "./default-database.ts";
 import { LibsqlStore } from "./drivers/libsql.ts";
 import { PostgresStore } from "./drivers/postgres.ts";
 import { SqliteStore, sqlitePath } from "./drivers/sqlite.ts";

@@ -23,6 +23,7 @@ import type {
   EmptyTenants,
   EngineReads,
   HeadSchemaSource,
+  ObjectIdListing,
   QueryBudget,
   RowCounts,
   SnapBookmarks,
@@ -47,6 +48,7 @@ export type * from "./types.ts";
 /** The optional members are the capabilities some stores have (capabilities.ts names them, with guards). */
 export interface Store
   extends EngineReads,
+    ObjectIdListing,
     Partial<CombinedReads>,
     Partial<HeadSchemaSource>,
     Partial<SnapBookmarks>,
@@ -89,9 +91,8 @@ export interface Store
   /** Throws PembaError ERROR_CODE_SNAP_TOKEN_EXPIRED when `snap` is older than the GC window keeps. */
   assertSnapReadable(tenantId: string, snap: Snap): MaybePromise<void>;
 
-  // engine reads at a snapshot (batched): queryTuples, querySubjectTuples, queryAttributes (EngineReads)
-  /** Distinct ids of `type` that appear anywhere (tuple entity or subject, attribute entity), sorted. */
-  listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]>;
+  // engine reads at a snapshot (batched): queryTuples, querySubjectTuples, queryAttributes (EngineReads);
+  // listObjectIds (ObjectIdListing)
 
   // filtered, paged reads (the API's read endpoints); stable order
   readTuples(

@@ -3,7 +3,7 @@
  * server over its HTTP API: the schema first, then the data in batches of `batchSize` rows (each one
  * `data/write`), reporting progress after each batch. A tenant the server does not have is created. `pemba load` runs it; tests load their fixtures with it.
  */
-import { attributeToWire, tupleToWire } from "../http/convert.ts";
+import { attributeToWire, tupleToWire } from "../http/wire/convert.ts";
 import type { Attribute, Tuple } from "../model.ts";
 import {
   parseAttributeString,

@@ -10,8 +10,7 @@ import { DumpWriter, headerLine, type ImportCounts, schemaLine } from "@pemba/co
 import { ConfigError } from "../config.ts";
 import { callerPath } from "./caller-path.ts";
 import { nativeCrc32, readInput, removeCheckpoint } from "./dump-files.ts";
-import { countsText, type ImportFlags } from "./import.ts";
-import { ImportProgressReport } from "./import-progress.ts";
+import { countsText, type ImportFlags, ImportProgressReport } from "./import-progress.ts";
 import type { MigrationSource } from "./migrate-sources.ts";
 
 interface HttpCheckpoint {

@@ -1,8 +1,24 @@
 /**
- * An import's progress on stderr: on a terminal, one bar redrawn in place (rows, rows/s, ETA, errors); otherwise a
+ * What `pemba import` runs with and reports: its flags, its counts as text, and its progress on stderr: on a terminal, one bar redrawn in place (rows, rows/s, ETA, errors); otherwise a
  * line every `everyMs` (a log or CI keeps a readable record).
  */
-import type { ImportCounts } from "@pemba/core";
+import type { ImportCounts, OnConflict } from "@pemba/core";
+
+/** What `pemba import` was asked to do, by flag. */
+export interface ImportFlags {
+  tenant: string;
+  onConflict: OnConflict;
+  dryRun: boolean;
+  maxErrors: number;
+  chunkRows: number;
+  errorsFile: string | undefined;
+  checkpointFile: string | undefined;
+}
+
+/** The counts of an import, as `pemba import` prints them. */
+export function countsText(c: ImportCounts): string {
+  return `${c.tuples} tuples, ${c.attributes} attributes (${c.written} written, ${c.unchanged} unchanged, ${c.errors} errors)`;
+}
 
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 

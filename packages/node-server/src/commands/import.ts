@@ -20,7 +20,6 @@ import {
   DumpImport,
   type DumpLine,
   DumpReader,
-  type ImportCounts,
   type LineError,
   ON_CONFLICT,
   type OnConflict,
@@ -39,21 +38,11 @@ import {
   writeCheckpoint,
 } from "./dump-files.ts";
 import { importOverHttp } from "./import-http.ts";
-import { ImportProgressReport } from "./import-progress.ts";
+import { countsText, type ImportFlags, ImportProgressReport } from "./import-progress.ts";
 import { MIGRATION_SOURCES, migrationLines } from "./migrate-sources.ts";
 
 const USAGE =
   "usage: pemba import (--database <url> | --url <server> [--token <key>]) [--tenant <id>] [--from <source>] [--on-conflict touch|skip|fail] [--dry-run] [--errors <file>] [--max-errors <n>] [--checkpoint <file>] <file|->\n";
-
-export interface ImportFlags {
-  tenant: string;
-  onConflict: OnConflict;
-  dryRun: boolean;
-  maxErrors: number;
-  chunkRows: number;
-  errorsFile: string | undefined;
-  checkpointFile: string | undefined;
-}
 
 /** The dump's records, checked line by line (DumpReader); `from` a position when resuming over HTTP. */
 export async function* dumpRecords(
@@ -83,10 +72,6 @@ function errorReport(file: string | undefined): (e: LineError) => void {
   const path = callerPath(file);
   writeFileSync(path, "");
   return (e) => appendFileSync(path, `${JSON.stringify(e)}\n`);
-}
-
-export function countsText(c: ImportCounts): string {
-  return `${c.tuples} tuples, ${c.attributes} attributes (${c.written} written, ${c.unchanged} unchanged, ${c.errors} errors)`;
 }
 
 export async function runImport(args: string[]): Promise<number> {

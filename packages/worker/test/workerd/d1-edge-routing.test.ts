@@ -1,5 +1,5 @@
 /**
- * Where a Worker isolate's D1 round trips go (issue 19: the edge), on two real local D1 databases: a primary and a
+ * Where a Worker isolate's D1 round trips go at the edge, on two real local D1 databases: a primary and a
  * replica fed late (lagging-replica.ts). The store is the Worker's: a lazy working-set replica, looks in the
  * background, over a D1Store with per-request sessions. Each `request` counts D1 round trips (one `all()` or one
  * `batch()`) by target.

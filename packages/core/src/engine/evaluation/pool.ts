@@ -5,27 +5,26 @@
  */
 import type { CompiledSchema } from "../../compile/index.ts";
 import type { Subject } from "../../model.ts";
-import type { Store } from "../../store/store.ts";
-import { Evaluation } from "../evaluation.ts";
-import type { EvaluationTarget } from "../types.ts";
+import type { EngineStore } from "../../store/capabilities.ts";
+import { Evaluation, type EvaluationInput, type SynchronousStores } from "./evaluation.ts";
 
 /** Only evaluations below this many entries are kept. */
 const SPARE_MAX_ENTRIES = 1024;
 
-export class EvaluationPool {
+export class EvaluationPool implements SynchronousStores {
   #spare: Evaluation | undefined = undefined;
   /**
    * Stores that answered a batch synchronously (memory, better-sqlite3). For them batching saves nothing, so later
    * evaluations read directly, one small call per read, with no pass re-runs.
    */
-  readonly #synchronous = new WeakSet<Store>();
+  readonly #synchronous = new WeakSet<EngineStore>();
 
   /** Remembers that `store` answered a batch synchronously (one function for every evaluation to call). */
-  readonly learnSynchronous = (store: Store): void => {
+  readonly learnSynchronous = (store: EngineStore): void => {
     this.#synchronous.add(store);
   };
 
-  answersSynchronously(store: Store): boolean {
+  answersSynchronously(store: EngineStore): boolean {
     return this.#synchronous.has(store);
   }
 
@@ -33,7 +32,7 @@ export class EvaluationPool {
    * An evaluation of the question, the caller's until it hands it back with `give`: the spare one, emptied, or a
    * new one. A question that awaits keeps its evaluation, so one asked meanwhile never gets it.
    */
-  take(schema: CompiledSchema, target: EvaluationTarget, subject: Subject): Evaluation {
+  take(schema: CompiledSchema, target: EvaluationInput, subject: Subject): Evaluation {
     const spare = this.#spare;
     if (spare === undefined) return new Evaluation(schema, target, subject);
     this.#spare = undefined;

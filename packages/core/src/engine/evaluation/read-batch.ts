@@ -7,7 +7,8 @@
 import type { ReadRef } from "../../compile/index.ts";
 import { PembaError } from "../../errors.ts";
 import type { Attribute, Tuple } from "../../model.ts";
-import type { AttributeQuery, Snap, Store, TupleQuery } from "../../store/store.ts";
+import type { EngineStore } from "../../store/capabilities.ts";
+import type { AttributeQuery, Snap, TupleQuery } from "../../store/store.ts";
 import { type ContextualData, readKey } from "./context.ts";
 import type { EntryTable } from "./entries.ts";
 
@@ -19,7 +20,7 @@ const oneRead = (): TupleQuery[] => [{ entityType: "", entityIds: [""], relation
 const oneAttributeRead = (): AttributeQuery[] => [{ entityType: "", entityIds: [""], attributes: [""] }];
 
 export class ReadBatch {
-  store!: Store;
+  store!: EngineStore;
   tenantId!: string;
   snap!: Snap;
   /** The evaluation time: rows expired at it are absent. */
@@ -34,19 +35,19 @@ export class ReadBatch {
   /** Read directly (no batching): the store is known to answer synchronously. */
   #direct = false;
   /** Called when the store answered a batch synchronously. */
-  #onSynchronous: ((store: Store) => void) | undefined = undefined;
+  #onSynchronous: ((store: EngineStore) => void) | undefined = undefined;
   /** One-read queries for direct reads, rewritten per read (replaced once handed to a store's promise). */
   #tupleQuery: TupleQuery[] = oneRead();
   #attributeQuery: AttributeQuery[] = oneAttributeRead();
 
   reset(
-    store: Store,
+    store: EngineStore,
     tenantId: string,
     snap: Snap,
     at: number,
     context: ContextualData | undefined,
     direct: boolean,
-    onSynchronous: ((store: Store) => void) | undefined,
+    onSynchronous: ((store: EngineStore) => void) | undefined,
   ): void {
     this.store = store;
     this.tenantId = tenantId;

@@ -16,7 +16,7 @@ export function createAuthenticator(config: AuthConfig | undefined): Authenticat
 }
 
 export { OidcAuthenticator, type OidcConfig } from "./oidc.ts";
-export { type PresharedKey, PresharedKeyAuthenticator, parsePresharedKeys } from "./preshared.ts";
+export { type PresharedKey, PresharedKeyAuthenticator } from "./preshared.ts";
 export {
   type Authenticator,
   assertTenantAllowed,

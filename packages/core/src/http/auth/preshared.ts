@@ -2,32 +2,12 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { PembaError } from "../../errors.ts";
-import { ConfigError, parseList } from "../../settings/parsers.ts";
 import { type Authenticator, bearerToken, type Principal, tenantsPrincipal } from "./principal.ts";
 
 export interface PresharedKey {
   key: string;
   /** Tenants this key may use; undefined or ["*"] = all (and the tenancy endpoints). */
   tenants?: string[];
-}
-
-/**
- * Parses the flag/variable form: comma-separated keys, each `key` or `key:t1|t2` (e.g. `"admin,k1:t1|t2"`).
- * A key itself cannot contain `,` or `:`. Errors name `name` and never quote a key (the Worker answers them).
- */
-export function parsePresharedKeys(spec: string, name = "keys"): PresharedKey[] {
-  const entries = parseList(spec);
-  if (entries.length === 0) throw new ConfigError(`${name} is empty`);
-  return entries.map((entry) => {
-    const i = entry.indexOf(":");
-    if (i < 0) return { key: entry };
-    const key = entry.slice(0, i);
-    const tenants = parseList(entry.slice(i + 1), "|");
-    if (key === "" || tenants.length === 0) {
-      throw new ConfigError(`invalid ${name} entry; expected key or key:tenant1|tenant2`);
-    }
-    return { key, tenants };
-  });
 }
 
 export class PresharedKeyAuthenticator implements Authenticator {

@@ -1,14 +1,19 @@
 /** Permission endpoints: check, bulk check, expand, lookup entity (+ stream), lookup subject, subject permission. */
 
 import type { z } from "@hono/zod-openapi";
-import { DEFAULT_EXPLAIN_BYTES, DEFAULT_EXPLAIN_NODES } from "../../engine/explain.ts";
 import type { CheckOutcome, CheckQuery } from "../../engine/types.ts";
 import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
 import type { RequestObservation } from "../../observe/observation.ts";
 import type { PermissionMetadata } from "../../service/index.ts";
 import { scanCheckBody } from "../check-body-scanner.ts";
-import { contextFromWire, expandToWire } from "../convert.ts";
+import {
+  contextFromWire,
+  DEFAULT_EXPLAIN_BYTES,
+  DEFAULT_EXPLAIN_NODES,
+  expandToWire,
+  explainToWire,
+} from "../convert.ts";
 import type { Limits } from "../limits.ts";
 import { type Answer, type ApiRequest, jsonAnswer, jsonTextAnswer, ndjsonAnswer } from "../pipeline.ts";
 import { parseJsonText } from "../request-body.ts";
@@ -162,7 +167,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       response: PermissionExplainResponseSchema,
     },
     async ({ body: { meta, query, context }, tenantId, obs }) => {
-      const out = await service.explain(tenantId, meta, query, context, undefined, obs);
+      const out = explainToWire(await service.explain(tenantId, meta, query, context, obs));
       return jsonTextAnswer(JSON.stringify(out), out.can);
     },
   );

@@ -1,5 +1,5 @@
 /**
- * The worker-thread SchemaParser (Node server, issue 20): a schema write's parse does not run on the event loop's
+ * The worker-thread SchemaParser (Node server): a schema write's parse does not run on the event loop's
  * thread, and its answer (the definition, or the error with its class, message, code and position) is the one the
  * in-turn parse gives. The parser module's entries are counted on this thread (vi.mock wraps them; the worker thread
  * loads the real module, outside vitest): a write through the worker must not enter them here.

@@ -1,6 +1,6 @@
 /**
- * Schemas at the write limits (schema-limits.ts), for the tests and benchmarks of issue 20: distinct per `salt`, so
- * no cache can answer one for another.
+ * Schemas at the write limits (schema-limits.ts), for the tests and benchmarks of bounded schema writes: distinct per
+ * `salt`, so no cache can answer one for another.
  */
 import { MAX_SCHEMA_BYTES, MAX_SCHEMA_RULE_CHARS } from "../schema-limits.ts";
 

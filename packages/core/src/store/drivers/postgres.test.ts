@@ -367,7 +367,7 @@ describe("PostgresStore, prepared statements and pipelined transactions", () => 
   });
 });
 
-// ---- concurrent writers (issue 18): writes of different tenants do not wait for each other, writes of one tenant
+// ---- concurrent writers: writes of different tenants do not wait for each other, writes of one tenant
 // commit in snap order, so snap tokens stay exact and the change feed loses and reorders nothing while many writers
 // race; GC waits for a write between its id and its commit; notices reach other connections.
 

@@ -50,11 +50,11 @@ export const NAMED_MAX_LIST = 16;
 /**
  * Whether a statement runs as a named prepared statement (parsed once per connection; PostgreSQL may then cache a
  * generic plan for it, `plan_cache_mode=auto`) or as node-postgres' unnamed statement (parsed and planned for its own
- * values at every execution). Named: every list parameter (a key list, a row set's column) holds at most
- * NAMED_MAX_LIST values, e.g. a 1-row write, a check, a feed read. Unnamed: a larger list, e.g. a 1,000-row write.
- * One text binds lists of any length (unnest), and a plan cached for a few values can cost many times more for
- * thousands (a 1,000-row write ran 5x slower on a generic plan cached during 1-row writes); a parse and a plan cost
- * little next to a large statement's execution, so large ones never share a cached plan.
+ * values at every execution). Named: every list parameter (a key list, a row set's column) holds at most NAMED_MAX_LIST
+ * values, e.g. a 1-row write, a check, a feed read. Unnamed: a larger list, e.g. a 1,000-row write. One text binds
+ * lists of any length (unnest), and a plan cached for a few values can cost many times more for thousands (a 1,000-row
+ * write runs several times slower on a generic plan cached during 1-row writes); a parse and a plan cost little next to
+ * a large statement's execution, so large ones never share a cached plan.
  */
 export function preparesByName(s: Statement<unknown>): boolean {
   return s.params.every((p) => !Array.isArray(p) || p.length <= NAMED_MAX_LIST);

@@ -17,7 +17,7 @@ const ms = (name: string) => bigint(name, { mode: "number" });
 /**
  * Text compared byte by byte (`COLLATE "C"`), for every column an index keys on: the same order as SQLite's and
  * JavaScript's whatever the server's locale, and memcmp instead of the locale's strcoll on each index comparison
- * (a 1,000-row write's index inserts, loadtest/RESULTS.md "Issue 18, stop 28").
+ * (a 1,000-row write's index inserts).
  */
 const key = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
 

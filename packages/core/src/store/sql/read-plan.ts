@@ -226,9 +226,9 @@ export function listObjectIdsStatement(
  * (tenant_id, deleted_tx) index and filters every live row): entity ids -> the entity index, else subject ids -> the
  * subject index; no ids -> none (the id-ordered walk below). PostgreSQL chooses for itself: there a subject page is
  * one range of its subject page index (tenant, subject type, subject id, id). SQLite has no such index (migration
- * 0006 dropped it: a 1,000-row write naming 1,000 subjects paid a second scattered index, +47-57% at the store); it
+ * 0006 dropped it: a 1,000-row write naming 1,000 subjects would pay a second scattered index); it
  * reads the subject's rows by the subject index and sorts them by id under the page's LIMIT, so a subject page costs
- * in proportion to the subject's rows, not the tenant's (loadtest/RESULTS.md, "Issue 18, stop 27").
+ * in proportion to the subject's rows, not the tenant's.
  */
 function pageIndex(tuples: boolean, filter: Filter<string>): string | undefined {
   const has = (column: string) => filter.conditions.some((c) => c.column === column);
@@ -266,8 +266,7 @@ function pagedVisible<K extends string, T extends (TuplesAlias | AttributesAlias
         ORDER BY ${id} LIMIT ${P}) h`;
     // the deleted half compares and sorts `+id`, which no index serves: PostgreSQL's generic plan would otherwise walk
     // the primary key from the cursor through every row of the table (at a head snap no row matches, so the LIMIT
-    // never stops it: 100-150 ms a page at 1,000,000 rows), where the deleted rows' index finds the few rows deleted
-    // after `snap` (loadtest/RESULTS.md, "Issue 18, stop 28")
+    // never stops it), where the deleted rows' index finds the few rows deleted after `snap`
     const live = half(sql`${t.deletedTx} IS NULL`, sql`${t.id}`);
     const gone = half(sql`${t.deletedTx} > ${P}`, sql`+${t.id}`);
     return sql`SELECT * FROM (${live} UNION ALL ${gone}) u ORDER BY ${name(table.id)} LIMIT ${P}`;

@@ -128,7 +128,7 @@ describe("table definitions", () => {
       "bundles",
     ]);
     // PostgreSQL's objects more: the sequence of transaction ids, named as the statements name it, and the subject
-    // page index (SQLite's migration 0006 dropped it: its second scattered index slowed 1,000-row writes ~50%)
+    // page index (SQLite's migration 0006 dropped it: its second scattered index slowed 1,000-row writes)
     const { txIds, ...pg } = pgTables;
     expect(txIds.seqName).toBe(TX_IDS_SEQUENCE);
     expect(Object.keys(pg)).toEqual(Object.keys(sqlite));

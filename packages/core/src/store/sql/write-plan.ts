@@ -124,9 +124,8 @@ function upsertTuples(d: Dialect): SQL {
  * (the old live row no longer conflicts; every other row of the set does, and is skipped). A row can have been
  * marked only when its old or its new expiry is set, so rows without a new expiry are left out up front when no row
  * of the tenant has an expiry (one probe of the partial expiry index, answered once per statement): such rows would
- * only conflict. A 1,000-row write without expiry then costs no second probe of the live unique index per row (the
- * two passes' statement time was 1.16 s per 100 such writes against 0.75 s before expiry existed;
- * loadtest/RESULTS.md, "Issue 18, stop 27"). Binds the tenant, the rows, the tenant.
+ * only conflict. A 1,000-row write without expiry then costs no second probe of the live unique index per row.
+ * Binds the tenant, the rows, the tenant.
  */
 function reinsertMarkedTuples(d: Dialect): SQL {
   const { tuples } = d.tables;

@@ -13,15 +13,16 @@
  *   node appears only when `truncated`;
  * - the result of every permission, relation and attribute node outside a cycle equals a fresh check.
  */
-import type { CompiledSchema } from "../compile/index.ts";
-import { attributeValueFromWire, attributeValueToWire } from "../http/convert.ts";
-import type { Attribute, Entity, Tuple } from "../model.ts";
-import { tupleKey } from "../model.ts";
-import { ruleArgument } from "../rules/index.ts";
-import type { PermissionExpr } from "../schema/ast.ts";
-import { check } from "./check.ts";
-import type { ExplainResponse, ExplainTarget, ProofNode, ProofValue } from "./explain.ts";
-import type { CheckQuery } from "./types.ts";
+import type { CompiledSchema } from "../../compile/index.ts";
+import { check } from "../../engine/check.ts";
+import type { ExplainTarget } from "../../engine/explain.ts";
+import type { CheckQuery } from "../../engine/types.ts";
+import type { Attribute, Entity, Tuple } from "../../model.ts";
+import { tupleKey } from "../../model.ts";
+import { ruleArgument } from "../../rules/index.ts";
+import type { PermissionExpr } from "../../schema/ast.ts";
+import type { ExplainResponse, WireProofNode as ProofNode, ProofValue } from "../convert.ts";
+import { attributeValueFromWire, attributeValueToWire } from "../wire/convert.ts";
 
 const key = (e: Entity, name: string) => `${e.type}:${e.id}#${name}`;
 const allowed = (n: ProofNode) => n.result === "ALLOWED";

@@ -11,7 +11,7 @@
  * Nothing here is shared between requests: the compiled schema is read only, and an evaluation is reused only
  * through its owner's EvaluationPool, once its question is answered.
  */
-import type { CompiledSchema } from "../compile/index.ts";
+import type { CompiledSchema } from "../../compile/index.ts";
 import {
   FAILED,
   FALSE,
@@ -21,17 +21,46 @@ import {
   TRUE,
   type Walk,
   type WalkResult,
-} from "../compile/index.ts";
-import { PembaError } from "../errors.ts";
-import type { Attribute, Subject, Tuple } from "../model.ts";
-import type { CompiledRule } from "../rules/index.ts";
-import { ContextualData, NO_DATA } from "./evaluation/context.ts";
-import { MAX_NESTING, WalkPath } from "./evaluation/cycle.ts";
-import { EntryTable } from "./evaluation/entries.ts";
-import { Memo } from "./evaluation/memo.ts";
-import { ReadBatch } from "./evaluation/read-batch.ts";
-import { callRuleByName, RuleCalls } from "./evaluation/rules-call.ts";
-import type { EvaluationTarget } from "./types.ts";
+} from "../../compile/index.ts";
+import { PembaError } from "../../errors.ts";
+import type { Attribute, Context, Subject, Tuple } from "../../model.ts";
+import type { CompiledRule } from "../../rules/index.ts";
+import type { EngineStore } from "../../store/capabilities.ts";
+import type { Snap } from "../../store/types.ts";
+import { ContextualData, NO_DATA } from "./context.ts";
+import { MAX_NESTING, WalkPath } from "./cycle.ts";
+import { EntryTable } from "./entries.ts";
+import { Memo } from "./memo.ts";
+import { ReadBatch } from "./read-batch.ts";
+import { callRuleByName, RuleCalls } from "./rules-call.ts";
+
+/** Which stores answer a batch synchronously, as the owner of the evaluations remembers them (EvaluationPool). */
+export interface SynchronousStores {
+  readonly learnSynchronous: (store: EngineStore) => void;
+  answersSynchronously(store: EngineStore): boolean;
+}
+
+/** What one evaluation reads: the store at one snap of one tenant, at one time, with the request's context. */
+export interface EvaluationInput {
+  store: EngineStore;
+  tenantId: string;
+  snap: Snap;
+  /**
+   * The evaluation time (ms since the epoch): rows whose `expiresAt` is at or before it are absent. ONE value for
+   * the whole request, so the answer is a function of (snap, at). Default: the clock when the evaluation starts.
+   */
+  at?: number;
+  /** Permify's metadata.depth (callers validate >= 3). */
+  depth: number;
+  context?: Context;
+  /**
+   * A contextual attribute wins over a stored one in rule arguments too (AuthZEN: the properties a request sends
+   * are what it asks about). Default: Permify's order, stored first in rule arguments.
+   */
+  contextualAttributesFirst?: boolean;
+  /** The stores known to answer synchronously (the caller's EvaluationPool). */
+  evaluations?: SynchronousStores;
+}
 
 export class Evaluation implements Walk {
   // Fields with "!" hold the state of one question: `reset` (also run by the constructor) sets every one of them.
@@ -50,7 +79,7 @@ export class Evaluation implements Walk {
   readonly #reads = new ReadBatch();
   readonly #rules = new RuleCalls();
 
-  constructor(schema: CompiledSchema, target: EvaluationTarget, subject: Subject) {
+  constructor(schema: CompiledSchema, target: EvaluationInput, subject: Subject) {
     this.reset(schema, target, subject);
   }
 
@@ -68,7 +97,7 @@ export class Evaluation implements Walk {
    * Starts the evaluation of a question. On a used evaluation this empties it, keeping the tables' arrays (see
    * EvaluationPool).
    */
-  reset(schema: CompiledSchema, target: EvaluationTarget, subject: Subject): void {
+  reset(schema: CompiledSchema, target: EvaluationInput, subject: Subject): void {
     this.schema = schema;
     this.subject = subject;
     this.checkCount = 0;
@@ -211,16 +240,35 @@ export class Evaluation implements Walk {
   }
 }
 
-/** Runs passes until decided, loading reads between passes; awaits only when the store answered with a promise. */
-export function settle(evaluation: Evaluation, pass: () => WalkResult): WalkResult | Promise<WalkResult> {
+/**
+ * The engine's one loop: runs `step` until its answer is not `pending`, loading the reads it queued (one store call
+ * per kind) between tries. Awaits only when the store answered with a promise. Every operation settles through it:
+ * a pass of check, bulk check or explain (pending: PENDING), a read of expand or lookup-subject (pending: undefined).
+ */
+export function settle<R, P extends R>(
+  evaluation: Evaluation,
+  step: () => R,
+  pending: P,
+): Exclude<R, P> | Promise<Exclude<R, P>> {
   for (;;) {
-    evaluation.checkCount = 0;
-    const result = pass();
-    if (result !== PENDING) return result;
+    const result = step();
+    if (result !== pending) return result as Exclude<R, P>;
     const loading = evaluation.load();
-    if (loading !== undefined) return loading.then(() => settle(evaluation, pass));
+    if (loading !== undefined) return loading.then(() => settle(evaluation, step, pending));
   }
 }
 
-export { subjectKey } from "./evaluation/memo.ts";
+/** A decision pass until decided: settle with Permify's check_count counted afresh for each pass. */
+export function settlePass(evaluation: Evaluation, pass: () => WalkResult): WalkResult | Promise<WalkResult> {
+  return settle(
+    evaluation,
+    () => {
+      evaluation.checkCount = 0;
+      return pass();
+    },
+    PENDING,
+  );
+}
+
+export { subjectKey } from "./memo.ts";
 export { FAILED, FALSE, MAX_NESTING, PENDING, TRUE };
