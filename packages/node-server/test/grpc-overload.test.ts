@@ -5,7 +5,7 @@
  * signal aborts.
  */
 import { connect, createServer, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -57,11 +57,23 @@ const httpCheck = (url: string) =>
 const servers: RunningServer[] = [];
 afterAll(() => Promise.all(servers.map((s) => s.close())));
 
+/** A port free now (the gRPC port's 0 means off, not any port). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 async function start(options: { shedLagMs: number; maxInFlight: number }) {
   const server = await startServer({
     database: "memory:",
     logger: pino({ level: "silent" }),
-    grpcPort: 0,
+    grpcPort: await freePort(),
     ...options,
   });
   servers.push(server);
