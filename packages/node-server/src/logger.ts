@@ -82,7 +82,8 @@ export class LineBatch {
         return;
       }
       this.#writing = false;
-      this.flush();
+      // the next batch waits for the timer unless it is full already or `end` waits for it
+      if (this.#chars >= this.#batchChars || this.#idle.length > 0) this.flush();
     });
   }
 

@@ -192,7 +192,8 @@ describe("calls from a page of another origin", () => {
     fetch(`${w.url}/base.v1.Permission/Check`, {
       method: "POST",
       headers: { origin, "content-type": "application/json", "connect-protocol-version": "1", ...auth },
-      body: JSON.stringify(check),
+      // Connect's JSON: the proto's JSON names (tenant_id)
+      body: JSON.stringify({ ...check, tenantId: undefined, tenant_id: check.tenantId }),
     });
   const corsOf = (r: Response) => ({
     origin: r.headers.get("access-control-allow-origin"),
