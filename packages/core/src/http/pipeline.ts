@@ -11,7 +11,14 @@
 import type { Context, Span } from "@opentelemetry/api";
 import { isPembaError, PembaError } from "../errors.ts";
 import { type Observability, RequestObservation } from "../observe/observation.ts";
-import { contextOf, SpanStatusCode, startRequestSpan, type Tracing, traceIdOf } from "../observe/tracing.ts";
+import {
+  callerSampled,
+  contextOf,
+  SpanStatusCode,
+  startRequestSpan,
+  type Tracing,
+  traceIdOf,
+} from "../observe/tracing.ts";
 import type { Authenticator, Principal } from "./auth/index.ts";
 import { assertTenantAllowed, assertUnrestricted, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
@@ -135,8 +142,13 @@ export class RequestPipeline {
     if (observability === undefined) return this.#run(endpoint, req, handler, performance.now());
     const tracing = observability.tracing;
     const traceparent = req.header("traceparent");
-    // an unsampled request without a decision log: nothing to observe, and no OpenTelemetry call
-    const traced = tracing !== undefined && (traceparent !== undefined || tracing.sampleRoot());
+    // the caller's sampling decision when it sent a valid traceparent, else the sample ratio; an unsampled request
+    // without a decision log: nothing to observe, and no OpenTelemetry call
+    let traced = false;
+    if (tracing !== undefined) {
+      const caller = traceparent === undefined ? undefined : callerSampled(traceparent);
+      traced = caller ?? tracing.sampleRoot();
+    }
     if (!traced && observability.decisions === undefined) {
       return this.#run(endpoint, req, handler, performance.now());
     }

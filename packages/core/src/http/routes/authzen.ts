@@ -96,8 +96,8 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         read: async (req, maxBytes) => readEvaluationRequest(await authzenBody(req, maxBytes)),
         response: AccessDecisionSchema,
       },
-      async ({ body, tenantId }) => {
-        const d = evaluate(service, tenantId, body);
+      async ({ body, tenantId, obs }) => {
+        const d = evaluate(service, tenantId, body, obs);
         return decision(d instanceof Promise ? await d : d);
       },
     );
@@ -114,8 +114,8 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         read: authzenReader("AccessEvaluationsRequest", AccessEvaluationsRequestSchema),
         response: AccessEvaluationsResponseSchema,
       },
-      async ({ body, tenantId }) => {
-        return jsonAnswer(await evaluateMany(service, tenantId, body, limits.maxBulkCheckItems));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await evaluateMany(service, tenantId, body, limits.maxBulkCheckItems, obs));
       },
     );
     add(
@@ -128,8 +128,8 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         read: authzenReader("SubjectSearchRequest", SubjectSearchRequestSchema),
         response: EntitySearchResponseSchema,
       },
-      async ({ body, tenantId }) => {
-        return jsonAnswer(await searchSubjects(service, tenantId, body, maxPage));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await searchSubjects(service, tenantId, body, maxPage, obs));
       },
     );
     add(
@@ -142,8 +142,8 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         read: authzenReader("ResourceSearchRequest", ResourceSearchRequestSchema),
         response: EntitySearchResponseSchema,
       },
-      async ({ body, tenantId }) => {
-        return jsonAnswer(await searchResources(service, tenantId, body, maxPage));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await searchResources(service, tenantId, body, maxPage, obs));
       },
     );
     add(
@@ -157,8 +157,8 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         read: authzenReader("ActionSearchRequest", ActionSearchRequestSchema),
         response: ActionSearchResponseSchema,
       },
-      async ({ body, tenantId }) => {
-        return jsonAnswer(await searchActions(service, tenantId, body, maxPage));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await searchActions(service, tenantId, body, maxPage, obs));
       },
     );
     const configuration = (route: ApiRoute) =>
