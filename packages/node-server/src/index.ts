@@ -138,6 +138,7 @@ export async function startServer({
         host: config.host,
         port: config.grpcPort,
         tls: config.grpcTls,
+        overload,
       }).catch((error: unknown) => {
         http.close();
         throw error;

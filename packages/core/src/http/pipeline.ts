@@ -3,8 +3,8 @@
  * `RequestPipeline.run`, whatever carries the request. The fetch adapter (Hono's routes, in route.ts) and the
  * node:http adapter (packages/node-server) only translate a request into an `ApiRequest` and an `Answer` back.
  *
- * Order: origin check (CORS), authentication, tenancy rights, tenant id, tenant access, then the handler (which
- * reads the body under the size limit and validates it with the zod wire schema). Any error becomes Permify's
+ * Order: origin check (CORS), authentication, tenancy rights, tenant id, tenant access, then the handler (behind
+ * FetchRoutes' reading of the body under the size limit, validated with the route's wire schema). Any error becomes Permify's
  * error body; CORS headers are added; the observe hook sees every answer, with the error's code (no adapter reads
  * an answer's body again to log it).
  */
@@ -57,6 +57,8 @@ export interface Call {
   req: ApiRequest;
   tenantId: string;
   principal: Principal;
+  /** The request body as the route read it (FetchRoutes sets it before the route's handler runs). */
+  body?: unknown;
   /** The request's spans and decision records; undefined when tracing and the decision log are both off. */
   obs?: RequestObservation;
 }
@@ -231,7 +233,7 @@ export class RequestPipeline {
       }
       const admitted = this.#admit?.();
       if (admitted !== undefined) await admitted;
-      answer = await handler({ req, tenantId, principal });
+      answer = await handler({ req, tenantId, principal, body: undefined, obs: undefined });
     } catch (e) {
       answer = errorAnswer(e, endpoint.stream);
       if (endpoint.authzen) answer.status = authzenStatus(answer.status, e);

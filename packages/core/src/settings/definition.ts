@@ -348,7 +348,7 @@ export const SETTINGS = {
     arg: "<ms>",
     runtimes: NODE,
     default: "0",
-    help: "overload: while the event loop runs this many ms behind (two samples 20 ms apart), new requests (but /healthz and /metrics) are answered at once with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` instead of queueing (e.g. 100); 0 = never shed",
+    help: "overload: while the event loop runs this many ms behind (two samples 20 ms apart), new requests (but /healthz and /metrics) are answered at once with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` instead of queueing, gRPC calls (but health) with status RESOURCE_EXHAUSTED (e.g. 100); 0 = never shed",
     schema: count,
   },
   maxInFlight: {
@@ -357,7 +357,7 @@ export const SETTINGS = {
     arg: "<n>",
     runtimes: NODE,
     default: "2000",
-    help: "overload: requests being answered at once; one more is answered with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1`; 0 = no limit",
+    help: "overload: requests and gRPC calls being answered at once; one more is answered with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` (a gRPC call: status RESOURCE_EXHAUSTED); 0 = no limit",
     schema: count,
   },
   compactAfterWrites: {
