@@ -63,6 +63,12 @@ const base = {
 };
 const variants: { name: string; observability?: Observability & { close(): Promise<void> } }[] = [
   { name: "off" },
+  // the same as off: how far two identical variants' figures differ on this machine
+  { name: "off again" },
+  {
+    name: "trace 0%",
+    observability: createObservability({ ...base, otelEndpoint: otlp, otelSampleRatio: 0 }, {}, {}),
+  },
   {
     name: "trace 1%",
     observability: createObservability({ ...base, otelEndpoint: otlp, otelSampleRatio: 0.01 }, {}, {}),
@@ -132,7 +138,7 @@ console.log(
 for (const [v, variant] of variants.entries()) {
   const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))]!;
   console.log(
-    `${variant.name.padEnd(10)} CPU/check ${median(costs[v]!).toFixed(2)} us; vs off ${median(ratios[v]!).toFixed(3)}x ` +
+    `${variant.name.padEnd(11)} CPU/check ${median(costs[v]!).toFixed(2)} us; vs off ${median(ratios[v]!).toFixed(3)}x ` +
       `(median of the rounds' ratios; quartiles ${q(ratios[v]!, 0.25).toFixed(3)}-${q(ratios[v]!, 0.75).toFixed(3)})`,
   );
 }

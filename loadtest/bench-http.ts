@@ -5,7 +5,7 @@
  *
  *   node --experimental-strip-types loadtest/bench-http.ts [--postgres | --memory] [--rate 2000] [--duration 60]
  *        [--start-rate 500] [--step-factor 1.25] [--step-duration 15] [--max-rate 20000] [--log-level info]
- *        [--rounds 3] [--skip-bare] [--cpu-prof-dir <dir>] [--node-flags="<flags for pemba's node>"]
+ *        [--rounds 3] [--skip-bare] [--variants SPEC [--together]] [--cpu-prof-dir <dir>] [--node-flags="<flags for pemba's node>"]
  *   --cpu-prof-dir writes pemba's V8 CPU profile (read it with loadtest/profile-summary.ts); --node-flags passes
  *   e.g. "--perf-basic-prof" for `perf record -p <pid>`.
  *
@@ -13,7 +13,9 @@
  * `pemba serve` flag sets instead: one server per variant over the same seeded SQLite file (seeded once, through the
  * first), fixed-rate windows alternating between them for --rounds, CPU per check of each and each round's ratio to
  * the first variant's adjacent window (no bare server, no rate stepping). `{otlp}` is an OTLP/HTTP receiver in this
- * process that takes and drops what it is sent; `{dir}` the benchmark's temporary directory.
+ * process that takes and drops what it is sent; `{dir}` the benchmark's temporary directory. With --together every
+ * variant is loaded in the same window instead (one k6 per server at --rate each, started together): a busy
+ * machine's swings then hit all variants at once, and each round's ratio compares servers measured side by side.
  *
  * --memory serves from the memory store (`--database memory:`), which isolates the HTTP layer's cost (parsing,
  * validation, auth, logging, metrics, serialization) from SQL; the seed data is the same.
@@ -51,6 +53,7 @@ const { values } = parseArgs({
     "cpu-prof-dir": { type: "string" },
     "node-flags": { type: "string", default: "" },
     variants: { type: "string" },
+    together: { type: "boolean" },
   },
 });
 if (values.postgres && values.memory) throw new Error("--postgres and --memory exclude each other");
@@ -329,8 +332,17 @@ async function compareVariants(spec: string): Promise<void> {
     const costs = variants.map(() => [] as number[]);
     const ratios = variants.map(() => [] as number[]);
     for (let round = 1; round <= ROUNDS; round++) {
+      if (values.together) {
+        const windows = await Promise.all(servers.map((s) => costWindow(s, schemaVersion)));
+        for (const [i, c] of windows.entries()) {
+          costs[i]!.push(c.cpuPerRequestUs);
+          log(
+            `round ${round} ${variants[i]!.name}: CPU/check ${c.cpuPerRequestUs.toFixed(1)} us; ${describe(c.load)}`,
+          );
+        }
+      }
       // each round starts with another variant, so no variant always follows the same one
-      for (let k = 0; k < servers.length; k++) {
+      for (let k = 0; k < (values.together ? 0 : servers.length); k++) {
         const i = (k + round - 1) % servers.length;
         const c = await costWindow(servers[i]!, schemaVersion);
         costs[i]!.push(c.cpuPerRequestUs);

@@ -1,26 +1,37 @@
 /**
- * The working-set replica against the whole-tenant replica, A/B in alternating rounds: Permify's dataset (the seed
- * writer at --ids ids: 8 rows per id) on one SQLite file, then per round each server on that file in turn:
+ * The working-set replica against the whole-tenant replica, A/B in alternating rounds: Permify's dataset (at --ids
+ * ids: 8 rows per id; --seed fast writes the seed writer's rows with set-based SQL (lib/fast-seed.ts), --seed http
+ * runs the k6 seed writer) on one SQLite file or one throwaway PostgreSQL server (--store), then per round each
+ * server on that database in turn:
  * startup to the first answered check, a Zipf (s = --zipf) open-model check load (k6 check-open-model.js) at --rate
  * for --duration (after --warmup of the same load, not measured), the server's CPU per answered check, p50/p99,
  * RSS after. --hot <n>: the checks draw from the first n ids only (every key warm after the warm-up: the cost of
  * hot keys).
  *
  *   node --experimental-strip-types loadtest/bench-working-set.ts [--ids 100000] [--rate 2000] [--duration 60s]
- *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] --base <checkout of main> [--base-args "--replica-max-rows 20000000"]
+ *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] [--store sqlite|postgres] [--seed fast|http]
+ *     [--only A|B] [--database <seeded file or URL>] --base <checkout of main> [--base-args "--replica-max-rows 20000000"]
+ *
+ * --database: a database a former run seeded (kept with --keep, which prints it; PostgreSQL then stays running,
+ * stop it with `pg_ctl stop -D <its data dir>`), so long runs split into calls without seeding again. --only: one
+ * side (B alone needs no --base). --base-database with --base-ids: A runs on that seeded database at that many ids
+ * instead (B's sizes against A at 100,000 ids, alternating in one session).
  *
  * A: --base's bundled CLI as built there (packages/node-server/dist/pemba.mjs; it is run, never rebuilt), with
  * --base-args. B: this checkout's CLI with --replica-memory --memory. Both bind 127.0.0.1 only.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { connectPg, startDatabase } from "./lib/database.ts";
+import { fastSeed } from "./lib/fast-seed.ts";
 import { metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds, rssMegabytes } from "./lib/proc.ts";
 import { check, seed, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
-import { freePort, REPO_DIR, startPemba } from "./lib/servers.ts";
+import { buildPemba, freePort, REPO_DIR, startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -33,10 +44,17 @@ const { values } = parseArgs({
     zipf: { type: "string", default: "1.0" },
     memory: { type: "string", default: "256" },
     base: { type: "string" },
+    store: { type: "string", default: "sqlite" },
+    seed: { type: "string", default: "fast" },
+    only: { type: "string" },
+    database: { type: "string" },
+    keep: { type: "boolean", default: false },
+    "base-database": { type: "string" },
+    "base-ids": { type: "string" },
     "base-args": { type: "string", default: "--replica-max-rows 20000000" },
   },
 });
-if (values.base === undefined) {
+if (values.base === undefined && values.only !== "B") {
   console.error("--base <checkout>: the checkout whose built CLI is A (e.g. a worktree of main)");
   process.exit(2);
 }
@@ -45,6 +63,7 @@ const log = (text: string) => console.log(`[${new Date().toISOString().slice(11,
 
 interface Server {
   pid: number;
+  exited(): boolean;
   url: string;
   stop(): Promise<void>;
 }
@@ -67,13 +86,20 @@ async function spawnCli(repo: string, database: string, args: string[]): Promise
       "warn",
       ...args,
     ],
-    { cwd: repo, stdio: ["ignore", "ignore", "inherit"] },
+    // no gRPC port (a variable: a checkout from before the gRPC port ignores it), so two runs never clash on one
+    { cwd: repo, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, PEMBA_GRPC_PORT: "0" } },
   );
+  let exited = false;
+  child.once("exit", () => {
+    exited = true;
+  });
   return {
     pid: child.pid!,
+    exited: () => exited,
     url: `http://127.0.0.1:${port}`,
     stop: () =>
       new Promise((done) => {
+        if (exited) return done();
         child.once("exit", () => done());
         child.kill("SIGTERM");
       }),
@@ -81,12 +107,13 @@ async function spawnCli(repo: string, database: string, args: string[]): Promise
 }
 
 /** ms from `started` until a check answers 200 (polled every 5 ms). */
-async function firstAnswer(url: string, schemaVersion: string, started: number): Promise<number> {
+async function firstAnswer(server: Server, schemaVersion: string, started: number): Promise<number> {
   for (;;) {
     try {
-      await check(url, schemaVersion, "content:1", "user:2");
+      await check(server.url, schemaVersion, "content:1", "user:2");
       return performance.now() - started;
-    } catch {
+    } catch (error) {
+      if (server.exited()) throw new Error(`the server exited before answering: ${error}`);
       await new Promise((r) => setTimeout(r, 5));
     }
   }
@@ -98,41 +125,72 @@ log(
     .map((l) => l.toFixed(1))
     .join(" ")}`,
 );
-const file = join(dir, "permify.db");
+const postgres = values.store === "postgres";
+if (values.only !== "A") buildPemba(); // B runs this checkout's bundled CLI (rebuilt when a source is newer)
+let database = values.database;
+let stopDatabase = async () => {};
 try {
-  const seeder = await startPemba(file, ["--log-level", "warn", "--replica", "off"]);
-  const schemaVersion = await writeSeedSchema(seeder.url);
-  log(`seeding ${ids} ids (${8 * ids} rows) ...`);
-  const seeded = await seed(seeder.url, schemaVersion, () => {}, { totalIds: ids });
-  log(`seeded in ${seeded.seconds.toFixed(1)} s`);
-  await seeder.stop();
+  let schemaVersion: string;
+  if (database !== undefined) {
+    schemaVersion = await headVersion(database);
+    log(`database ${database.replace(/:[^:@/]*@/, ":***@")}: schema ${schemaVersion}`);
+  } else {
+    const db = await startDatabase(postgres, dir);
+    database = db.url;
+    if (!values.keep) stopDatabase = db.stop;
+    log(`seeding ${ids} ids (${8 * ids} rows, --seed ${values.seed}) into ${db.label} ...`);
+    if (values.seed === "http") {
+      const seeder = await startPemba(database, ["--log-level", "warn", "--replica", "off"]);
+      schemaVersion = await writeSeedSchema(seeder.url);
+      const seeded = await seed(seeder.url, schemaVersion, () => {}, { totalIds: ids });
+      log(`seeded in ${seeded.seconds.toFixed(1)} s`);
+      await seeder.stop();
+    } else {
+      const seeded = await fastSeed(database, ids, log);
+      schemaVersion = seeded.schemaVersion;
+      log(`seeded in ${seeded.seconds.toFixed(1)} s`);
+    }
+    if (values.keep) log(`kept: --database ${database}`);
+  }
+  const baseDatabase = values["base-database"] ?? database;
+  const baseIds = values["base-database"] === undefined ? ids : Number(values["base-ids"]);
+  if (!(baseIds > 0)) throw new Error("--base-database needs --base-ids");
+  const baseVersion = baseDatabase === database ? schemaVersion : await headVersion(baseDatabase);
 
   const targets = [
     {
-      name: `A whole-tenant (${values.base}, ${values["base-args"]})`,
+      side: "A",
+      name: `A whole-tenant (${values.base}, ${values["base-args"]}, ${baseIds} ids)`,
       repo: values.base!,
       args: values["base-args"]!.split(" ").filter(Boolean),
+      database: baseDatabase,
+      schemaVersion: baseVersion,
+      ids: baseIds,
     },
     {
-      name: `B working set (--replica-memory ${values.memory})`,
+      side: "B",
+      name: `B working set (--replica-memory ${values.memory}, ${ids} ids)`,
       repo: REPO_DIR,
       args: ["--replica-memory", values.memory!],
+      database,
+      schemaVersion,
+      ids,
     },
-  ];
+  ].filter((t) => values.only === undefined || t.side === values.only);
   const rows: string[] = [];
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
       const started = performance.now();
-      const server = await spawnCli(target.repo, file, target.args);
-      const ready = await firstAnswer(server.url, schemaVersion, started);
+      const server = await spawnCli(target.repo, target.database, target.args);
+      const ready = await firstAnswer(server, target.schemaVersion, started);
       const load = (duration: string) =>
         runK6("check-open-model.js", {
           PEMBA_URL: server.url,
           TENANT_ID,
-          SCHEMA_VERSION: schemaVersion,
+          SCHEMA_VERSION: target.schemaVersion,
           RATE: values.rate!,
           DURATION: duration,
-          TOTAL_IDS: values.hot ?? ids,
+          TOTAL_IDS: values.hot ?? target.ids,
           ZIPF_S: values.zipf!,
         });
       if (values.warmup !== "0s") await load(values.warmup!);
@@ -145,7 +203,7 @@ try {
         `${answered} checks (${metric(run.summary, "dropped_iterations", "count")} dropped, ${metric(run.summary, "checks", "fails")} failed), ` +
         `CPU ${((1e6 * cpu) / Math.max(1, answered)).toFixed(0)} µs/check, ` +
         `p50 ${metric(run.summary, "http_req_duration", "med").toFixed(2)} ms, p99 ${metric(run.summary, "http_req_duration", "p(99)").toFixed(2)} ms, ` +
-        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB`;
+        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB, load average ${loadavg()[0]!.toFixed(1)}`;
       log(line);
       rows.push(line);
       await server.stop();
@@ -153,5 +211,29 @@ try {
   }
   console.log(`\n${rows.join("\n")}`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  await stopDatabase();
+  if (!values.keep) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The tenant's newest schema version in a seeded database. */
+async function headVersion(url: string): Promise<string> {
+  const statement = `SELECT version FROM schemas WHERE tenant_id = '${TENANT_ID}' ORDER BY seq DESC LIMIT 1`;
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const db = await connectPg(url);
+    try {
+      return String((await db.query(statement)).rows[0]!.version);
+    } finally {
+      await db.end();
+    }
+  }
+  const Database = createRequire(import.meta.resolve("@pemba/core/node"))("better-sqlite3") as new (
+    p: string,
+    o: { readonly: boolean },
+  ) => { prepare(s: string): { get(): { version: string } }; close(): void };
+  const db = new Database(url, { readonly: true });
+  try {
+    return db.prepare(statement).get().version;
+  } finally {
+    db.close();
+  }
 }

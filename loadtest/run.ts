@@ -1,7 +1,7 @@
 /**
  * One command per seed benchmark:
  *
- *   pnpm loadtest <permify|zanzigo|flagd|zitadel> [--target node-sqlite|node-postgres|worker] [--duration 60s]
+ *   pnpm loadtest <permify|zanzigo|flagd|zitadel> [--target node-sqlite|node-postgres|node-postgres-replicas|node-libsql-replicated|worker] [--duration 60s]
  *                 [--rate 500] [--protocol http|grpc] [--smoke] [--report-dir loadtest/out/reports]
  *
  * Builds k6 when it is missing, starts the target on 127.0.0.1 (PostgreSQL or `wrangler dev` as needed), seeds,
@@ -51,7 +51,7 @@ const scenarioName = positionals[0] ?? "";
 const scenario = SCENARIOS[scenarioName];
 if (scenario === undefined || positionals.length !== 1) {
   console.error(
-    `usage: pnpm loadtest <${Object.keys(SCENARIOS).join("|")}> [--target node-sqlite|node-postgres|worker] [--duration 60s] [--rate 500] [--protocol http|grpc] [--smoke]`,
+    `usage: pnpm loadtest <${Object.keys(SCENARIOS).join("|")}> [--target node-sqlite|node-postgres|node-postgres-replicas|node-libsql-replicated|worker] [--duration 60s] [--rate 500] [--protocol http|grpc] [--smoke]`,
   );
   process.exit(2);
 }

@@ -31,32 +31,44 @@ const url = `${BASE_URL}/v1/tenants/${TENANT_ID}/permissions/check`;
 const params = { headers: jsonHeaders(), timeout: "10s" };
 
 const ZIPF_S = Number(__ENV.ZIPF_S || 0);
-/** Cumulative Zipf weights of ranks 1..TOTAL_IDS (only with ZIPF_S). */
-const zipfCdf = ZIPF_S > 0 ? cumulativeZipf(TOTAL_IDS, ZIPF_S) : undefined;
-function cumulativeZipf(n, s) {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let r = 0; r < n; r++) {
-    sum += 1 / (r + 1) ** s;
-    cdf[r] = sum;
-  }
-  for (let r = 0; r < n; r++) cdf[r] /= sum;
-  return cdf;
+/**
+ * A Zipf sampler over ranks 1..n with exponent s (rank r with weight 1/r^s), by rejection-inversion (Hörmann and
+ * Derflinger, "Rejection-inversion to generate variates from monotone discrete distributions", 1996; the method of
+ * Apache Commons RNG's RejectionInversionZipfSampler): exact, O(1) memory and time per draw, so every VU of a run over
+ * millions of ids starts at once (a table of cumulative weights would be n doubles per VU).
+ */
+function zipfSampler(n, s) {
+  const helper1 = (x) => (Math.abs(x) > 1e-8 ? Math.log1p(x) / x : 1 - x * (0.5 - x * (1 / 3 - 0.25 * x)));
+  const helper2 = (x) =>
+    Math.abs(x) > 1e-8 ? Math.expm1(x) / x : 1 + x * 0.5 * (1 + (x / 3) * (1 + 0.25 * x));
+  const h = (x) => Math.exp(-s * Math.log(x));
+  const hIntegral = (x) => {
+    const logX = Math.log(x);
+    return helper2((1 - s) * logX) * logX;
+  };
+  const hIntegralInverse = (x) => {
+    const t = Math.max(-1, x * (1 - s));
+    return Math.exp(helper1(t) * x);
+  };
+  const hIntegralX1 = hIntegral(1.5) - 1;
+  const hIntegralN = hIntegral(n + 0.5);
+  const sv = 2 - hIntegralInverse(hIntegral(2.5) - h(2));
+  return () => {
+    for (;;) {
+      const u = hIntegralN + Math.random() * (hIntegralX1 - hIntegralN);
+      const x = hIntegralInverse(u);
+      const k = Math.min(n, Math.max(1, Math.floor(x + 0.5)));
+      if (k - x <= sv || u >= hIntegral(k + 0.5) - h(k)) return k;
+    }
+  };
 }
+const zipfRank = ZIPF_S > 0 ? zipfSampler(TOTAL_IDS, ZIPF_S) : undefined;
 /** A stride coprime with the usual id counts (10^k and multiples of 2 and 5), so hot ranks are spread over ids. */
 const STRIDE = 7919;
 
 function getRandomId() {
-  if (zipfCdf === undefined) return Math.floor(Math.random() * TOTAL_IDS).toString();
-  const u = Math.random();
-  let lo = 0;
-  let hi = TOTAL_IDS - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (zipfCdf[mid] < u) lo = mid + 1;
-    else hi = mid;
-  }
-  return ((lo * STRIDE) % TOTAL_IDS).toString();
+  if (zipfRank === undefined) return Math.floor(Math.random() * TOTAL_IDS).toString();
+  return (((zipfRank() - 1) * STRIDE) % TOTAL_IDS).toString();
 }
 const reuseIdProbability = 0.1;
 let currentEntityId = getRandomId();

@@ -7,11 +7,23 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_DIR, runWrangler, startWranglerDev } from "@pemba/worker/testing";
-import { startDatabase } from "./database.ts";
+import { startDatabase, type TestDatabase } from "./database.ts";
 import { descendants } from "./proc.ts";
+import {
+  type ReplicatedDatabase,
+  startLibsqlReplicated,
+  startPostgresAlone,
+  startPostgresReplicas,
+} from "./replicated.ts";
 import { freePort, startPemba } from "./servers.ts";
 
-export const TARGETS = ["node-sqlite", "node-postgres", "worker"] as const;
+export const TARGETS = [
+  "node-sqlite",
+  "node-postgres",
+  "node-postgres-replicas",
+  "node-libsql-replicated",
+  "worker",
+] as const;
 export type TargetName = (typeof TARGETS)[number];
 
 /** How clients authenticate: a preshared key, or OIDC access tokens checked against a JWKS. */
@@ -29,6 +41,11 @@ export interface Target {
   entryPid?: number;
   /** The Worker: the V8 inspector port of its isolate (wrangler dev --inspector-port). */
   inspectorPort?: number;
+  /**
+   * The PostgreSQL or libSQL databases the server uses, measured from outside (the primary's CPU, the replication
+   * lag); undefined for SQLite and the Worker.
+   */
+  database?: ReplicatedDatabase;
   /** What runs, for the report (database kind, store). */
   description: string;
   /** Seconds from starting the server process (`wrangler dev`, `pemba serve`) to its first answer. */
@@ -60,7 +77,9 @@ export function parseTarget(name: string): TargetName {
 }
 
 export async function startTarget(name: TargetName, options: TargetOptions): Promise<Target> {
-  return name === "worker" ? startWorker(options) : startNode(name === "node-postgres", options);
+  if (name === "worker") return startWorker(options);
+  if (name === "node-sqlite") return startNode(name, options);
+  return startReplicatedNode(name, options);
 }
 
 function authArgs(auth: TargetAuth): string[] {
@@ -69,9 +88,43 @@ function authArgs(auth: TargetAuth): string[] {
     : ["--jwks-url", auth.jwksUrl, "--issuer", auth.issuer, "--audience", auth.audience];
 }
 
-async function startNode(postgres: boolean, options: TargetOptions): Promise<Target> {
+/**
+ * `pemba serve` on PostgreSQL (alone, or with a streaming replica named by --database-read-replicas) or on a sqld
+ * primary with two sqld replicas: the database measured from outside (Target.database).
+ */
+async function startReplicatedNode(name: TargetName, options: TargetOptions): Promise<Target> {
+  const database =
+    name === "node-postgres"
+      ? await startPostgresAlone()
+      : name === "node-postgres-replicas"
+        ? await startPostgresReplicas()
+        : await startLibsqlReplicated();
+  try {
+    const replicas =
+      database.replicaUrls.length === 0 ? [] : ["--database-read-replicas", database.replicaUrls.join(",")];
+    const target = await startNode(name, options, { ...database, stop: async () => {} }, replicas);
+    return {
+      ...target,
+      database,
+      async stop() {
+        await target.stop();
+        await database.stop();
+      },
+    };
+  } catch (e) {
+    await database.stop();
+    throw e;
+  }
+}
+
+async function startNode(
+  name: TargetName,
+  options: TargetOptions,
+  given?: TestDatabase,
+  databaseArgs: string[] = [],
+): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), "pemba-loadtest-"));
-  const database = await startDatabase(postgres, dir);
+  const database = given ?? (await startDatabase(false, dir));
   try {
     const grpcPort = options.grpc ? await freePort() : undefined;
     const started = performance.now();
@@ -81,13 +134,14 @@ async function startNode(postgres: boolean, options: TargetOptions): Promise<Tar
         "--log-level",
         options.logLevel ?? "warn",
         ...authArgs(options.auth),
+        ...databaseArgs,
         ...(grpcPort === undefined ? [] : ["--grpc-port", String(grpcPort)]),
       ],
       options.nodeFlags ?? [],
     );
     const readySeconds = (performance.now() - started) / 1000;
     return {
-      name: postgres ? "node-postgres" : "node-sqlite",
+      name,
       url: server.url,
       serverPid: server.pid,
       grpcAddress: grpcPort === undefined ? undefined : `127.0.0.1:${grpcPort}`,

@@ -23,6 +23,8 @@ const PUBLISHED: [string, string][] = [
 const PREFIX: Record<TargetName, string> = {
   "node-sqlite": "sqlite",
   "node-postgres": "pg",
+  "node-postgres-replicas": "pg-replicas",
+  "node-libsql-replicated": "libsql-replicated",
   worker: "worker",
 };
 
@@ -35,17 +37,35 @@ async function run(ctx: ScenarioContext) {
   const target = await ctx.start({ auth: { kind: "key", key: token } });
   const rows: string[][] = [];
   const details: string[][] = [];
+  /** The database's side of each run (targets on PostgreSQL or libSQL): the primary's CPU, the replication lag. */
+  const database: string[][] = [];
   for (const vus of vusList) {
     const name = `${PREFIX[ctx.target]}-http-${vus}`;
     ctx.log(
       `${name}: ${vus} looping VUs for ${duration} s (setup seeds ${3 * ids} tuples if not there yet) ...`,
     );
+    const cpuBefore = target.database?.primaryCpuSeconds();
+    const stopProbe = target.database?.probeLag();
     const result = await ctx.k6(
       "zanzigo-check.js",
       { PEMBA_URL: target.url, PEMBA_TOKEN: token, IDS: ids, VUS: vus, DURATION: `${duration}s` },
       `${vus} VUs`,
     );
     const s = result.summary;
+    if (target.database !== undefined) {
+      const lag = await stopProbe!();
+      const cpu = target.database.primaryCpuSeconds() - cpuBefore!;
+      // one check per iteration
+      const checksDone = metric(s, "iterations", "count");
+      database.push([
+        name,
+        `${cpu.toFixed(2)} s`,
+        checksDone > 0 ? `${((cpu * 1000) / checksDone).toFixed(3)} s` : "-",
+        lag.samples === 0
+          ? "no replica"
+          : `p50 ${lag.p50.toFixed(1)} ms, p95 ${lag.p95.toFixed(1)} ms, max ${lag.max.toFixed(1)} ms (${lag.samples} probes)`,
+      ]);
+    }
     const seeded = /Seeded (\d+) tuples in ([\d.]+) s/.exec(result.output);
     if (seeded) ctx.log(`  seeded ${seeded[1]} tuples in ${seeded[2]} s`);
     const checks = checksOf(s);
@@ -69,6 +89,11 @@ async function run(ctx: ScenarioContext) {
       PUBLISHED.map(([n, d]) => [`\`${n}\``, `\`${d}\``]),
     )}`,
   ];
+  if (database.length > 0) {
+    sections.push(
+      `## Database (the primary's CPU and the replication lag)\n\n${target.description}. The primary's CPU: user + system seconds of every process of the primary database server (from /proc) during the run, the seeding included; per 1000 checks. The lag: a row written at the primary every 200 ms during the run, timed until every replica shows it.\n\n${table(["scenario", "primary CPU", "primary CPU per 1000 checks", "replication lag"], database)}`,
+    );
+  }
   return { sections, failures };
 }
 

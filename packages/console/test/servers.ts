@@ -53,7 +53,7 @@ async function stop(child: ChildProcess, exited: Promise<void>): Promise<void> {
   await exited;
 }
 
-/** `pemba serve --database memory:` on a free port, with `args` added (e.g. `--auth-keys k1`). */
+/** `pemba serve --database memory:` on a free port, gRPC off, with `args` added (e.g. `--auth-keys k1`). */
 export async function startNodeServer(args: string[] = []): Promise<Served> {
   const child = spawn(
     process.execPath,
@@ -61,6 +61,8 @@ export async function startNodeServer(args: string[] = []): Promise<Served> {
       join(REPO_DIR, "packages/node-server/dist/pemba.mjs"),
       "serve",
       "--port",
+      "0",
+      "--grpc-port",
       "0",
       "--database",
       "memory:",

@@ -8,6 +8,7 @@ import { type AppOptions, createApp, type PembaApp } from "./http/app.ts";
 import { defaultLimits } from "./http/limits.ts";
 import type { Observe } from "./http/pipeline.ts";
 import { PembaService, type SchemaParser } from "./service/index.ts";
+import { schemaPreloadKeys } from "./service/preload-keys.ts";
 import type { Runtime } from "./settings/definition.ts";
 import { settingName } from "./settings/definition.ts";
 import type { PembaSettings } from "./settings/resolve.ts";
@@ -23,8 +24,11 @@ import type { Store } from "./store/store.ts";
 export interface PembaRuntime {
   /** Whose settings these are: messages name them as this runtime spells them. */
   name: Runtime;
-  /** Opens the database a `database` setting names (createPemba puts the replica in front). */
-  openStore(database: string): Promise<Store> | Store;
+  /**
+   * Opens the database a `database` setting names, with the read replicas `databaseReadReplicas` names (createPemba
+   * puts the working-set replica in front).
+   */
+  openStore(database: string, readReplicas: readonly string[]): Promise<Store> | Store;
   /**
    * "startup": the tenants followed are kept fresh by a timer and write notices (Node). "lazy": by the requests
    * themselves (Workers: no I/O outside a request).
@@ -79,7 +83,7 @@ export interface Pemba {
 const CONNECT_READ_MAX_BYTES = Math.max(defaultLimits.maxBodyBytes, defaultLimits.maxSchemaBodyBytes);
 
 export async function createPemba(settings: PembaSettings, runtime: PembaRuntime): Promise<Pemba> {
-  const database = await runtime.openStore(settings.database);
+  const database = await runtime.openStore(settings.database, settings.databaseReadReplicas ?? []);
   let store = database;
   try {
     const budget =
@@ -152,7 +156,9 @@ async function withReplica(
   settings: PembaSettings,
   runtime: PembaRuntime,
 ): Promise<Store> {
-  const freshnessMs = settings.replica!.freshnessMs;
+  const replica = settings.replica!;
+  const freshnessMs = replica.freshnessMs;
+  const preload = replica.preload === true ? schemaPreloadKeys : undefined;
   if (runtime.replica === "lazy") {
     const lazy = (store: Store) =>
       ReplicaStore.lazy(store, {
@@ -160,9 +166,10 @@ async function withReplica(
         freshnessMs,
         logger: runtime.logger,
         background: runtime.background,
+        preload,
       });
     if (database instanceof ShardedStore) return database.withEach(lazy);
     return lazy(database);
   }
-  return ReplicaStore.open(database, { budget, refreshMs: freshnessMs, logger: runtime.logger });
+  return ReplicaStore.open(database, { budget, refreshMs: freshnessMs, logger: runtime.logger, preload });
 }

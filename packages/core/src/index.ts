@@ -100,6 +100,9 @@ export {
   type ConnectFetchHandler,
   callUnary,
   createConnectFetchHandler,
+  type DecodedCheck,
+  decodeCheckRequest,
+  encodeCheckResponseFrame,
   type GrpcServicesOptions,
   grpcTypeRegistry,
   RPC_ROUTES,
@@ -338,6 +341,12 @@ export { D1_LIMITS } from "./store/drivers/d1-binding.ts";
 export { LibsqlStore, type LibsqlStoreOptions } from "./store/drivers/libsql.ts";
 export { DEFAULT_TENANT, MemoryStore, type MemoryStoreOptions } from "./store/memory/memory-store.ts";
 export { ForwardingStore } from "./store/proxies/forwarding.ts";
+export {
+  DEFAULT_LIBSQL_REPLICA_WAIT_MS,
+  type ReadReplicaOptions,
+  type ReadReplicaStats,
+  ReadReplicaStore,
+} from "./store/proxies/read-replicas/read-replica-store.ts";
 export {
   type BackgroundWork,
   DEFAULT_REPLICA_MEMORY_BYTES,

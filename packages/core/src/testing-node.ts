@@ -1,5 +1,6 @@
 /**
- * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server, a real libSQL server (sqld),
+ * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server, a real libSQL server (sqld), a
+ * TCP forwarder that delays (servers a region apart), read-your-writes over the API with snap tokens,
  * the app served over real HTTP on a random port, and an OTLP/HTTP receiver for trace and log exports.
  */
 
@@ -19,6 +20,7 @@ export {
   type ReceivedSpan,
   startOtlpReceiver,
 } from "./observe/testing/otlp-receiver.ts";
+export { type DelayProxy, startDelayProxy } from "./store/testing/delay-proxy.ts";
 export { type PostgresServer, startPostgres } from "./store/testing/postgres-server.ts";
 export {
   describeWithSqld,
@@ -31,3 +33,10 @@ export {
   sqldKey,
   startSqld,
 } from "./store/testing/sqld-server.ts";
+export {
+  type Fetcher,
+  prepareTokenReads,
+  runTokenReads,
+  TOKEN_READS_SCHEMA,
+  type TokenReadsResult,
+} from "./store/testing/token-reads.ts";

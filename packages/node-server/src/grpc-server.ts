@@ -22,11 +22,14 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { defaultLimits, grpcTypeRegistry, type PembaApp, registerGrpcServices } from "@pemba/core";
 import { grpcMessageEncoding } from "./grpc-message.ts";
 import { unaryGrpcHandler } from "./grpc-unary.ts";
+import type { OverloadGuard } from "./overload.ts";
 
 export interface GrpcServerOptions {
   host: string;
   port: number;
   tls?: { certFile: string; keyFile: string };
+  /** The HTTP port's load shedder: calls are shed and counted in flight with its requests. */
+  overload?: OverloadGuard;
 }
 
 export interface GrpcServer {
@@ -74,7 +77,9 @@ export async function startGrpcServer(app: PembaApp, options: GrpcServerOptions)
   if (generic === undefined) throw new Error("the HTTP/2 server has no stream listener");
   server.removeListener("stream", generic);
   const unary = unaryGrpcHandler(app, READ_MAX_BYTES);
+  const overload = options.overload;
   server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
+    if (overload?.shedStream(stream, headers)) return;
     if (!unary(stream, headers)) generic.call(server, stream, headers, ...rest);
   });
   // a call's answer is several small writes (headers, message, trailers): without this, Nagle's algorithm holds

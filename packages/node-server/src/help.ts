@@ -106,10 +106,14 @@ import options:
                                       re-run with it (after kill -9, say) resumes after the last chunk
   --chunk-rows <n>                    rows per write (default 20000)
   --request-bytes <n>                 with --url: bytes of dump lines per request (default 1000000)
-  --from permify-validation|openfga   a Permify validation file, or OpenFGA tuples (fga store export YAML,
-                                      CSV, JSON or JSONL) with --schema <file.perm> and any number of
-                                      --rewrite type:old=new / relation:[type#]old=new; whatever Pemba
-                                      cannot represent stops the import before anything is written
+  --from permify-validation|openfga|zed-backup|permify
+                                      a Permify validation file, a running Permify server (the
+                                      source is its URL, ?tenant=ID&snap_token=TOKEN), OpenFGA
+                                      tuples (fga store export YAML, CSV, JSON or JSONL) or a SpiceDB
+                                      zed backup file, the last two with --schema <file.perm> and
+                                      any number of --rewrite type:old=new / relation:[type#]old=new;
+                                      whatever Pemba cannot represent stops the import before
+                                      anything is written
 
 load options:
   --url <url>                         the server (default http://127.0.0.1:3476)

@@ -83,8 +83,8 @@ export async function startServer({
     { ...config, replica: replicaSettings(config) },
     {
       name: "node",
-      openStore: (database) =>
-        openStore(database, { onQuery: metrics.observeQuery, pgPoolSize: config.pgPoolSize }),
+      openStore: (database, readReplicas) =>
+        openStore(database, { onQuery: metrics.observeQuery, pgPoolSize: config.pgPoolSize, readReplicas }),
       replica: "startup",
       logger,
       observe: (info) => {
@@ -139,6 +139,7 @@ export async function startServer({
         host: config.host,
         port: config.grpcPort,
         tls: config.grpcTls,
+        overload,
       }).catch((error: unknown) => {
         http.close();
         throw error;

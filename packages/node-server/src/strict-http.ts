@@ -19,6 +19,9 @@ export function ambiguousFraming(req: IncomingMessage): string | undefined {
   const codings: string[] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
+    // only names of the two lengths are lower-cased (a string per header per request otherwise)
+    const length = raw[i].length;
+    if (length !== 4 && length !== 17) continue;
     const name = raw[i].toLowerCase();
     if (name === "host") hosts++;
     else if (name === "transfer-encoding")

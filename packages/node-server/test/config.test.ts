@@ -28,6 +28,7 @@ describe("serve configuration", () => {
       replica: true,
       replicaRefreshMs: 1000,
       replicaMemoryMb: 256,
+      replicaPreload: false,
       compactAfterWritesMb: 32,
       pgPoolSize: 10,
       shedLagMs: 0,

@@ -174,6 +174,87 @@ describe("decision records", () => {
     expect(records[0]!.latency_ms).toBe(records[1]!.latency_ms);
   });
 
+  it("AuthZEN: each evaluation (single and batched) and action search a record, a search page a lookup record", async () => {
+    const { server, file } = await loggingServer();
+    const authzen = (path: string, body: unknown) =>
+      post(server.url, `/v1/tenants/t1/access/v1/${path}`, body, { ...KEY, traceparent: TRACEPARENT });
+    const bob = { type: "user", id: "bob" };
+    const doc = (id: string) => ({ type: "document", id });
+    expect(
+      (await authzen("evaluation", { subject: bob, action: { name: "view" }, resource: doc("1") })).body,
+    ).toEqual({ decision: true });
+    const batch = await authzen("evaluations", {
+      subject: bob,
+      evaluations: [
+        { action: { name: "edit" }, resource: doc("1") },
+        { action: { name: "view" }, resource: doc("2") },
+        // refused before any evaluation (no such type): a closed decision, not a decision of the engine
+        { action: { name: "view" }, resource: { type: "folder", id: "1" } },
+      ],
+    });
+    expect((batch.body.evaluations as { decision: boolean }[]).map((e) => e.decision)).toEqual([
+      false,
+      true,
+      false,
+    ]);
+    // deny_on_first_deny: the item after the first deny is not evaluated, so not logged
+    await authzen("evaluations", {
+      subject: bob,
+      action: { name: "edit" },
+      evaluations: [{ resource: doc("2") }, { resource: doc("1") }],
+      options: { evaluations_semantic: "deny_on_first_deny" },
+    });
+    await authzen("search/subject", {
+      subject: { type: "user" },
+      action: { name: "view" },
+      resource: doc("1"),
+    });
+    await authzen("search/resource", {
+      subject: bob,
+      action: { name: "view" },
+      resource: { type: "document" },
+    });
+    await authzen("search/action", { subject: bob, resource: doc("1") });
+    const records = await recordsOf(server, file);
+    const brief = records.map((r) => [r.api, r.subject, r.permission, r.entity, r.decision, r.count, r.ids]);
+    expect(brief).toEqual([
+      ["authzen_evaluation", "user:bob", "view", "document:1", "CHECK_RESULT_ALLOWED", undefined, undefined],
+      ["authzen_evaluations", "user:bob", "edit", "document:1", "CHECK_RESULT_DENIED", undefined, undefined],
+      ["authzen_evaluations", "user:bob", "view", "document:2", "CHECK_RESULT_ALLOWED", undefined, undefined],
+      ["authzen_evaluations", "user:bob", "edit", "document:2", "CHECK_RESULT_DENIED", undefined, undefined],
+      ["authzen_subject_search", "user", "view", "document:1", "LOOKUP", 2, ["alice", "bob"]],
+      ["authzen_resource_search", "user:bob", "view", "document", "LOOKUP", 2, ["1", "2"]],
+      [
+        "authzen_action_search",
+        "user:bob",
+        "edit",
+        "document:1",
+        "CHECK_RESULT_DENIED",
+        undefined,
+        undefined,
+      ],
+      [
+        "authzen_action_search",
+        "user:bob",
+        "view",
+        "document:1",
+        "CHECK_RESULT_ALLOWED",
+        undefined,
+        undefined,
+      ],
+    ]);
+    for (const r of records) {
+      expect(r).toMatchObject({ tenant: "t1", principal: KEY_NAME, trace_id: TRACE_ID, depth: 50 });
+      expect(r.snap_token).toMatch(/.+/);
+      expect(r.schema_version).toMatch(/.+/);
+      expect(r.latency_ms).toBeGreaterThan(0);
+      if (r.decision !== "LOOKUP") expect(r.check_count).toBeGreaterThan(0);
+    }
+    // one batch's records share its snap and latency
+    expect(records[1]!.snap_token).toBe(records[2]!.snap_token);
+    expect(records[1]!.latency_ms).toBe(records[2]!.latency_ms);
+  });
+
   it("a request's context is logged as the request gave it", async () => {
     const { server, file } = await loggingServer();
     const context = {

@@ -111,6 +111,53 @@ describe("pemba decisions", () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(": DENIED (logged ALLOWED) DIFFERS\n");
   });
+
+  it("--explain re-runs an AuthZEN evaluation's record as the check it was", async () => {
+    const evaluated = await post(
+      server.url,
+      "/v1/tenants/t1/access/v1/evaluation",
+      {
+        subject: { type: "user", id: "dave" },
+        action: { name: "view" },
+        resource: { type: "document", id: "1" },
+      },
+      KEY,
+    );
+    expect(evaluated.body).toEqual({ decision: false });
+    let record: string | undefined;
+    for (let i = 0; i < 100 && record === undefined; i++) {
+      record = readLines(log).find((l) => l.includes('"api":"authzen_evaluation"'));
+      if (record === undefined) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(JSON.parse(record!)).toMatchObject({
+      subject: "user:dave",
+      permission: "view",
+      entity: "document:1",
+      decision: "CHECK_RESULT_DENIED",
+      depth: 50,
+    });
+    const r = await decisions([
+      "--api",
+      "authzen_evaluation",
+      "--explain",
+      "--url",
+      server.url,
+      "--token",
+      "secret1",
+    ]);
+    expect(r.code).toBe(0);
+    const { snap_token } = JSON.parse(record!) as { snap_token: string };
+    expect(r.stdout).toBe(
+      [
+        record,
+        `  re-run at snap ${snap_token}: DENIED (logged DENIED)`,
+        "  DENIED document:1#view for user:dave (check_count 2)",
+        "  ✗ permission document:1#view",
+        "  └─ ✗ relation document:1#viewer — no tuple document:1#viewer@user:dave",
+        "",
+      ].join("\n"),
+    );
+  });
 });
 
 function readLines(file: string): string[] {

@@ -1,14 +1,15 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LOG_LEVEL_NUMBERS } from "@pemba/core";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createServerLogger } from "../src/logger.ts";
+import { createServerLogger, LineBatch } from "../src/logger.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("the server logger (pino's asynchronous destination)", () => {
+describe("the server logger (pino, lines written in batches)", () => {
   let dir: string | undefined;
   afterEach(() => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
@@ -56,17 +57,37 @@ describe("the server logger (pino's asynchronous destination)", () => {
     expect(out.lines().map((l) => [l.level, l.status, l.msg])).toEqual([[40, 500, "request failed"]]);
   });
 
-  it("writes without waiting for the timer once 1 KiB is pending", async () => {
+  it("writes without waiting for the timer once 64 KiB are pending, in one batch", async () => {
     const out = open();
-    const { logger, close } = createServerLogger("info", out.fd, 60_000); // no timer flush during the test
-    const text = "x".repeat(100);
-    for (let i = 0; i < 20; i++) logger.info({ i, text }, "line");
-    for (let waited = 0; waited < 2000 && out.lines().length < 7; waited += 10) await sleep(10);
-    const written = out.lines();
-    expect(written.length).toBeGreaterThanOrEqual(7);
-    expect(written.length).toBeLessThanOrEqual(20);
-    expect(written.map((l) => l.i)).toEqual([...Array(written.length).keys()]);
-    await close();
-    expect(out.lines()).toHaveLength(20);
+    const batch = new LineBatch(out.fd, 60_000); // no timer flush during the test
+    const line = (i: number) => `${JSON.stringify({ i, text: "x".repeat(1000) }).padEnd(1023)}\n`; // 1024 chars
+    for (let i = 0; i < 63; i++) batch.write(line(i));
+    await sleep(50);
+    expect(out.lines()).toEqual([]); // 63 KiB pending
+    batch.write(line(63)); // 64 KiB: the batch starts
+    batch.write(line(64)); // pending until the next batch
+    for (let waited = 0; waited < 5000 && out.lines().length < 64; waited += 10) await sleep(10);
+    expect(out.lines().map((l) => l.i)).toEqual([...Array(64).keys()]);
+    await batch.end();
+    expect(out.lines()).toHaveLength(65);
+  });
+
+  it("flushes what is pending when the process exits", async () => {
+    const out = open();
+    const script = [
+      `const { createServerLogger } = await import(${JSON.stringify(new URL("../src/logger.ts", import.meta.url).href)});`,
+      `const { logger } = createServerLogger("info", ${out.fd});`,
+      `for (let i = 0; i < 3; i++) logger.info({ i }, "line");`,
+      "process.exit(0);",
+    ].join("\n");
+    const child = spawnSync(
+      process.execPath,
+      ["--experimental-strip-types", "--no-warnings", "--input-type=module", "-e", script],
+      {
+        stdio: ["ignore", "inherit", "inherit", ...Array(out.fd - 2).fill("inherit")],
+      },
+    );
+    expect(child.status).toBe(0);
+    expect(out.lines().map((l) => l.i)).toEqual([0, 1, 2]);
   });
 });

@@ -103,19 +103,72 @@ describe("traces of a check", () => {
     expect(store.reduce((n, s) => n + (s.attributes["pemba.store.rows"] as number), 0)).toBe(2);
   });
 
-  it("with the replica: the store spans say the replica answered", async () => {
+  it("with the replica: the store spans say whether the replica's working set answered (keys not held yet: no)", async () => {
     const server = await tracedServer({ replica: true });
-    const traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
-    await fetch(`${server.url}${CHECK}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
-      body: JSON.stringify(checkBody("document:1", "view", "user:carol")),
+    const ids = ["5bf92f3577b34da6a3ce929d0e0e4736", "5bf92f3577b34da6a3ce929d0e0e4737"];
+    for (const traceId of ids) {
+      await fetch(`${server.url}${CHECK}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+        body: JSON.stringify(checkBody("document:1", "view", "user:carol")),
+      });
+    }
+    await traceOf(server, ids[0]!);
+    const replicaFlags = (traceId: string) => {
+      const spans = receiver.spans.filter((s) => s.traceId === traceId);
+      expect(byName(spans, "pemba.evaluate")[0]!.attributes["pemba.decision"]).toBe("CHECK_RESULT_DENIED");
+      const store = byName(spans, "pemba.store");
+      expect(store.length).toBeGreaterThan(0);
+      return store.map((s) => s.attributes["pemba.store.replica"]);
+    };
+    // the first check reads its keys from SQLite (and they join the working set); the same check again reads none
+    expect(replicaFlags(ids[0]!).every((r) => r === false)).toBe(true);
+    expect(replicaFlags(ids[1]!).every((r) => r === true)).toBe(true);
+  });
+
+  it("AuthZEN: an evaluation and a batch of evaluations have the same span tree", async () => {
+    const server = await tracedServer({ replica: false });
+    const single = "9af92f3577b34da6a3ce929d0e0e4736";
+    const batch = "aaf92f3577b34da6a3ce929d0e0e4736";
+    const authzen = (path: string, traceId: string, body: unknown) =>
+      fetch(`${server.url}/v1/tenants/t1/access/v1/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+        body: JSON.stringify(body),
+      });
+    const bob = { type: "user", id: "bob" };
+    const evaluated = await authzen("evaluation", single, {
+      subject: bob,
+      action: { name: "view" },
+      resource: { type: "document", id: "1" },
     });
-    const spans = await traceOf(server, traceId);
-    const store = byName(spans, "pemba.store");
-    expect(store.length).toBeGreaterThan(0);
-    for (const s of store) expect(s.attributes["pemba.store.replica"]).toBe(true);
-    expect(byName(spans, "pemba.evaluate")[0]!.attributes["pemba.decision"]).toBe("CHECK_RESULT_DENIED");
+    expect(await evaluated.json()).toEqual({ decision: true });
+    const many = await authzen("evaluations", batch, {
+      subject: bob,
+      action: { name: "view" },
+      evaluations: [{ resource: { type: "document", id: "1" } }, { resource: { type: "document", id: "2" } }],
+    });
+    expect(await many.json()).toEqual({ evaluations: [{ decision: true }, { decision: false }] });
+    await server.close();
+    for (const [traceId, operation] of [
+      [single, "authzen_evaluation"],
+      [batch, "authzen_evaluations"],
+    ] as const) {
+      const spans = receiver.spans.filter((s) => s.traceId === traceId);
+      const request = spans.filter((s) => s.parentSpanId === CALLER_SPAN);
+      expect(request).toHaveLength(1);
+      const [schema] = byName(spans, "pemba.schema.resolve");
+      expect(schema!.parentSpanId).toBe(request[0]!.spanId);
+      const [evaluation] = byName(spans, "pemba.evaluate");
+      expect(evaluation!.parentSpanId).toBe(request[0]!.spanId);
+      expect(evaluation!.attributes["pemba.operation"]).toBe(operation);
+      expect(evaluation!.attributes["pemba.snap"]).toBe(schema!.attributes["pemba.snap"]);
+      const store = byName(spans, "pemba.store");
+      expect(store.length).toBeGreaterThan(0);
+      for (const s of store) expect(s.parentSpanId).toBe(evaluation!.spanId);
+    }
+    const decided = receiver.spans.find((s) => s.traceId === single && s.name === "pemba.evaluate");
+    expect(decided!.attributes["pemba.decision"]).toBe("CHECK_RESULT_ALLOWED");
   });
 
   it("an error answer: the request span carries the status and Permify's error code", async () => {
@@ -141,7 +194,7 @@ describe("traces of a check", () => {
     );
   });
 
-  it("sampling: ratio 0 traces no new request, but follows a caller that sampled", async () => {
+  it("sampling: ratio 0 traces no new request, but follows a caller that sampled; a malformed traceparent is ignored", async () => {
     const server = await tracedServer({ replica: false, otelSampleRatio: 0 });
     const before = receiver.spans.length;
     const body = JSON.stringify(checkBody("document:1", "view", "user:bob"));
@@ -156,6 +209,12 @@ describe("traces of a check", () => {
     await fetch(`${server.url}${CHECK}`, {
       method: "POST",
       headers: { "content-type": "application/json", traceparent: `00-${unsampled}-${CALLER_SPAN}-00` },
+      body,
+    });
+    // a malformed traceparent (an all-zero parent span id) is ignored: sampled as a request without one
+    await fetch(`${server.url}${CHECK}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent: `00-${unsampled}-0000000000000000-01` },
       body,
     });
     await server.close();

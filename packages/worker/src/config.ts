@@ -26,7 +26,7 @@ export type WorkerReplicaConfig = ReplicaSettings;
 export type WorkerDriver = "memory" | "libsql" | "d1";
 
 /** The replica's flat settings, which the config holds as one `replica` object. */
-type FlatReplicaSettings = "replica" | "replicaRefreshMs" | "replicaMemoryMb";
+type FlatReplicaSettings = "replica" | "replicaRefreshMs" | "replicaMemoryMb" | "replicaPreload";
 
 /**
  * The resolved settings (every setting of the one definition, as resolveWorkerSettings returns them) plus what the
@@ -42,10 +42,17 @@ export interface WorkerConfig extends Omit<WorkerSettings, FlatReplicaSettings> 
 
 export function resolveWorkerConfig(env: WorkerEnv): WorkerConfig {
   const settings = resolveWorkerSettings(env);
-  const { replica: _on, replicaRefreshMs: _ms, replicaMemoryMb: _mb, ...rest } = settings;
+  const {
+    replica: _on,
+    replicaRefreshMs: _ms,
+    replicaMemoryMb: _mb,
+    replicaPreload: _pre,
+    ...rest
+  } = settings;
   const driver = workerDriverFor(settings.database);
   const d1Bindings = driver === "d1" ? d1BindingNames(settings.database) : undefined;
   checkD1Tenants(settings.d1Tenants, d1Bindings);
+  checkReadReplicas(settings.databaseReadReplicas, driver);
   return {
     ...rest,
     driver,
@@ -82,6 +89,22 @@ function d1BindingNames(database: string): string[] {
   if (twice !== undefined)
     throw new ConfigError(`PEMBA_DATABASE "${database}": binding ${twice} is listed twice`);
   return names;
+}
+
+/** Read replicas are libSQL servers' (sqld replicas), of a libSQL database. */
+function checkReadReplicas(replicas: readonly string[] | undefined, driver: WorkerDriver): void {
+  if (replicas === undefined) return;
+  if (driver !== "libsql") {
+    throw new ConfigError(
+      "PEMBA_DATABASE_READ_REPLICAS needs a libSQL PEMBA_DATABASE (libsql://, https:// or wss://): D1 routes reads to its replicas itself",
+    );
+  }
+  for (const url of replicas) {
+    if (workerDriverFor(url) !== "libsql")
+      throw new ConfigError(
+        `PEMBA_DATABASE_READ_REPLICAS: ${redactDatabaseUrl(url)} is not a libsql://, https:// or wss:// URL`,
+      );
+  }
 }
 
 /** Pins name listed bindings, and only D1 databases have pins. */

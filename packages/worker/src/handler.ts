@@ -17,12 +17,14 @@ import { consoleAssets } from "@pemba/console";
 import {
   compileSchema,
   createPemba,
+  DEFAULT_LIBSQL_REPLICA_WAIT_MS,
   LibsqlStore,
   type LogLevel,
   MemoryStore,
   type Pemba,
   type PembaApp,
   parseSchema,
+  ReadReplicaStore,
   redactDatabaseUrl,
 } from "@pemba/core";
 import workerPackage from "../package.json" with { type: "json" };
@@ -50,12 +52,12 @@ export async function openWorker(
   }));
   return createPemba(config, {
     name: "worker",
-    openStore: (database) =>
+    openStore: (database, readReplicas) =>
       config.driver === "memory"
         ? new MemoryStore()
         : d1 !== undefined
           ? openD1Stores(d1, config.d1Tenants, countQuery)
-          : LibsqlStore.open(database, { authToken: config.databaseToken, onQuery: countQuery }),
+          : openLibsql(database, readReplicas, config.databaseToken),
     replica: "lazy",
     // a cold isolate answers from the database while a tenant loads; the load outlives the request that started it
     background: afterResponse,
@@ -68,6 +70,22 @@ export async function openWorker(
     // Permify's gRPC services as Connect and gRPC-Web (a fetch Response has no trailers, so no native gRPC)
     connect: true,
   });
+}
+
+/**
+ * A libSQL server database; with replica URLs (sqld replicas, nearest first) the primary and them as one
+ * ReadReplicaStore: reads at the nearest replica that has their snap (a token it has not reached waits briefly for
+ * it, then goes to the primary), writes to the primary. The replicas receive the tables by replication: never
+ * migrated.
+ */
+async function openLibsql(database: string, replicas: readonly string[], authToken: string | undefined) {
+  const primary = await LibsqlStore.open(database, { authToken, onQuery: countQuery });
+  if (replicas.length === 0) return primary;
+  return new ReadReplicaStore(
+    primary,
+    replicas.map((url) => () => LibsqlStore.open(url, { authToken, onQuery: countQuery, migrate: false })),
+    { waitMs: DEFAULT_LIBSQL_REPLICA_WAIT_MS },
+  );
 }
 
 /** The replica's log lines (a tenant too large for it, a reload), as one JSON line each, at `level` and above. */

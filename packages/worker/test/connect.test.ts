@@ -4,7 +4,7 @@
  * each answer equal to the HTTP API's answer for the same request, errors as statuses with the HTTP body's code
  * and message.
  */
-import { type DescMessage, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { create, type DescMessage, fromJson, type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
 import { ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { grpcTypeRegistry } from "@pemba/core";
@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const KEY = "connect-test-key";
+/** The origin of a page allowed to call the Worker (PEMBA_CORS_ORIGINS). */
+const PAGE = "https://console.example";
 const SCHEMA = `entity user {}
 entity document {
   relation owner @user
@@ -66,7 +68,7 @@ async function http(path: string, body: unknown): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  w = await startWranglerDev({ PEMBA_DATABASE: "memory:", PEMBA_AUTH_KEYS: KEY });
+  w = await startWranglerDev({ PEMBA_DATABASE: "memory:", PEMBA_AUTH_KEYS: KEY, PEMBA_CORS_ORIGINS: PAGE });
   await http("/v1/tenants/t1/schemas/write", { schema: SCHEMA });
   await http("/v1/tenants/t1/data/write", {
     metadata: { schema_version: "" },
@@ -175,5 +177,86 @@ describe.each(transports)("the Worker over %s", (_name, transport) => {
     };
     expect(missing).toEqual({ code: viaHttp.code, message: viaHttp.message });
     expect(missing.code).toBe(5);
+  });
+});
+
+describe("calls from a page of another origin", () => {
+  const check = {
+    tenantId: "t1",
+    metadata: { depth: 20 },
+    entity: { type: "document", id: "d1" },
+    permission: "view",
+    subject: { type: "user", id: "alice" },
+  };
+  const connectCall = (origin: string) =>
+    fetch(`${w.url}/base.v1.Permission/Check`, {
+      method: "POST",
+      headers: { origin, "content-type": "application/json", "connect-protocol-version": "1", ...auth },
+      // Connect's JSON: the proto's JSON names (tenant_id)
+      body: JSON.stringify({ ...check, tenantId: undefined, tenant_id: check.tenantId }),
+    });
+  const corsOf = (r: Response) => ({
+    origin: r.headers.get("access-control-allow-origin"),
+    credentials: r.headers.get("access-control-allow-credentials"),
+    vary: r.headers.get("vary"),
+  });
+
+  it("a preflight, then Connect and gRPC-Web answers with the HTTP API's CORS headers and the status headers exposed", async () => {
+    const preflight = await fetch(`${w.url}/base.v1.Permission/Check`, {
+      method: "OPTIONS",
+      headers: {
+        origin: PAGE,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type,connect-protocol-version,x-grpc-web",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(PAGE);
+    expect(preflight.headers.get("access-control-allow-headers")).toBe(
+      "authorization,content-type,connect-protocol-version,x-grpc-web",
+    );
+
+    const httpAnswer = await fetch(`${w.url}/v1/tenants/t1/permissions/check`, {
+      method: "POST",
+      headers: { origin: PAGE, "content-type": "application/json", ...auth },
+      body: JSON.stringify({
+        metadata: { depth: 20 },
+        entity: check.entity,
+        permission: "view",
+        subject: check.subject,
+      }),
+    });
+    const connect = await connectCall(PAGE);
+    expect(connect.status).toBe(200);
+    expect(await connect.json()).toMatchObject({ can: "CHECK_RESULT_ALLOWED" });
+    expect(corsOf(connect)).toEqual(corsOf(httpAnswer));
+    expect(corsOf(connect)).toEqual({ origin: PAGE, credentials: "true", vary: "Origin" });
+    expect(connect.headers.get("access-control-expose-headers")).toBe(
+      "grpc-status, grpc-message, grpc-status-details-bin",
+    );
+
+    const desc = grpcTypeRegistry.getMessage("base.v1.PermissionCheckRequest")!;
+    const bytes = toBinary(desc, create(desc, check as never));
+    const frame = new Uint8Array(5 + bytes.length);
+    new DataView(frame.buffer).setUint32(1, bytes.length);
+    frame.set(bytes, 5);
+    const grpcWeb = await fetch(`${w.url}/base.v1.Permission/Check`, {
+      method: "POST",
+      headers: { origin: PAGE, "content-type": "application/grpc-web+proto", "x-grpc-web": "1", ...auth },
+      body: frame,
+    });
+    expect(grpcWeb.status).toBe(200);
+    await grpcWeb.arrayBuffer();
+    expect(corsOf(grpcWeb)).toEqual({ origin: PAGE, credentials: "true", vary: "Origin" });
+    expect(grpcWeb.headers.get("access-control-expose-headers")).toBe(
+      "grpc-status, grpc-message, grpc-status-details-bin",
+    );
+  });
+
+  it("an origin not allowed is refused as over HTTP, without CORS headers", async () => {
+    const refused = await connectCall("https://elsewhere.example");
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: "permission_denied" });
+    expect(corsOf(refused)).toEqual({ origin: null, credentials: null, vary: null });
   });
 });

@@ -10,9 +10,11 @@ import { type Decided, decideAllOn, Evaluation } from "../engine/index.ts";
 import type { CheckQuery, EvaluationTarget } from "../engine/types.ts";
 import { isPembaError, PembaError } from "../errors.ts";
 import type { Attribute, Tuple } from "../model.ts";
+import type { RequestObservation } from "../observe/observation.ts";
 import type { PembaService, PermissionMetadata } from "../service/index.ts";
 import type { MaybePromise } from "../store/store.ts";
 import { type MappedQuestion, mapQuestion, type Refusal } from "./mapping.ts";
+import { inEvaluation, questionRecord, resolveObserved } from "./observed.ts";
 import {
   type AccessDecision,
   type AccessEvaluationRequest,
@@ -58,6 +60,7 @@ export function evaluate(
   service: PembaService,
   tenantId: string,
   req: AccessEvaluationRequest,
+  obs?: RequestObservation,
 ): MaybePromise<AccessDecision> {
   let refusal: Refusal | undefined;
   const ask = (schema: CompiledSchema) => {
@@ -71,7 +74,7 @@ export function evaluate(
   const answer = (o: { can: string } | undefined): AccessDecision =>
     o === undefined ? failedDecision(refusal!.status, refusal!.message) : o.can === ALLOWED ? PERMIT : DENY;
   try {
-    const out = service.checkWith(tenantId, HEAD, ask);
+    const out = service.checkWith(tenantId, HEAD, ask, obs, "authzen_evaluation");
     return out instanceof Promise ? out.then(answer, errorDecision) : answer(out);
   } catch (e) {
     return errorDecision(e);
@@ -207,12 +210,13 @@ export async function evaluateMany(
   tenantId: string,
   req: AccessEvaluationsRequest,
   maxItems: number,
+  obs?: RequestObservation,
 ): Promise<{ decision?: boolean; evaluations?: AccessDecision[] }> {
   const list = req.evaluations ?? [];
   if (list.length === 0) {
     // no evaluations: the single Access Evaluation request, answered as one
     const single = parseAuthzen("AccessEvaluationsRequest", AccessEvaluationRequestSchema, req);
-    const d = await evaluate(service, tenantId, single);
+    const d = await evaluate(service, tenantId, single, obs);
     return d;
   }
   if (list.length > maxItems) {
@@ -222,37 +226,55 @@ export async function evaluateMany(
       { grpcCode: 3 },
     );
   }
-  const { schema, target } = await service.evaluationTarget(tenantId, HEAD);
+  const resolved = await resolveObserved(service, tenantId, HEAD, obs);
+  const { schema } = resolved;
   const { items, groups } = groupItems(schema, req);
   const semantic: EvaluationsSemantic = req.options?.evaluations_semantic ?? "execute_all";
   const decisionOfItem = (item: Item, d?: Decided): AccessDecision =>
     "refusal" in item ? failedDecision(item.refusal.status, item.refusal.message) : decisionOf(d!);
+  const attributes = { "pemba.operation": "authzen_evaluations", "pemba.items": list.length };
+  const decided: (Decided | undefined)[] = new Array(items.length);
 
-  if (semantic === "execute_all") {
-    const decided: Decided[] = new Array(items.length);
-    await Promise.all(
-      groups.map(async (g) => {
-        const out = await decideAllOn(evaluationOf(schema, target, g), g.queries, target.depth);
-        out.forEach((d, k) => {
-          decided[g.indexes[k]!] = d;
-        });
-      }),
-    );
-    return { evaluations: items.map((item, i) => decisionOfItem(item, decided[i])) };
-  }
-
-  const stopAt = semantic !== "deny_on_first_deny";
-  const evaluations: AccessDecision[] = [];
-  for (const item of items) {
-    let d: AccessDecision;
-    if ("refusal" in item) d = decisionOfItem(item);
-    else {
-      const g = groups[item.group]!;
-      const out = decideAllOn(evaluationOf(schema, target, g), [item.mapped.query], target.depth);
-      d = decisionOfItem(item, (out instanceof Promise ? await out : out)[0]);
+  const evaluations = await inEvaluation(obs, resolved.target, attributes, async (target) => {
+    if (semantic === "execute_all") {
+      await Promise.all(
+        groups.map(async (g) => {
+          const out = await decideAllOn(evaluationOf(schema, target, g), g.queries, target.depth);
+          out.forEach((d, k) => {
+            decided[g.indexes[k]!] = d;
+          });
+        }),
+      );
+      return items.map((item, i) => decisionOfItem(item, decided[i]));
     }
-    evaluations.push(d);
-    if (d.decision === stopAt) break;
+    const stopAt = semantic !== "deny_on_first_deny";
+    const answers: AccessDecision[] = [];
+    for (const [i, item] of items.entries()) {
+      let d: AccessDecision;
+      if ("refusal" in item) d = decisionOfItem(item);
+      else {
+        const g = groups[item.group]!;
+        const out = decideAllOn(evaluationOf(schema, target, g), [item.mapped.query], target.depth);
+        decided[i] = (out instanceof Promise ? await out : out)[0];
+        d = decisionOfItem(item, decided[i]);
+      }
+      answers.push(d);
+      if (d.decision === stopAt) break;
+    }
+    return answers;
+  });
+  if (obs?.decisions !== undefined) {
+    const latency = obs.latencyMs();
+    items.forEach((item, i) => {
+      const d = decided[i];
+      // a refused item (no question the schema can pose) and an item a short circuit skipped decided nothing
+      if ("refusal" in item || d === undefined) return;
+      const { query, context } = item.mapped;
+      obs.decided(
+        questionRecord("authzen_evaluations", resolved, query, d.can, d.checkCount, context),
+        latency,
+      );
+    });
   }
   return { evaluations };
 }

@@ -6,12 +6,20 @@
  */
 import type { CompiledSchema } from "../compile/index.ts";
 import { decideAllOn, Evaluation, lookupEntity, lookupSubject } from "../engine/index.ts";
-import type { EvaluationTarget } from "../engine/types.ts";
 import { PembaError } from "../errors.ts";
-import type { PembaService, PermissionMetadata } from "../service/index.ts";
+import type { RequestObservation } from "../observe/observation.ts";
+import type { PembaService, PermissionMetadata, ServiceTarget } from "../service/index.ts";
+import { entityText, subjectText } from "../service/observed.ts";
 import { AUTHZEN_DEPTH } from "./evaluate.ts";
 import { decodeId } from "./ids.ts";
 import { type AuthzenQuestion, type MappedQuestion, mapQuestion } from "./mapping.ts";
+import {
+  inEvaluation,
+  questionRecord,
+  type ResolvedTarget,
+  resolveObserved,
+  searchRecord,
+} from "./observed.ts";
 
 export interface SearchPage {
   token?: string;
@@ -65,14 +73,21 @@ const writeToken = (t: PageToken): string =>
   btoa(JSON.stringify(t)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 
 /** Where every page of a search reads: the first page's head, later pages at the token's snap. */
-async function searchTarget(
+function searchTarget(
   service: PembaService,
   tenantId: string,
   token: PageToken | undefined,
-): Promise<{ schema: CompiledSchema; target: EvaluationTarget; snapToken: string }> {
+  obs: RequestObservation | undefined,
+): Promise<ResolvedTarget> {
   const meta: PermissionMetadata = { schemaVersion: "", snapToken: token?.s ?? "", depth: AUTHZEN_DEPTH };
-  return service.evaluationTarget(tenantId, meta);
+  return resolveObserved(service, tenantId, meta, obs);
 }
+
+const searchAttributes = (operation: string, permission: string, entityType: string) => ({
+  "pemba.operation": operation,
+  "pemba.permission": permission,
+  "pemba.entity.type": entityType,
+});
 
 /** The page size of a `limit`: absent or 0 = the default page, never more than the lookup maximum. */
 const pageSizeOf = (limit: number | undefined, max: number) =>
@@ -87,7 +102,7 @@ function mapped(schema: CompiledSchema, q: AuthzenQuestion): MappedQuestion | un
 }
 
 /** The search's target: the request's contextual data, its properties first (as an evaluation's). */
-const withContext = (target: EvaluationTarget, m: MappedQuestion): EvaluationTarget => ({
+const withContext = (target: ServiceTarget, m: MappedQuestion): ServiceTarget => ({
   ...target,
   context: m.context,
   contextualAttributesFirst: true,
@@ -104,20 +119,31 @@ export async function searchSubjects(
   tenantId: string,
   req: Omit<AuthzenQuestion, "subject"> & { subject: { type: string }; page?: SearchPage },
   maxPage: number,
+  obs?: RequestObservation,
 ): Promise<SearchAnswer<{ type: string; id: string }>> {
   const hash = requestHash("subject", { ...req, subject: { type: req.subject.type } });
   const token = readToken(req.page?.token, hash);
-  const { schema, target, snapToken } = await searchTarget(service, tenantId, token);
+  const resolved = await searchTarget(service, tenantId, token, obs);
+  const { schema, snapToken } = resolved;
   const m = mapped(schema, { ...req, subject: { type: req.subject.type, id: "subject" } });
   if (m === undefined) return answer([], undefined);
-  const out = await lookupSubject(schema, withContext(target, m), {
-    entity: m.query.entity,
-    permission: m.query.permission,
-    subjectReference: { type: req.subject.type, relation: "" },
-    pageSize: pageSizeOf(req.page?.limit, maxPage),
-    continuousToken: typeof token?.c === "string" ? token.c : undefined,
-  });
+  const attributes = searchAttributes("authzen_subject_search", m.query.permission, m.query.entity.type);
+  const out = await inEvaluation(obs, withContext(resolved.target, m), attributes, async (target) =>
+    lookupSubject(schema, target, {
+      entity: m.query.entity,
+      permission: m.query.permission,
+      subjectReference: { type: req.subject.type, relation: "" },
+      pageSize: pageSizeOf(req.page?.limit, maxPage),
+      continuousToken: typeof token?.c === "string" ? token.c : undefined,
+    }),
+  );
   const results = out.subjectIds.map((id) => ({ type: req.subject.type, id: decodeId(id) }));
+  const fields = {
+    subject: req.subject.type,
+    permission: m.query.permission,
+    entity: entityText(m.query.entity),
+  };
+  searchRecord(obs, "authzen_subject_search", resolved, fields, out.subjectIds, m.context);
   return answer(results, out.continuousToken ? { c: out.continuousToken, s: snapToken, h: hash } : undefined);
 }
 
@@ -127,20 +153,31 @@ export async function searchResources(
   tenantId: string,
   req: Omit<AuthzenQuestion, "resource"> & { resource: { type: string }; page?: SearchPage },
   maxPage: number,
+  obs?: RequestObservation,
 ): Promise<SearchAnswer<{ type: string; id: string }>> {
   const hash = requestHash("resource", { ...req, resource: { type: req.resource.type } });
   const token = readToken(req.page?.token, hash);
-  const { schema, target, snapToken } = await searchTarget(service, tenantId, token);
+  const resolved = await searchTarget(service, tenantId, token, obs);
+  const { schema, snapToken } = resolved;
   const m = mapped(schema, { ...req, resource: { type: req.resource.type, id: "resource" } });
   if (m === undefined) return answer([], undefined);
-  const out = await lookupEntity(schema, withContext(target, m), {
-    entityType: req.resource.type,
-    permission: m.query.permission,
-    subject: m.query.subject,
-    pageSize: pageSizeOf(req.page?.limit, maxPage),
-    continuousToken: typeof token?.c === "string" ? token.c : undefined,
-  });
+  const attributes = searchAttributes("authzen_resource_search", m.query.permission, req.resource.type);
+  const out = await inEvaluation(obs, withContext(resolved.target, m), attributes, async (target) =>
+    lookupEntity(schema, target, {
+      entityType: req.resource.type,
+      permission: m.query.permission,
+      subject: m.query.subject,
+      pageSize: pageSizeOf(req.page?.limit, maxPage),
+      continuousToken: typeof token?.c === "string" ? token.c : undefined,
+    }),
+  );
   const results = out.entityIds.map((id) => ({ type: req.resource.type, id: decodeId(id) }));
+  const fields = {
+    subject: subjectText(m.query.subject),
+    permission: m.query.permission,
+    entity: req.resource.type,
+  };
+  searchRecord(obs, "authzen_resource_search", resolved, fields, out.entityIds, m.context);
   return answer(results, out.continuousToken ? { c: out.continuousToken, s: snapToken, h: hash } : undefined);
 }
 
@@ -150,10 +187,12 @@ export async function searchActions(
   tenantId: string,
   req: Omit<AuthzenQuestion, "action"> & { page?: SearchPage },
   maxPage: number,
+  obs?: RequestObservation,
 ): Promise<SearchAnswer<{ name: string }>> {
   const hash = requestHash("action", req);
   const token = readToken(req.page?.token, hash);
-  const { schema, target, snapToken } = await searchTarget(service, tenantId, token);
+  const resolved = await searchTarget(service, tenantId, token, obs);
+  const { schema, snapToken } = resolved;
   const def = Object.hasOwn(schema.definition.entities, req.resource.type)
     ? schema.definition.entities[req.resource.type]
     : undefined;
@@ -161,12 +200,25 @@ export async function searchActions(
   if (names.length === 0) return answer([], undefined);
   const m = mapped(schema, { ...req, action: { name: names[0]! } });
   if (m === undefined) return answer([], undefined);
-  const evaluation = new Evaluation(schema, withContext(target, m), m.query.subject);
-  const decided = await decideAllOn(
-    evaluation,
-    names.map((permission) => ({ ...m.query, permission })),
-    target.depth,
+  const queries = names.map((permission) => ({ ...m.query, permission }));
+  const attributes = { "pemba.operation": "authzen_action_search", "pemba.entity.type": req.resource.type };
+  const decided = await inEvaluation(obs, withContext(resolved.target, m), attributes, async (target) =>
+    decideAllOn(new Evaluation(schema, target, m.query.subject), queries, target.depth),
   );
+  if (obs?.decisions !== undefined) {
+    const latency = obs.latencyMs();
+    decided.forEach((d, i) => {
+      const record = questionRecord(
+        "authzen_action_search",
+        resolved,
+        queries[i]!,
+        d.can,
+        d.checkCount,
+        m.context,
+      );
+      obs.decided(record, latency);
+    });
+  }
   const allowed = names.filter((_, i) => decided[i]!.can === "CHECK_RESULT_ALLOWED");
   const from = typeof token?.c === "number" ? token.c : 0;
   const size = pageSizeOf(req.page?.limit, maxPage);

@@ -16,15 +16,47 @@ export function headerLine(h: Omit<DumpHeader, "type" | "format" | "version">): 
 export const schemaLine = (s: Omit<DumpSchemaRecord, "type">): string =>
   `{"type":"schema","version":${q(s.version)},"text":${q(s.text)}}`;
 
-export function tupleLine(t: Tuple): string {
-  const relation = t.subject.relation ? `,"subject_relation":${q(t.subject.relation)}` : "";
-  const expires = t.expiresAt === undefined ? "" : `,"expires_at":"${formatRfc3339(t.expiresAt)}"`;
-  return `{"type":"tuple","entity_type":${q(t.entity.type)},"entity_id":${q(t.entity.id)},"relation":${q(t.relation)},"subject_type":${q(t.subject.type)},"subject_id":${q(t.subject.id)}${relation}${expires}}`;
+const expiresText = (ms: unknown): string =>
+  ms === null || ms === undefined ? "" : `,"expires_at":"${formatRfc3339(Number(ms))}"`;
+
+export const tupleLine = (t: Tuple): string =>
+  tupleText(
+    t.entity.type,
+    t.entity.id,
+    t.relation,
+    t.subject.type,
+    t.subject.id,
+    t.subject.relation,
+    t.expiresAt,
+  );
+
+/** A tuple line from its cells (an empty subject relation = a direct subject; expiry in ms or absent). */
+function tupleText(
+  entityType: string,
+  entityId: string,
+  relation: string,
+  subjectType: string,
+  subjectId: string,
+  subjectRelation: string,
+  expiresAt: unknown,
+): string {
+  const sr = subjectRelation ? `,"subject_relation":${q(subjectRelation)}` : "";
+  return `{"type":"tuple","entity_type":${q(entityType)},"entity_id":${q(entityId)},"relation":${q(relation)},"subject_type":${q(subjectType)},"subject_id":${q(subjectId)}${sr}${expiresText(expiresAt)}}`;
 }
 
-export function attributeLine(a: Attribute): string {
-  const expires = a.expiresAt === undefined ? "" : `,"expires_at":"${formatRfc3339(a.expiresAt)}"`;
-  return `{"type":"attribute","entity_type":${q(a.entity.type)},"entity_id":${q(a.entity.id)},"attribute":${q(a.attribute)},"value_type":"${a.value.type}","value":${q(a.value.data)}${expires}}`;
+export const attributeLine = (a: Attribute): string =>
+  attributeText(a.entity.type, a.entity.id, a.attribute, a.value.type, q(a.value.data), a.expiresAt);
+
+/** An attribute line from its cells; `valueJson` is the value's JSON text as JSON.stringify writes it. */
+function attributeText(
+  entityType: string,
+  entityId: string,
+  attribute: string,
+  valueType: string,
+  valueJson: string,
+  expiresAt: unknown,
+): string {
+  return `{"type":"attribute","entity_type":${q(entityType)},"entity_id":${q(entityId)},"attribute":${q(attribute)},"value_type":${q(valueType)},"value":${valueJson}${expiresText(expiresAt)}}`;
 }
 
 export interface DumpCounts {
@@ -36,8 +68,7 @@ export class DumpWriter {
   readonly #crc32: Crc32;
   readonly #chunkBytes: number;
   readonly #utf8 = new TextEncoder();
-  #pending: string[] = [];
-  #pendingChars = 0;
+  #pending = "";
   #crc = 0;
   #lines = 0;
   readonly counts: DumpCounts = { tuples: 0, attributes: 0 };
@@ -59,10 +90,9 @@ export class DumpWriter {
 
   /** Adds a line; answers a chunk of bytes when enough have gathered, else undefined. */
   line(text: string): Uint8Array | undefined {
-    this.#pending.push(text);
-    this.#pendingChars += text.length + 1;
+    this.#pending += `${text}\n`;
     this.#lines++;
-    return this.#pendingChars >= this.#chunkBytes ? this.flush() : undefined;
+    return this.#pending.length >= this.#chunkBytes ? this.flush() : undefined;
   }
 
   tuple(t: Tuple): Uint8Array | undefined {
@@ -75,12 +105,32 @@ export class DumpWriter {
     return this.line(attributeLine(a));
   }
 
+  /**
+   * A page of a store's tuple cells (BulkExports: id first, then the key, then expires_at), as one chunk when
+   * enough have gathered. The stored value of an attribute is already its JSON text, written as it is.
+   */
+  tupleCells(rows: unknown[][]): Uint8Array | undefined {
+    for (const c of rows)
+      this.#pending += `${tupleText(c[1] as string, c[2] as string, c[3] as string, c[4] as string, c[5] as string, c[6] as string, c[7])}\n`;
+    this.counts.tuples += rows.length;
+    this.#lines += rows.length;
+    return this.#pending.length >= this.#chunkBytes ? this.flush() : undefined;
+  }
+
+  /** A page of a store's attribute cells (BulkExports), like tupleCells. */
+  attributeCells(rows: unknown[][]): Uint8Array | undefined {
+    for (const c of rows)
+      this.#pending += `${attributeText(c[1] as string, c[2] as string, c[3] as string, c[4] as string, c[5] as string, c[6])}\n`;
+    this.counts.attributes += rows.length;
+    this.#lines += rows.length;
+    return this.#pending.length >= this.#chunkBytes ? this.flush() : undefined;
+  }
+
   /** The gathered lines as bytes (each with its newline), counted into the checksum. */
   flush(): Uint8Array | undefined {
     if (this.#pending.length === 0) return undefined;
-    const bytes = this.#utf8.encode(`${this.#pending.join("\n")}\n`);
-    this.#pending = [];
-    this.#pendingChars = 0;
+    const bytes = this.#utf8.encode(this.#pending);
+    this.#pending = "";
     this.#crc = this.#crc32(bytes, this.#crc);
     return bytes;
   }

@@ -127,10 +127,12 @@ export async function subjectPermission(
 export interface Decided {
   can: CheckResult;
   error?: unknown;
+  /** Sub-problems the question's walk evaluated (Permify's check_count). */
+  checkCount: number;
 }
 
-const decided = (r: WalkResult, error: unknown): Decided =>
-  r === FAILED ? { can: DENIED, error } : { can: r === TRUE ? ALLOWED : DENIED };
+const decided = (r: WalkResult, error: unknown, checkCount: number): Decided =>
+  r === FAILED ? { can: DENIED, error, checkCount: 1 } : { can: r === TRUE ? ALLOWED : DENIED, checkCount };
 
 /**
  * Questions on one evaluation (one target: one snap, one context), their reads batched per pass as in the bulk
@@ -143,7 +145,7 @@ export function decideAllOn(
   depth: number,
 ): Decided[] | Promise<Decided[]> {
   const many = evaluateMany(evaluation, queries, depth);
-  const out = ({ results, errors }: { results: WalkResult[]; errors: unknown[] }) =>
-    results.map((r, i) => decided(r, errors[i]));
+  const out = ({ results, errors, counts }: { results: WalkResult[]; errors: unknown[]; counts: number[] }) =>
+    results.map((r, i) => decided(r, errors[i], counts[i]!));
   return many instanceof Promise ? many.then(out) : out(many);
 }

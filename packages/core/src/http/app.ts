@@ -75,6 +75,8 @@ export type PembaApp = OpenAPIHono & {
    * adapter calls. Undefined when the app has no handler for `route`.
    */
   handle(route: ApiRoute, req: ApiRequest): Promise<Answer> | undefined;
+  /** The app's CORS policy: what the transports other than its own routes (Connect, gRPC-Web) answer origins with. */
+  readonly cors: CorsPolicy;
 };
 
 /** `GET /console` (the page) and `GET /console/<file>`; `/console/` redirects to `/console` (relative links). */
@@ -120,7 +122,7 @@ export function createApp(opts: AppOptions): PembaApp {
     admit: opts.admit,
     observability: opts.observability,
   });
-  const routes = new FetchRoutes(app, pipeline);
+  const routes = new FetchRoutes(app, pipeline, limits.maxBodyBytes);
   const deps = { routes, service: opts.service, limits, watchPollMs: opts.watchPollMs ?? 250 };
   const publicPaths = new Set<string>(opts.publicPaths ?? []);
   const metadata = (route: PublicPath) => ({ route, authenticate: !publicPaths.has(route) });
@@ -212,5 +214,6 @@ export function createApp(opts: AppOptions): PembaApp {
 
   return Object.assign(app, {
     handle: (route: ApiRoute, req: ApiRequest) => routes.answer(route, req),
+    cors,
   });
 }

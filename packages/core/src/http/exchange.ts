@@ -44,6 +44,12 @@ export interface ApiRequest {
   signal?: AbortSignal;
   /** The request's URL, when the adapter has it whole (the fetch adapter); AuthZEN's discovery names its origin. */
   url?: string;
+  /**
+   * The body already decoded and validated by the transport, in the form the route's own reader (`RouteDef.read`)
+   * gives: the native gRPC check decodes its message straight into the check request. Routes without a reader
+   * ignore it.
+   */
+  parsedBody?: unknown;
 }
 
 /** An answer as the pipeline gives it; adapters write it to their transport. */
@@ -54,6 +60,8 @@ export interface Answer {
   body: string | ReadableStream<Uint8Array> | null;
   /** The check decision (CHECK_RESULT_*), for the observe hook. */
   decision?: string;
+  /** The check's check_count (with `decision`): what a transport that does not send the JSON body encodes. */
+  checkCount?: number;
   /** What an error answer's body says, for the observe hook. */
   error?: AnswerError;
 }

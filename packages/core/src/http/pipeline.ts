@@ -3,15 +3,22 @@
  * `RequestPipeline.run`, whatever carries the request. The fetch adapter (Hono's routes, in route.ts) and the
  * node:http adapter (packages/node-server) only translate a request into an `ApiRequest` and an `Answer` back.
  *
- * Order: origin check (CORS), authentication, tenancy rights, tenant id, tenant access, then the handler (which
- * reads the body under the size limit and validates it with the zod wire schema). Any error becomes Permify's
+ * Order: origin check (CORS), authentication, tenancy rights, tenant id, tenant access, then the handler (behind
+ * FetchRoutes' reading of the body under the size limit, validated with the route's wire schema). Any error becomes Permify's
  * error body; CORS headers are added; the observe hook sees every answer, with the error's code (no adapter reads
  * an answer's body again to log it).
  */
 import type { Context, Span } from "@opentelemetry/api";
 import { isPembaError, PembaError } from "../errors.ts";
 import { type Observability, RequestObservation } from "../observe/observation.ts";
-import { contextOf, SpanStatusCode, startRequestSpan, type Tracing, traceIdOf } from "../observe/tracing.ts";
+import {
+  callerSampled,
+  contextOf,
+  SpanStatusCode,
+  startRequestSpan,
+  type Tracing,
+  traceIdOf,
+} from "../observe/tracing.ts";
 import type { Authenticator, Principal } from "./auth/index.ts";
 import { assertTenantAllowed, assertUnrestricted, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
@@ -50,6 +57,8 @@ export interface Call {
   req: ApiRequest;
   tenantId: string;
   principal: Principal;
+  /** The request body as the route read it (FetchRoutes sets it before the route's handler runs). */
+  body?: unknown;
   /** The request's spans and decision records; undefined when tracing and the decision log are both off. */
   obs?: RequestObservation;
 }
@@ -133,8 +142,13 @@ export class RequestPipeline {
     if (observability === undefined) return this.#run(endpoint, req, handler, performance.now());
     const tracing = observability.tracing;
     const traceparent = req.header("traceparent");
-    // an unsampled request without a decision log: nothing to observe, and no OpenTelemetry call
-    const traced = tracing !== undefined && (traceparent !== undefined || tracing.sampleRoot());
+    // the caller's sampling decision when it sent a valid traceparent, else the sample ratio; an unsampled request
+    // without a decision log: nothing to observe, and no OpenTelemetry call
+    let traced = false;
+    if (tracing !== undefined) {
+      const caller = traceparent === undefined ? undefined : callerSampled(traceparent);
+      traced = caller ?? tracing.sampleRoot();
+    }
     if (!traced && observability.decisions === undefined) {
       return this.#run(endpoint, req, handler, performance.now());
     }
@@ -219,7 +233,7 @@ export class RequestPipeline {
       }
       const admitted = this.#admit?.();
       if (admitted !== undefined) await admitted;
-      answer = await handler({ req, tenantId, principal });
+      answer = await handler({ req, tenantId, principal, body: undefined, obs: undefined });
     } catch (e) {
       answer = errorAnswer(e, endpoint.stream);
       if (endpoint.authzen) answer.status = authzenStatus(answer.status, e);

@@ -1,28 +1,47 @@
 /**
  * The fetch adapter: Hono routes every request, and each route hands it to the one request pipeline
  * (pipeline.ts) as an `ApiRequest`, then turns the pipeline's `Answer` into a Response. `FetchRoutes.add`
- * registers a route of the route table (route-table.ts) and documents it in the OpenAPI registry; `answer` runs
- * the same route's handler for a request that another adapter (the node:http one) has matched already.
+ * registers a route of the route table (route-table.ts), documents it in the OpenAPI registry, and reads its body
+ * once for the handler (parsed and validated with the route's wire schema, or by the route's own reader); `answer`
+ * runs the same route's handler for a request that another adapter (the node:http one, gRPC) has matched already.
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { PembaError } from "../errors.ts";
-import type { Answer, ApiRequest, Endpoint, Handler, RequestPipeline } from "./pipeline.ts";
-import { readStreamText } from "./request-body.ts";
+import type { Answer, ApiRequest, Call, Endpoint, Handler, RequestPipeline } from "./pipeline.ts";
+import { readJsonBody, readStreamText } from "./request-body.ts";
 import type { ApiRoute } from "./route-table.ts";
 import { ErrorSchema } from "./wire/common.ts";
+import { parseWire } from "./wire/pgv.ts";
 
 export type PembaContext = Context;
 
-/** A route of the table with its OpenAPI documentation. */
-export interface RouteDef {
+/** A route of the table with its OpenAPI documentation and how its body is read. */
+export interface RouteDef<Body = unknown> {
   route: ApiRoute;
   summary: string;
   tag: string;
   description?: string;
+  /**
+   * The request body's wire schema: documented in OpenAPI and, unless `read` is given, what the body is parsed
+   * (JSON) and validated with before the handler runs. Without it the route takes no body.
+   */
   body?: z.ZodType;
+  /** The largest body accepted, in bytes (default: the app's `maxBodyBytes`). */
+  maxBodyBytes?: number;
+  /**
+   * Reads the body instead of JSON.parse and `body`'s schema: the check and explain (their fast scanner, zod for
+   * anything it leaves), AuthZEN (its own Content-Type rule and error words).
+   */
+  read?: (req: ApiRequest, maxBytes: number) => Body | Promise<Body>;
   response: z.ZodType;
 }
+
+/** A call with the request body as the route read it. */
+export type BodyCall<Body> = Omit<Call, "body"> & { body: Body };
+
+/** A route's handler: it gets the body parsed and validated. */
+export type RouteHandler<Body> = (call: BodyCall<Body>) => Answer | Promise<Answer>;
 
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -47,25 +66,75 @@ export function toResponse(answer: Answer): Response {
   return new Response(answer.body, { status: answer.status, headers });
 }
 
+/**
+ * `handler` behind the reading of its body: a body the transport decoded already (`req.parsedBody`) is taken as
+ * it is; else `def.read`, else JSON and `def.body`'s schema. The call's `body` is set in place (one object per
+ * request).
+ */
+function withBody(def: RouteDef, handler: Handler, maxBytes: number): Handler {
+  const { read, body: schema } = def;
+  if (read !== undefined) {
+    return (call) => {
+      const given = call.req.parsedBody;
+      if (given !== undefined) {
+        call.body = given;
+        return handler(call);
+      }
+      const body = read(call.req, maxBytes);
+      if (!(body instanceof Promise)) {
+        call.body = body;
+        return handler(call);
+      }
+      return body.then((b) => {
+        call.body = b;
+        return handler(call);
+      });
+    };
+  }
+  if (schema !== undefined) {
+    return async (call) => {
+      call.body = parseWire(schema, await readJsonBody(call.req, maxBytes));
+      return handler(call);
+    };
+  }
+  return handler;
+}
+
 export class FetchRoutes {
   readonly #app: OpenAPIHono;
   readonly #pipeline: RequestPipeline;
   readonly #methodsByPath = new Map<string, Set<string>>();
   /** Each route's handler and endpoint, as `add` registered them with Hono. */
   readonly #handlers = new Map<ApiRoute, { handler: Handler; endpoint: Endpoint }>();
+  readonly #maxBodyBytes: number;
 
-  constructor(app: OpenAPIHono, pipeline: RequestPipeline) {
+  /** `maxBodyBytes`: the largest body of a route that names no limit of its own. */
+  constructor(app: OpenAPIHono, pipeline: RequestPipeline, maxBodyBytes: number) {
     this.#app = app;
     this.#pipeline = pipeline;
+    this.#maxBodyBytes = maxBodyBytes;
   }
 
   /**
    * Registers an API endpoint with Hono (documented in OpenAPI) and for `answer`; `endpoint` replaces the route's
-   * own (AuthZEN's root paths: the same route with the tenant they answer for).
+   * own (AuthZEN's root paths: the same route with the tenant they answer for). The handler gets the body as
+   * `def.read` gives it, else parsed and validated with `def.body`, else undefined.
    */
-  add(def: RouteDef, handler: Handler, endpoint: Endpoint = def.route.endpoint): void {
+  add<S extends z.ZodType>(
+    def: RouteDef & { body: S; read?: undefined },
+    handler: RouteHandler<z.output<S>>,
+    endpoint?: Endpoint,
+  ): void;
+  add<Body>(
+    def: RouteDef<Body> & { read: NonNullable<RouteDef<Body>["read"]> },
+    handler: RouteHandler<Body>,
+    endpoint?: Endpoint,
+  ): void;
+  add(def: RouteDef & { body?: undefined }, handler: RouteHandler<undefined>, endpoint?: Endpoint): void;
+  add(def: RouteDef, routeHandler: RouteHandler<never>, endpoint: Endpoint = def.route.endpoint): void {
     const { method } = def.route;
     if (this.#handlers.has(def.route)) throw new Error(`route registered twice: ${def.route.operationId}`);
+    const handler = withBody(def, routeHandler as unknown as Handler, def.maxBodyBytes ?? this.#maxBodyBytes);
     this.#handlers.set(def.route, { handler, endpoint });
     this.#document(def);
     const methods = this.#methodsByPath.get(endpoint.route) ?? new Set<string>();

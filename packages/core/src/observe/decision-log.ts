@@ -1,6 +1,6 @@
 /**
  * The decision log: one structured record per decision (a check, each bulk-check item, an explain, a lookup, a
- * subject-permission answer), written by a sink the runtime gives (NDJSON on stdout or to a file, OTLP logs, the
+ * subject-permission answer, each AuthZEN evaluation and search), written by a sink the runtime gives (NDJSON on stdout or to a file, OTLP logs, the
  * Worker's console). Runtime-neutral.
  *
  * A decision only hands its record to `DecisionLog.add`: sampling, redaction and serialisation happen there, and the
@@ -21,7 +21,12 @@ export type DecisionApi =
   | "explain"
   | "lookup_entity"
   | "lookup_subject"
-  | "subject_permission";
+  | "subject_permission"
+  | "authzen_evaluation"
+  | "authzen_evaluations"
+  | "authzen_subject_search"
+  | "authzen_resource_search"
+  | "authzen_action_search";
 
 /** One decision as the log writes it (snake_case: the field names of the NDJSON line). */
 export interface DecisionRecord {

@@ -5,9 +5,9 @@
  */
 import type { Context, Span, Tracer } from "@opentelemetry/api";
 import type { Attribute, Tuple } from "../model.ts";
-import { queryBoth } from "../store/capabilities.ts";
+import { type CombinedReads, type EngineReads, queryBoth } from "../store/capabilities.ts";
 import { ForwardingStore } from "../store/proxies/forwarding.ts";
-import { ReplicaStore } from "../store/proxies/replica/routing.ts";
+import { type ReadReport, ReplicaStore } from "../store/proxies/replica/routing.ts";
 import type {
   AttributeQuery,
   MaybePromise,
@@ -32,37 +32,45 @@ function rowCount(statement: string, rows: Rows): number {
 export class TracedReads extends ForwardingStore {
   readonly #tracer: Tracer;
   readonly #parent: Context;
-  /** The store has an in-memory replica: a read it answers synchronously came from memory. */
-  readonly #replica: boolean;
+  /** The store is the in-memory replica: it reports whether each read went to the database behind it. */
+  readonly #replica: ReplicaStore | undefined;
 
   constructor(inner: Store, tracer: Tracer, parent: Context) {
     super(inner);
     this.#tracer = tracer;
     this.#parent = parent;
-    this.#replica = inner instanceof ReplicaStore;
+    this.#replica = inner instanceof ReplicaStore ? inner : undefined;
   }
 
   /**
    * Runs one read in a span: `pemba.store.statement` (the read's kind), `pemba.store.rows` (rows answered),
-   * `pemba.store.replica` (answered from the in-memory replica: without a round trip to the database).
+   * `pemba.store.replica` (answered from the in-memory replica's working set alone: without a round trip to the
+   * database, as the replica reports it).
    */
-  #traced<R extends Rows>(statement: string, tenantId: string, snap: Snap, read: () => MaybePromise<R>) {
+  #traced<R extends Rows>(
+    statement: string,
+    tenantId: string,
+    snap: Snap,
+    read: (reads: EngineReads & Partial<CombinedReads>) => MaybePromise<R>,
+    forwarded = false,
+  ) {
     const span: Span = this.#tracer.startSpan(
       SPAN.store,
       { attributes: { "pemba.store.statement": statement, "pemba.tenant": tenantId, "pemba.snap": snap } },
       this.#parent,
     );
+    const report: ReadReport = { store: this.#replica === undefined || forwarded };
     let result: MaybePromise<R>;
     try {
-      result = read();
+      result = read(this.#replica?.reporting(report) ?? this.inner);
     } catch (error) {
       endFailed(span, error);
       throw error;
     }
     if (result instanceof Promise) {
-      span.setAttribute("pemba.store.replica", false);
       return result.then(
         (rows) => {
+          span.setAttribute("pemba.store.replica", !report.store);
           span.setAttribute("pemba.store.rows", rowCount(statement, rows));
           span.end();
           return rows;
@@ -73,7 +81,7 @@ export class TracedReads extends ForwardingStore {
         },
       );
     }
-    span.setAttribute("pemba.store.replica", this.#replica);
+    span.setAttribute("pemba.store.replica", !report.store);
     span.setAttribute("pemba.store.rows", rowCount(statement, result));
     span.end();
     return result;
@@ -85,8 +93,8 @@ export class TracedReads extends ForwardingStore {
     queries: TupleQuery[],
     at?: number,
   ): MaybePromise<Tuple[]> {
-    return this.#traced("query_tuples", tenantId, snap, () =>
-      this.inner.queryTuples(tenantId, snap, queries, at),
+    return this.#traced("query_tuples", tenantId, snap, (reads) =>
+      reads.queryTuples(tenantId, snap, queries, at),
     );
   }
 
@@ -96,8 +104,8 @@ export class TracedReads extends ForwardingStore {
     queries: SubjectTupleQuery[],
     at?: number,
   ): MaybePromise<Tuple[]> {
-    return this.#traced("query_subject_tuples", tenantId, snap, () =>
-      this.inner.querySubjectTuples(tenantId, snap, queries, at),
+    return this.#traced("query_subject_tuples", tenantId, snap, (reads) =>
+      reads.querySubjectTuples(tenantId, snap, queries, at),
     );
   }
 
@@ -107,8 +115,8 @@ export class TracedReads extends ForwardingStore {
     queries: AttributeQuery[],
     at?: number,
   ): MaybePromise<Attribute[]> {
-    return this.#traced("query_attributes", tenantId, snap, () =>
-      this.inner.queryAttributes(tenantId, snap, queries, at),
+    return this.#traced("query_attributes", tenantId, snap, (reads) =>
+      reads.queryAttributes(tenantId, snap, queries, at),
     );
   }
 
@@ -119,14 +127,19 @@ export class TracedReads extends ForwardingStore {
     attributes: AttributeQuery[],
     at?: number,
   ): MaybePromise<[Tuple[], Attribute[]]> {
-    return this.#traced("query_tuples_and_attributes", tenantId, snap, () =>
-      queryBoth(this.inner, tenantId, snap, tuples, attributes, at),
+    return this.#traced("query_tuples_and_attributes", tenantId, snap, (reads) =>
+      queryBoth(reads, tenantId, snap, tuples, attributes, at),
     );
   }
 
   override listObjectIds(tenantId: string, snap: Snap, type: string, at?: number): MaybePromise<string[]> {
-    return this.#traced("list_object_ids", tenantId, snap, () =>
-      this.inner.listObjectIds(tenantId, snap, type, at),
+    // id listings are the store's (the replica forwards them)
+    return this.#traced(
+      "list_object_ids",
+      tenantId,
+      snap,
+      () => this.inner.listObjectIds(tenantId, snap, type, at),
+      true,
     );
   }
 }

@@ -65,11 +65,25 @@ export function contextOf(parent: Context, span: Span): Context {
   return trace.setSpan(parent, span);
 }
 
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})/;
+const ZERO_TRACE = "00000000000000000000000000000000";
+const ZERO_SPAN = "0000000000000000";
+
 /** The trace id of a W3C `traceparent` header ("" when it has none or is malformed). */
 export function traceIdOf(traceparent: string | undefined): string {
   if (traceparent === undefined) return "";
-  const match = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/.exec(traceparent.trim());
-  return match === null || match[1] === "00000000000000000000000000000000" ? "" : match[1]!;
+  const match = TRACEPARENT.exec(traceparent.trim());
+  return match === null || match[1] === ZERO_TRACE ? "" : match[1]!;
+}
+
+/**
+ * Whether the caller of a W3C `traceparent` sampled its trace (the flags' sampled bit); undefined when the header
+ * is malformed (the request is then sampled as one without it).
+ */
+export function callerSampled(traceparent: string): boolean | undefined {
+  const match = TRACEPARENT.exec(traceparent.trim());
+  if (match === null || match[1] === ZERO_TRACE || match[2] === ZERO_SPAN) return undefined;
+  return (Number.parseInt(match[3]!, 16) & 1) === 1;
 }
 
 export { SpanStatusCode };

@@ -4,6 +4,7 @@
  * decision record per decision. PembaService runs these only when the request carries a RequestObservation.
  */
 import type { Span } from "@opentelemetry/api";
+import type { CompiledSchema } from "../compile/index.ts";
 import * as engine from "../engine/index.ts";
 import type {
   CheckOutcome,
@@ -16,7 +17,7 @@ import type { CheckResult, Context, Entity, Subject } from "../model.ts";
 import type { DecisionApi } from "../observe/decision-log.ts";
 import { inSpan, type RequestObservation, SPAN } from "../observe/observation.ts";
 import type { ResolvedSchema } from "./schema-registry.ts";
-import type { PermissionMetadata, ServiceTarget, TargetResolver } from "./target.ts";
+import type { PermissionMetadata, Question, ServiceTarget, TargetResolver } from "./target.ts";
 
 export const entityText = (e: Entity): string => `${e.type}:${e.id}`;
 export const subjectText = (s: Subject): string =>
@@ -106,11 +107,12 @@ export function recordCheck(
   query: CheckQuery,
   context: Context | undefined,
   outcome: CheckOutcome | Promise<CheckOutcome>,
+  api: DecisionApi = "check",
 ): CheckOutcome | Promise<CheckOutcome> {
   const record = (o: CheckOutcome): CheckOutcome => {
     if (obs.decisions?.sampled(o.can) === true) {
       const r = { schema, snapToken: service.snapTokenOf(obs.tenantId, snap) } as Resolved;
-      obs.decided(checkRecord("check", r, meta, query, o.can, o.checkCount, context), obs.latencyMs(), true);
+      obs.decided(checkRecord(api, r, meta, query, o.can, o.checkCount, context), obs.latencyMs(), true);
     }
     return o;
   };
@@ -134,6 +136,35 @@ export async function observedCheck(
     describeCheck,
   );
   obs.decided(checkRecord("check", r, meta, query, outcome.can, outcome.checkCount, context));
+  return outcome;
+}
+
+/** A traced `checkWith`: the question is built from the resolved schema, then evaluated with its own context. */
+export async function observedCheckWith(
+  service: TargetResolver,
+  obs: RequestObservation,
+  tenantId: string,
+  meta: PermissionMetadata,
+  ask: (schema: CompiledSchema) => Question | undefined,
+  api: DecisionApi,
+): Promise<CheckOutcome | undefined> {
+  const r = await resolve(service, obs, tenantId, meta, undefined);
+  const question = ask(r.schema.compiled);
+  if (question === undefined) return undefined;
+  const { query, context } = question;
+  const outcome = await evaluate(
+    obs,
+    r,
+    checkAttributes(query, api),
+    (target) =>
+      engine.check(
+        r.schema.compiled,
+        { ...target, context, contextualAttributesFirst: question.contextualAttributesFirst },
+        query,
+      ),
+    describeCheck,
+  );
+  obs.decided(checkRecord(api, r, meta, query, outcome.can, outcome.checkCount, context));
   return outcome;
 }
 

@@ -9,7 +9,6 @@ import * as engine from "../engine/index.ts";
 import type {
   CheckOutcome,
   CheckQuery,
-  EvaluationTarget,
   ExpandNode,
   LookupEntityQuery,
   LookupSubjectQuery,
@@ -28,6 +27,7 @@ import {
   tupleKey,
 } from "../model.ts";
 import { nextTurn } from "../next-turn.ts";
+import type { DecisionApi } from "../observe/decision-log.ts";
 import type { RequestObservation } from "../observe/observation.ts";
 import type { CompiledRule } from "../rules/index.ts";
 import { compileRule } from "../rules/index.ts";
@@ -49,7 +49,7 @@ import { checkRuleBodies, checkSchemaSize } from "./schema-limits.ts";
 import { type ResolvedSchema, SchemaRegistry } from "./schema-registry.ts";
 import { SchemaVersionGenerator } from "./schema-version.ts";
 import { decodeSnapTokenWithBookmark, encodeSnapToken } from "./snap-token.ts";
-import type { PermissionMetadata, ServiceTarget } from "./target.ts";
+import type { PermissionMetadata, Question, ServiceTarget } from "./target.ts";
 import { type WatchBatch, WatchHub, type WatchOptions } from "./watch.ts";
 
 /** What a schema write may do to stored rows: `permify` anything (Permify's behaviour), `safe` orphan none. */
@@ -633,15 +633,17 @@ export class PembaService {
   /**
    * A check whose question is built from the compiled schema (the AuthZEN mapping reads names and attribute types
    * from it), on the check's fast path. `ask` answering undefined (a question the schema cannot pose) answers
-   * undefined without an evaluation.
+   * undefined without an evaluation. An observed request (`obs`) records the decision as `api`; a traced one runs
+   * in the schema-resolution and evaluation spans.
    */
   checkWith(
     tenantId: string,
     meta: PermissionMetadata,
-    ask: (
-      schema: CompiledSchema,
-    ) => { query: CheckQuery; context?: Context; contextualAttributesFirst?: boolean } | undefined,
+    ask: (schema: CompiledSchema) => Question | undefined,
+    obs?: RequestObservation,
+    api: DecisionApi = "check",
   ): MaybePromise<CheckOutcome | undefined> {
+    if (obs?.tracer !== undefined) return observed.observedCheckWith(this, obs, tenantId, meta, ask, api);
     const now = this.clock();
     const at = this.#snapshot(tenantId, meta.snapToken);
     const decide = (schema: ResolvedSchema, snap: Snap) => {
@@ -649,7 +651,10 @@ export class PembaService {
       if (question === undefined) return undefined;
       const target = this.#evaluationTarget(tenantId, snap, now, meta, question.context);
       target.contextualAttributesFirst = question.contextualAttributesFirst;
-      return engine.check(schema.compiled, target, question.query);
+      const outcome = engine.check(schema.compiled, target, question.query);
+      if (obs === undefined) return outcome;
+      const { query, context } = question;
+      return observed.recordCheck(this, obs, schema, snap, meta, query, context, outcome, api);
     };
     const schema = this.schemas.cached(tenantId, meta.schemaVersion, at.token);
     if (schema !== undefined && typeof at.snap === "number") return decide(schema, at.snap);
@@ -665,9 +670,14 @@ export class PembaService {
   async evaluationTarget(
     tenantId: string,
     meta: PermissionMetadata,
-  ): Promise<{ schema: CompiledSchema; target: EvaluationTarget; snapToken: string }> {
+  ): Promise<{ schema: CompiledSchema; target: ServiceTarget; snapToken: string; schemaVersion: string }> {
     const { schema, target } = await this.target(tenantId, meta);
-    return { schema: schema.compiled, target, snapToken: this.snapTokenOf(tenantId, target.snap) };
+    return {
+      schema: schema.compiled,
+      target,
+      snapToken: this.snapTokenOf(tenantId, target.snap),
+      schemaVersion: schema.version,
+    };
   }
 
   /** Where a question is evaluated: this service's store and evaluation pool, at `snap`, evaluation time `now`. */

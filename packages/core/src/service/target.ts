@@ -1,5 +1,5 @@
 /** Where the service evaluates a permission request, and what its observed runs (observed.ts) ask of it. */
-import type { EvaluationTarget } from "../engine/index.ts";
+import type { CheckQuery, EvaluationTarget } from "../engine/index.ts";
 import type { Context } from "../model.ts";
 import type { Snap, Store } from "../store/store.ts";
 import type { ResolvedSchema } from "./schema-registry.ts";
@@ -24,4 +24,12 @@ export interface TargetResolver {
     context?: Context,
   ): Promise<{ schema: ResolvedSchema; target: ServiceTarget }>;
   snapTokenOf(tenantId: string, snap: Snap): string;
+}
+
+/** A question `checkWith` asks: built from the compiled schema (AuthZEN's mapping). */
+export interface Question {
+  query: CheckQuery;
+  context?: Context;
+  /** The context's attributes win over the store's (AuthZEN properties). */
+  contextualAttributesFirst?: boolean;
 }

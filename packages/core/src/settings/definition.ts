@@ -102,6 +102,19 @@ export const SETTINGS = {
     },
     schema: text,
   },
+  databaseReadReplicas: {
+    env: "PEMBA_DATABASE_READ_REPLICAS",
+    flag: "database-read-replicas",
+    arg: "<urls>",
+    runtimes: BOTH,
+    unset: "none (every read at the primary)",
+    help: {
+      node: "read replicas of a `postgres://` or libSQL server `{database}` (PostgreSQL hot standbys, sqld replicas), comma separated, nearest first: a read at a snap a replica has replayed (the tenant's head there) goes to it, any other read, every write and a read after a replica error to the primary; see Read replicas",
+      worker:
+        "libSQL replica URLs (sqld replicas of the libSQL `{database}`), comma separated, nearest first: a read at a snap a replica has replayed goes to it (a token it has not reached waits briefly, then goes to the primary), writes to the primary; `{databaseToken}` authenticates to them too; see Read replicas",
+    },
+    schema: list.optional(),
+  },
   d1Tenants: {
     env: "PEMBA_D1_TENANTS",
     runtimes: WORKER,
@@ -307,6 +320,19 @@ export const SETTINGS = {
     },
     schema: positiveCount,
   },
+  replicaPreload: {
+    env: "PEMBA_REPLICA_PRELOAD",
+    flag: "replica-preload",
+    arg: "<on|off>",
+    runtimes: BOTH,
+    default: "off",
+    help: {
+      node: "`on`: from a tenant's first request, fill the working set with the tenant's rows in the background (for small tenants): the check keys of every entity of the head schema's types and their attributes, a batch of ids per statement, a turn of the event loop between statements; it stops when the working set reaches `--replica-memory` (later keys fill on demand); lookups' keys still fill on demand; `off` = keys fill on demand only",
+      worker:
+        "`on`: after a tenant's first request, fill the isolate's working set with the tenant's rows in the background (`ctx.waitUntil`, at most 50 D1 round trips per request, a timer turn before each): the check keys of every entity of the head schema's types and their attributes; it stops when the working set reaches PEMBA_REPLICA_MEMORY (later keys fill on demand), and D1 bills every row it reads; `off` = keys fill on demand only",
+    },
+    schema: onOff,
+  },
   pgPoolSize: {
     env: "PEMBA_PG_POOL_SIZE",
     flag: "pg-pool-size",
@@ -322,7 +348,7 @@ export const SETTINGS = {
     arg: "<ms>",
     runtimes: NODE,
     default: "0",
-    help: "overload: while the event loop runs this many ms behind (two samples 20 ms apart), new requests (but /healthz and /metrics) are answered at once with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` instead of queueing (e.g. 100); 0 = never shed",
+    help: "overload: while the event loop runs this many ms behind (two samples 20 ms apart), new requests (but /healthz and /metrics) are answered at once with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` instead of queueing, gRPC calls (but health) with status RESOURCE_EXHAUSTED (e.g. 100); 0 = never shed",
     schema: count,
   },
   maxInFlight: {
@@ -331,7 +357,7 @@ export const SETTINGS = {
     arg: "<n>",
     runtimes: NODE,
     default: "2000",
-    help: "overload: requests being answered at once; one more is answered with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1`; 0 = no limit",
+    help: "overload: requests and gRPC calls being answered at once; one more is answered with 429 `ERROR_CODE_RATE_LIMITED` and `Retry-After: 1` (a gRPC call: status RESOURCE_EXHAUSTED); 0 = no limit",
     schema: count,
   },
   compactAfterWrites: {

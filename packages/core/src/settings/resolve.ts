@@ -30,11 +30,15 @@ export interface ReplicaSettings {
   maxBytes: number;
   /** How old the copy may get before it looks for writes of other processes or instances (ms). */
   freshnessMs: number;
+  /** Fill the working set with a followed tenant's rows in the background, within maxBytes (ReplicaOptions.preload). */
+  preload?: boolean;
 }
 
 /** What createPemba needs of the settings, whichever runtime resolved them. */
 export interface PembaSettings {
   database: string;
+  /** Read replicas of the database (URLs, nearest first); none: every read at the primary. */
+  databaseReadReplicas?: readonly string[];
   auth: AuthConfig;
   /** Allowed CORS origins ("*" = every origin, without credentials); undefined = same-origin only. */
   corsOrigins?: string[];
@@ -67,6 +71,7 @@ export interface ObservabilitySettings {
 /** The settings both runtimes read, as flat values. */
 interface CommonSettings extends ObservabilitySettings {
   database: string;
+  databaseReadReplicas?: string[];
   auth: AuthConfig;
   corsOrigins?: string[];
   authzenTenant?: string;
@@ -74,6 +79,7 @@ interface CommonSettings extends ObservabilitySettings {
   replica: boolean;
   replicaRefreshMs: number;
   replicaMemoryMb: number;
+  replicaPreload: boolean;
   maxWatchStreams: number;
   maxCompiledSchemaMb: number;
   schemaWrites: SchemaWrites;
@@ -150,6 +156,10 @@ function parseAll(runtime: Runtime, flags: Flags, env: Env): SettingValues {
 function common(v: SettingValues, runtime: Runtime): CommonSettings {
   return {
     database: v.database,
+    // absent rather than undefined when unset, as authzenTenant
+    ...(v.databaseReadReplicas === undefined || v.databaseReadReplicas.length === 0
+      ? {}
+      : { databaseReadReplicas: v.databaseReadReplicas }),
     auth: resolveAuth(v, runtime),
     corsOrigins: v.corsOrigins,
     // absent rather than undefined when unset: settings compare as they did before the setting existed
@@ -158,6 +168,7 @@ function common(v: SettingValues, runtime: Runtime): CommonSettings {
     replica: v.replica,
     replicaRefreshMs: v.replicaRefresh,
     replicaMemoryMb: v.replicaMemory,
+    replicaPreload: v.replicaPreload,
     maxWatchStreams: v.maxWatchStreams,
     maxCompiledSchemaMb: v.maxCompiledSchemaMb,
     schemaWrites: v.schemaWrites,
@@ -208,9 +219,16 @@ export function replicaSettings(s: {
   replica: boolean;
   replicaMemoryMb: number;
   replicaRefreshMs: number;
+  replicaPreload?: boolean;
 }): ReplicaSettings | undefined {
   if (!s.replica) return undefined;
-  return { maxBytes: s.replicaMemoryMb * 1048576, freshnessMs: s.replicaRefreshMs };
+  const settings: ReplicaSettings = {
+    maxBytes: s.replicaMemoryMb * 1048576,
+    freshnessMs: s.replicaRefreshMs,
+  };
+  // absent rather than false when off: settings compare as they did before the option existed
+  if (s.replicaPreload === true) settings.preload = true;
+  return settings;
 }
 
 /** The gRPC port's TLS files: both or neither. */

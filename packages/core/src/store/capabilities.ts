@@ -277,3 +277,28 @@ export interface BulkImports {
 
 export const hasBulkImports = <S extends Partial<BulkImports>>(s: S): s is S & BulkImports =>
   s.importChunk !== undefined;
+
+/**
+ * Cells of one exported row, in the dump's column order, as the driver returns them (numbers may come as strings):
+ * tuples [id, entity_type, entity_id, relation, subject_type, subject_id, subject_relation, expires_at];
+ * attributes [id, entity_type, entity_id, attribute, value_type, value (JSON text), expires_at]; expires_at NULL
+ * for a row that never expires.
+ */
+export type ExportCells = unknown[];
+
+/**
+ * A store's own fastest read of a whole tenant for a dump (dump/export.ts): every row of `table` visible at `snap`,
+ * expired ones included, in id order, page by page (each page one statement, so no transaction stays open), as
+ * cells rather than model objects.
+ */
+export interface BulkExports {
+  exportPages(
+    tenantId: string,
+    snap: Snap,
+    table: "tuples" | "attributes",
+    pageSize: number,
+  ): AsyncGenerator<ExportCells[]>;
+}
+
+export const hasBulkExports = <S extends Partial<BulkExports>>(s: S): s is S & BulkExports =>
+  s.exportPages !== undefined;

@@ -15,6 +15,11 @@ import { LibsqlStore } from "./drivers/libsql.ts";
 import { PostgresStore } from "./drivers/postgres.ts";
 import { SqliteStore, sqlitePath } from "./drivers/sqlite.ts";
 import { MemoryStore } from "./memory/memory-store.ts";
+import {
+  DEFAULT_LIBSQL_REPLICA_WAIT_MS,
+  type ReadReplicaOptions,
+  ReadReplicaStore,
+} from "./proxies/read-replicas/read-replica-store.ts";
 import type { QueryObserver } from "./sql/executor.ts";
 import { PG_MIGRATIONS_URL, SQLITE_MIGRATIONS_URL } from "./sql/migrations-location.ts";
 import type { Store } from "./store.ts";
@@ -24,8 +29,17 @@ export interface OpenStoreOptions {
   onQuery?: QueryObserver;
   /** libSQL auth token (remote URLs). */
   authToken?: string;
-  /** PostgreSQL: the pool's most connections (default 10). */
+  /** PostgreSQL: the pool's most connections (default 10), each replica's pool too. */
   pgPoolSize?: number;
+  /**
+   * Read replicas of a PostgreSQL or libSQL server database (URLs, nearest first): a ReadReplicaStore over the
+   * primary and them (proxies/read-replicas/).
+   */
+  readReplicas?: readonly string[];
+  /** With read replicas: how long a read waits for one to reach its snap before the primary answers it (ms). */
+  replicaWaitMs?: number;
+  /** With read replicas: each read's destination (a replica's index, or "primary"). */
+  onReplicaRoute?: ReadReplicaOptions["onRoute"];
 }
 
 export type StoreDriver = Store["kind"];
@@ -37,11 +51,51 @@ export function driverFor(url: string): StoreDriver {
   return "sqlite";
 }
 
-/** Opens the bare driver; an in-memory replica in front of it is createPemba's wiring (withReplica), not this. */
+/**
+ * Opens the bare driver (with read replicas: the primary and them as one ReadReplicaStore); an in-memory replica in
+ * front of it is createPemba's wiring (withReplica), not this.
+ */
 export async function openStore(
   url: string = DEFAULT_DATABASE.node,
   opts: OpenStoreOptions = {},
 ): Promise<Store> {
+  const replicas = opts.readReplicas ?? [];
+  if (replicas.length === 0) return openDriver(url, opts);
+  const driver = driverFor(url);
+  const remoteLibsql = driver === "libsql" && !/^file:/.test(url);
+  if (driver !== "postgres" && !remoteLibsql)
+    throw new Error(
+      "read replicas need a postgres:// database (hot standbys) or a libSQL server's (sqld replicas); the database is a local file or memory",
+    );
+  for (const replica of replicas) {
+    if (driverFor(replica) !== driver || /^file:/.test(replica))
+      throw new Error(
+        `read replica ${whereIs(replica)} is not a ${driver === "postgres" ? "postgres://" : "libSQL server"} URL like the database`,
+      );
+  }
+  const primary = await openDriver(url, opts);
+  // a replica refuses DDL (hot standby) or receives the primary's tables by replication (sqld): never migrated
+  const openReplica = (replica: string) => () =>
+    driver === "postgres"
+      ? PostgresStore.open(replica, { onQuery: opts.onQuery, max: opts.pgPoolSize, migrate: false })
+      : LibsqlStore.open(replica, { onQuery: opts.onQuery, authToken: opts.authToken, migrate: false });
+  return new ReadReplicaStore(primary, replicas.map(openReplica), {
+    waitMs: opts.replicaWaitMs ?? (driver === "postgres" ? 0 : DEFAULT_LIBSQL_REPLICA_WAIT_MS),
+    onRoute: opts.onReplicaRoute,
+  });
+}
+
+/** A URL's scheme and host only (no user, password or token), or "a local file" for a path. */
+function whereIs(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.host === "" ? `${u.protocol} (a local file)` : `${u.protocol}//${u.host}`;
+  } catch {
+    return "a local file";
+  }
+}
+
+async function openDriver(url: string, opts: OpenStoreOptions): Promise<Store> {
   switch (driverFor(url)) {
     case "memory":
       return new MemoryStore();

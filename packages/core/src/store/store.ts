@@ -18,6 +18,7 @@
  */
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../model.ts";
 import type {
+  BulkExports,
   BulkImports,
   CombinedReads,
   EmptyTenants,
@@ -58,7 +59,8 @@ export interface Store
     Partial<SnapDatabases>,
     Partial<EmptyTenants>,
     Partial<RowCounts>,
-    Partial<BulkImports> {
+    Partial<BulkImports>,
+    Partial<BulkExports> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)

@@ -29,7 +29,15 @@ const DECISIONS: Record<string, string> = {
 };
 
 /** The APIs whose records are one check, which explain can ask again. */
-const CHECK_APIS = new Set(["check", "bulk_check", "explain", "subject_permission"]);
+const CHECK_APIS = new Set([
+  "check",
+  "bulk_check",
+  "explain",
+  "subject_permission",
+  "authzen_evaluation",
+  "authzen_evaluations",
+  "authzen_action_search",
+]);
 
 export interface DecisionFilter {
   tenant?: string;

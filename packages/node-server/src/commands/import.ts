@@ -117,7 +117,9 @@ export async function runImport(args: string[]): Promise<number> {
     maxErrors,
     chunkRows: Number(values["chunk-rows"]),
     errorsFile: values.errors,
-    checkpointFile: values.checkpoint ?? (path === "-" ? undefined : `${path}.checkpoint`),
+    // a server (--from permify) has no file beside which a checkpoint could go
+    checkpointFile:
+      values.checkpoint ?? (path === "-" || from === "permify" ? undefined : `${path}.checkpoint`),
   };
   // another system's data: converted to dump records in memory first, so anything it cannot represent stops
   // the import before a row is written

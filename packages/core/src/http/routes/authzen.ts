@@ -4,6 +4,7 @@
  * `authzenTenant` is given. Same pipeline as every route (authentication, tenant access, body limit); a request
  * must be `Content-Type: application/json`.
  */
+import type { z } from "@hono/zod-openapi";
 import {
   AccessDecisionSchema,
   AccessEvaluationRequestSchema,
@@ -27,7 +28,7 @@ import {
 import { PembaError } from "../../errors.ts";
 import { type Answer, type ApiRequest, jsonAnswer, jsonTextAnswer } from "../pipeline.ts";
 import { parseJsonText } from "../request-body.ts";
-import type { RouteDef } from "../route.ts";
+import type { RouteDef, RouteHandler } from "../route.ts";
 import { type ApiRoute, AUTHZEN_ROOT_ROUTES, AUTHZEN_ROUTES } from "../route-table.ts";
 import type { AppDeps } from "./deps.ts";
 
@@ -49,6 +50,12 @@ async function authzenBody(req: ApiRequest, maxBytes: number): Promise<Record<st
   return parseJsonText(text);
 }
 
+/** A route's reader: the AuthZEN body (`authzenBody`) validated with `schema`, errors worded as AuthZEN's. */
+function authzenReader<S extends z.ZodType>(message: string, schema: S) {
+  return async (req: ApiRequest, maxBytes: number): Promise<z.output<S>> =>
+    parseAuthzen(message, schema, await authzenBody(req, maxBytes));
+}
+
 /** The decision point's base URL: the request's origin (X-Forwarded-Proto names the scheme behind a proxy). */
 function baseUrl(req: ApiRequest, prefix: string): string {
   const url = req.url === undefined ? undefined : new URL(req.url);
@@ -62,7 +69,6 @@ const TAG = "AuthZEN";
 
 /** Registers the AuthZEN endpoints of every tenant, and at the root for `authzenTenant` when given. */
 export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, authzenTenant?: string): void {
-  const maxBody = limits.maxBodyBytes;
   const maxPage = limits.maxLookupPageSize;
   const decision = (d: { decision: boolean; context?: unknown }): Answer =>
     d.context === undefined ? jsonTextAnswer(`{"decision":${d.decision}}`) : jsonAnswer(d);
@@ -72,8 +78,12 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
     prefixOf: (tenantId: string) => string,
     tenant?: string,
   ) => {
-    const add = (def: RouteDef, handler: Parameters<typeof routes.add>[1]) =>
-      routes.add(def, handler, tenant === undefined ? def.route.endpoint : { ...def.route.endpoint, tenant });
+    const endpointOf = (route: ApiRoute) =>
+      tenant === undefined ? route.endpoint : { ...route.endpoint, tenant };
+    const add = <Body>(
+      def: RouteDef<Body> & { read: NonNullable<RouteDef<Body>["read"]> },
+      handler: RouteHandler<Body>,
+    ) => routes.add(def, handler, endpointOf(def.route));
     add(
       {
         route: set.evaluation,
@@ -83,11 +93,11 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
           "properties become contextual attributes; `context` is `context.data`. A deny is `decision: false`.",
         tag: TAG,
         body: AccessEvaluationRequestSchema,
+        read: async (req, maxBytes) => readEvaluationRequest(await authzenBody(req, maxBytes)),
         response: AccessDecisionSchema,
       },
-      async ({ req, tenantId }) => {
-        const body = readEvaluationRequest(await authzenBody(req, maxBody));
-        const d = evaluate(service, tenantId, body);
+      async ({ body, tenantId, obs }) => {
+        const d = evaluate(service, tenantId, body, obs);
         return decision(d instanceof Promise ? await d : d);
       },
     );
@@ -101,15 +111,11 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
           "deny_on_first_deny, permit_on_first_permit (the evaluations after the first deny/permit are not run).",
         tag: TAG,
         body: AccessEvaluationsRequestSchema,
+        read: authzenReader("AccessEvaluationsRequest", AccessEvaluationsRequestSchema),
         response: AccessEvaluationsResponseSchema,
       },
-      async ({ req, tenantId }) => {
-        const body = parseAuthzen(
-          "AccessEvaluationsRequest",
-          AccessEvaluationsRequestSchema,
-          await authzenBody(req, maxBody),
-        );
-        return jsonAnswer(await evaluateMany(service, tenantId, body, limits.maxBulkCheckItems));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await evaluateMany(service, tenantId, body, limits.maxBulkCheckItems, obs));
       },
     );
     add(
@@ -119,15 +125,11 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         description: "Subjects of `subject.type` that may do the action on the resource (lookup-subject).",
         tag: TAG,
         body: SubjectSearchRequestSchema,
+        read: authzenReader("SubjectSearchRequest", SubjectSearchRequestSchema),
         response: EntitySearchResponseSchema,
       },
-      async ({ req, tenantId }) => {
-        const body = parseAuthzen(
-          "SubjectSearchRequest",
-          SubjectSearchRequestSchema,
-          await authzenBody(req, maxBody),
-        );
-        return jsonAnswer(await searchSubjects(service, tenantId, body, maxPage));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await searchSubjects(service, tenantId, body, maxPage, obs));
       },
     );
     add(
@@ -137,15 +139,11 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
         description: "Resources of `resource.type` the subject may do the action on (lookup-entity).",
         tag: TAG,
         body: ResourceSearchRequestSchema,
+        read: authzenReader("ResourceSearchRequest", ResourceSearchRequestSchema),
         response: EntitySearchResponseSchema,
       },
-      async ({ req, tenantId }) => {
-        const body = parseAuthzen(
-          "ResourceSearchRequest",
-          ResourceSearchRequestSchema,
-          await authzenBody(req, maxBody),
-        );
-        return jsonAnswer(await searchResources(service, tenantId, body, maxPage));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await searchResources(service, tenantId, body, maxPage, obs));
       },
     );
     add(
@@ -156,19 +154,15 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
           "The permissions of the resource's type the subject has on the resource (subject-permission).",
         tag: TAG,
         body: ActionSearchRequestSchema,
+        read: authzenReader("ActionSearchRequest", ActionSearchRequestSchema),
         response: ActionSearchResponseSchema,
       },
-      async ({ req, tenantId }) => {
-        const body = parseAuthzen(
-          "ActionSearchRequest",
-          ActionSearchRequestSchema,
-          await authzenBody(req, maxBody),
-        );
-        return jsonAnswer(await searchActions(service, tenantId, body, maxPage));
+      async ({ body, tenantId, obs }) => {
+        return jsonAnswer(await searchActions(service, tenantId, body, maxPage, obs));
       },
     );
     const configuration = (route: ApiRoute) =>
-      add(
+      routes.add(
         {
           route,
           summary: "AuthZEN decision point metadata",
@@ -176,6 +170,7 @@ export function registerAuthzenRoutes({ routes, service, limits }: AppDeps, auth
           response: AuthzenConfigurationSchema,
         },
         ({ req, tenantId }) => jsonAnswer(authzenConfiguration(baseUrl(req, prefixOf(tenantId)))),
+        endpointOf(route),
       );
     configuration(set.configuration);
     return configuration;

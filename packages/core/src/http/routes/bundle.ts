@@ -1,9 +1,7 @@
 /** Bundle endpoints: write, read, delete (running a bundle is data/run-bundle). */
 
 import { jsonAnswer } from "../pipeline.ts";
-import { readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
-import { parseWire } from "../wire/pgv.ts";
 import {
   BundleDeleteRequestSchema,
   BundleDeleteResponseSchema,
@@ -14,7 +12,7 @@ import {
 } from "../wire/schema.ts";
 import type { AppDeps } from "./deps.ts";
 
-export function registerBundleRoutes({ routes, service, limits }: AppDeps): void {
+export function registerBundleRoutes({ routes, service }: AppDeps): void {
   routes.add(
     {
       route: ROUTES.bundleWrite,
@@ -23,8 +21,7 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
       body: BundleWriteRequestSchema,
       response: BundleWriteResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(BundleWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       return jsonAnswer({ names: await service.writeBundles(tenantId, r.bundles) });
     },
   );
@@ -37,8 +34,7 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
       body: BundleReadRequestSchema,
       response: BundleReadResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(BundleReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       const b = await service.readBundle(tenantId, r.name);
       return jsonAnswer({
         bundle: {
@@ -63,8 +59,7 @@ export function registerBundleRoutes({ routes, service, limits }: AppDeps): void
       body: BundleDeleteRequestSchema,
       response: BundleDeleteResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(BundleDeleteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       return jsonAnswer({ name: await service.deleteBundle(tenantId, r.name) });
     },
   );

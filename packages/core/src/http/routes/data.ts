@@ -9,7 +9,6 @@ import {
   tupleToWire,
 } from "../convert.ts";
 import { jsonAnswer } from "../pipeline.ts";
-import { readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
 import { SnapTokenResponseSchema } from "../wire/common.ts";
 import {
@@ -23,7 +22,6 @@ import {
   RelationshipReadResponseSchema,
   RelationshipWriteRequestSchema,
 } from "../wire/data.ts";
-import { parseWire } from "../wire/pgv.ts";
 import { type AppDeps, pageSize } from "./deps.ts";
 
 export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
@@ -40,8 +38,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: DataWriteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(DataWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       assertWriteSize(r.tuples.length + r.attributes.length);
       const snapToken = await service.writeData(
         tenantId,
@@ -61,8 +58,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: RelationshipWriteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(RelationshipWriteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       assertWriteSize(r.tuples.length);
       const snapToken = await service.writeData(
         tenantId,
@@ -82,13 +78,12 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: RelationshipReadRequestSchema,
       response: RelationshipReadResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(RelationshipReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       const page = await service.readRelationships(
         tenantId,
         r.metadata.snap_token,
         tupleFilterFromWire(r.filter),
-        pageSize(r.page_size, 50, limits.maxReadPageSize),
+        pageSize(r.page_size, "read", limits.maxReadPageSize),
         r.continuous_token,
       );
       return jsonAnswer({ tuples: page.items.map(tupleToWire), continuous_token: page.cursor });
@@ -103,13 +98,12 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: AttributeReadRequestSchema,
       response: AttributeReadResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(AttributeReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       const page = await service.readAttributes(
         tenantId,
         r.metadata.snap_token,
         attributeFilterFromWire(r.filter),
-        pageSize(r.page_size, 50, limits.maxReadPageSize),
+        pageSize(r.page_size, "read", limits.maxReadPageSize),
         r.continuous_token,
       );
       return jsonAnswer({ attributes: page.items.map(attributeToWire), continuous_token: page.cursor });
@@ -126,8 +120,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: DataDeleteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(DataDeleteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       const snapToken = await service.deleteData(
         tenantId,
         tupleFilterFromWire(r.tuple_filter),
@@ -146,8 +139,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: RelationshipDeleteRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(RelationshipDeleteRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       return jsonAnswer({
         snap_token: await service.deleteRelationships(tenantId, tupleFilterFromWire(r.filter)),
       });
@@ -162,8 +154,7 @@ export function registerDataRoutes({ routes, service, limits }: AppDeps): void {
       body: BundleRunRequestSchema,
       response: SnapTokenResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(BundleRunRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       return jsonAnswer({ snap_token: await service.runBundle(tenantId, r.name, r.arguments) });
     },
   );

@@ -18,7 +18,6 @@ import {
 import { type DumpPosition, DumpReader } from "../../dump/reader.ts";
 import { PembaError } from "../../errors.ts";
 import { jsonAnswer, ndjsonAnswer } from "../pipeline.ts";
-import { readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
 import {
   DataExportRequestSchema,
@@ -26,7 +25,6 @@ import {
   DataImportResponseSchema,
   DumpLineSchema,
 } from "../wire/dump.ts";
-import { parseWire } from "../wire/pgv.ts";
 import type { AppDeps } from "./deps.ts";
 
 /** What a multi-request import carries from one request to the next. */
@@ -77,8 +75,7 @@ export function registerDumpRoutes({ routes, service, limits }: AppDeps): void {
       body: DataExportRequestSchema,
       response: DumpLineSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(DataExportRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       // the snap and schema are resolved before the answer starts: a bad token is an HTTP error
       const dump = await exportDump(service, tenantId, { snapToken: r.snap_token });
       const chunks = dump.chunks;

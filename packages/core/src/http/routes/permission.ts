@@ -1,11 +1,11 @@
 /** Permission endpoints: check, bulk check, expand, lookup entity (+ stream), lookup subject, subject permission. */
 
+import type { z } from "@hono/zod-openapi";
 import type { CheckOutcome, CheckQuery } from "../../engine/types.ts";
 import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
 import type { RequestObservation } from "../../observe/observation.ts";
-import type { PembaService, PermissionMetadata } from "../../service/index.ts";
-import type { MaybePromise } from "../../store/store.ts";
+import type { PermissionMetadata } from "../../service/index.ts";
 import { scanCheckBody } from "../check-body-scanner.ts";
 import {
   contextFromWire,
@@ -16,7 +16,7 @@ import {
 } from "../convert.ts";
 import type { Limits } from "../limits.ts";
 import { type Answer, type ApiRequest, jsonAnswer, jsonTextAnswer, ndjsonAnswer } from "../pipeline.ts";
-import { parseJsonText, readJsonBody } from "../request-body.ts";
+import { parseJsonText } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
 import type { WireContext } from "../wire/common.ts";
 import {
@@ -40,6 +40,8 @@ import { parseWire } from "../wire/pgv.ts";
 import type { AppDeps } from "./deps.ts";
 import { pageSize } from "./deps.ts";
 
+type PermissionLookupEntityRequest = z.output<typeof PermissionLookupEntityRequestSchema>;
+
 const meta = (m: { schema_version: string; snap_token: string; depth: number }): PermissionMetadata => ({
   schemaVersion: m.schema_version,
   snapToken: m.snap_token,
@@ -53,14 +55,18 @@ function contextWithin(limits: Limits, c: WireContext | undefined): Context | un
   return contextFromWire(c);
 }
 
+/** A check (or explain) request's parts, as the check route's reader and the native gRPC check give them. */
+export interface CheckRequest {
+  meta: PermissionMetadata;
+  query: CheckQuery;
+  context?: Context;
+}
+
 /**
  * A check request's body text -> its parts. zod's wire schema is the one definition of a valid body; the body
  * scanner is a fast path for the common body that gives what zod gives (property-tested) or leaves it to zod.
  */
-function checkRequestFromText(
-  limits: Limits,
-  text: string,
-): { meta: PermissionMetadata; query: CheckQuery; context?: Context } {
+function checkRequestFromText(limits: Limits, text: string): CheckRequest {
   const scanned = scanCheckBody(text);
   if (scanned !== undefined) return scanned;
   const r = parseWire(PermissionCheckRequestSchema, parseJsonText(text));
@@ -71,25 +77,20 @@ function checkRequestFromText(
   };
 }
 
-/** A check request's body text -> the decision. */
-export function checkFromText(
-  service: PembaService,
-  limits: Limits,
-  tenantId: string,
-  text: string,
-  obs?: RequestObservation,
-): MaybePromise<CheckOutcome> {
-  const { meta, query, context } = checkRequestFromText(limits, text);
-  return service.check(tenantId, meta, query, context, obs);
-}
-
 /** The check answer's JSON (a decision and a count: ASCII, no escaping needed). */
-export const checkAnswer = (outcome: CheckOutcome): Answer =>
-  jsonTextAnswer(`{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`, outcome.can);
+export const checkAnswer = (outcome: CheckOutcome): Answer => ({
+  status: 200,
+  headers: ["content-type", "application/json"],
+  body: `{"can":"${outcome.can}","metadata":{"check_count":${outcome.checkCount}}}`,
+  decision: outcome.can,
+  checkCount: outcome.checkCount,
+});
 
 /** Registers the permission endpoints. */
 export function registerPermissionRoutes({ routes, service, limits }: AppDeps): void {
   const context = (c: WireContext | undefined) => contextWithin(limits, c);
+  const readCheck = async (req: ApiRequest, maxBytes: number) =>
+    checkRequestFromText(limits, await req.text(maxBytes));
 
   routes.add(
     {
@@ -97,10 +98,13 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       summary: "check api",
       tag: "Permission",
       body: PermissionCheckRequestSchema,
+      read: readCheck,
       response: PermissionCheckResponseSchema,
     },
-    async ({ req, tenantId, obs }) =>
-      checkAnswer(await checkFromText(service, limits, tenantId, await req.text(limits.maxBodyBytes), obs)),
+    ({ body, tenantId, obs }) => {
+      const outcome = service.check(tenantId, body.meta, body.query, body.context, obs);
+      return outcome instanceof Promise ? outcome.then(checkAnswer) : checkAnswer(outcome);
+    },
   );
 
   const bulkSchema = permissionBulkCheckRequestSchema(limits.maxBulkCheckItems);
@@ -113,8 +117,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: bulkSchema,
       response: PermissionBulkCheckResponseSchema,
     },
-    async ({ req, tenantId, obs }) => {
-      const r = parseWire(bulkSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId, obs }) => {
       const outcomes = await service.bulkCheck(
         tenantId,
         meta(r.metadata),
@@ -136,8 +139,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionExpandRequestSchema,
       response: PermissionExpandResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(PermissionExpandRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       const tree = await service.expand(
         tenantId,
         { schemaVersion: r.metadata.schema_version, snapToken: r.metadata.snap_token },
@@ -160,24 +162,23 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
         'that the rest of a node\'s children are one "cut" node (`omitted`: how many) and truncated is true.',
       tag: "Permission",
       body: PermissionExplainRequestSchema,
+      // exactly the check request: read as check reads it (PermissionExplainRequestSchema is the check's schema)
+      read: readCheck,
       response: PermissionExplainResponseSchema,
     },
-    async ({ req, tenantId, obs }) => {
-      // exactly the check request: read as check reads it (PermissionExplainRequestSchema is the check's schema)
-      const { meta, query, context } = checkRequestFromText(limits, await req.text(limits.maxBodyBytes));
+    async ({ body: { meta, query, context }, tenantId, obs }) => {
       const out = explainToWire(await service.explain(tenantId, meta, query, context, obs));
       return jsonTextAnswer(JSON.stringify(out), out.can);
     },
   );
 
   const lookupEntity = async (
-    req: ApiRequest,
+    r: PermissionLookupEntityRequest,
     tenantId: string,
     stream: boolean,
     obs: RequestObservation | undefined,
   ) => {
-    const r = parseWire(PermissionLookupEntityRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
-    const size = pageSize(r.page_size, 1000, limits.maxLookupPageSize);
+    const size = pageSize(r.page_size, "lookup", limits.maxLookupPageSize);
     const scope: Record<string, string[]> = {};
     for (const [type, ids] of Object.entries(r.scope)) scope[type] = ids.data;
     return service.lookupEntity(
@@ -205,8 +206,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupEntityRequestSchema,
       response: PermissionLookupEntityResponseSchema,
     },
-    async ({ req, tenantId, obs }) => {
-      const result = await lookupEntity(req, tenantId, false, obs);
+    async ({ body, tenantId, obs }) => {
+      const result = await lookupEntity(body, tenantId, false, obs);
       return jsonAnswer({ entity_ids: result.entityIds, continuous_token: result.continuousToken });
     },
   );
@@ -222,8 +223,8 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupEntityRequestSchema,
       response: PermissionLookupEntityStreamResponseSchema,
     },
-    async ({ req, tenantId, obs }) => {
-      const result = await lookupEntity(req, tenantId, true, obs);
+    async ({ body, tenantId, obs }) => {
+      const result = await lookupEntity(body, tenantId, true, obs);
       let text = "";
       for (const id of result.entityIds) {
         text += `${JSON.stringify({ result: { entity_id: id, continuous_token: result.continuousToken } })}\n`;
@@ -240,8 +241,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionLookupSubjectRequestSchema,
       response: PermissionLookupSubjectResponseSchema,
     },
-    async ({ req, tenantId, obs }) => {
-      const r = parseWire(PermissionLookupSubjectRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId, obs }) => {
       const result = await service.lookupSubject(
         tenantId,
         meta(r.metadata),
@@ -249,7 +249,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
           entity: r.entity,
           permission: r.permission,
           subjectReference: r.subject_reference,
-          pageSize: pageSize(r.page_size, 1000, limits.maxLookupPageSize),
+          pageSize: pageSize(r.page_size, "lookup", limits.maxLookupPageSize),
           continuousToken: r.continuous_token || undefined,
         },
         context(r.context),
@@ -267,11 +267,7 @@ export function registerPermissionRoutes({ routes, service, limits }: AppDeps): 
       body: PermissionSubjectPermissionRequestSchema,
       response: PermissionSubjectPermissionResponseSchema,
     },
-    async ({ req, tenantId, obs }) => {
-      const r = parseWire(
-        PermissionSubjectPermissionRequestSchema,
-        await readJsonBody(req, limits.maxBodyBytes),
-      );
+    async ({ body: r, tenantId, obs }) => {
       const results = await service.subjectPermission(
         tenantId,
         meta(r.metadata),

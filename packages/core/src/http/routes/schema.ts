@@ -2,10 +2,8 @@
 import { schemaToWire } from "../../schema/index.ts";
 import { schemaDiffToWire } from "../convert.ts";
 import { jsonAnswer } from "../pipeline.ts";
-import { readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
 import { goTimeString } from "../time-format.ts";
-import { parseWire } from "../wire/pgv.ts";
 import {
   MAX_DIFF_SAMPLE,
   SchemaDiffRequestSchema,
@@ -28,10 +26,10 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       description: "Parse errors answer HTTP 500, gRPC code 13, with a `line:column:` message.",
       tag: "Schema",
       body: SchemaWriteRequestSchema,
+      maxBodyBytes: limits.maxSchemaBodyBytes,
       response: SchemaWriteResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(SchemaWriteRequestSchema, await readJsonBody(req, limits.maxSchemaBodyBytes));
+    async ({ body: r, tenantId }) => {
       return jsonAnswer({ schema_version: await service.writeSchema(tenantId, r.schema) });
     },
   );
@@ -42,13 +40,10 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       summary: "partially update your authorization model",
       tag: "Schema",
       body: SchemaPartialWriteRequestSchema,
+      maxBodyBytes: limits.maxSchemaBodyBytes,
       response: SchemaWriteResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(
-        SchemaPartialWriteRequestSchema,
-        await readJsonBody(req, limits.maxSchemaBodyBytes),
-      );
+    async ({ body: r, tenantId }) => {
       const version = await service.partialWriteSchema(tenantId, r.metadata.schema_version, r.partials);
       return jsonAnswer({ schema_version: version });
     },
@@ -62,8 +57,7 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       body: SchemaReadRequestSchema,
       response: SchemaReadResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(SchemaReadRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       const schema = await service.readSchema(tenantId, r.metadata.schema_version);
       return jsonAnswer({ schema: schemaToWire(schema.definition) });
     },
@@ -78,11 +72,10 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
       body: SchemaListRequestSchema,
       response: SchemaListResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(SchemaListRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, tenantId }) => {
       const list = await service.listSchemas(
         tenantId,
-        pageSize(r.page_size, 100, limits.maxReadPageSize),
+        pageSize(r.page_size, "list", limits.maxReadPageSize),
         r.continuous_token,
       );
       return jsonAnswer({
@@ -108,11 +101,11 @@ export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void
         "half uniform. Nothing is written.",
       tag: "Schema",
       body: SchemaDiffRequestSchema,
+      // two schema texts at most (the schema and base_schema), each admitted at a schema write's size
+      maxBodyBytes: 2 * limits.maxSchemaBodyBytes,
       response: SchemaDiffResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      // two schema texts at most (the schema and base_schema), each admitted at a schema write's size
-      const r = parseWire(SchemaDiffRequestSchema, await readJsonBody(req, 2 * limits.maxSchemaBodyBytes));
+    async ({ body: r, tenantId }) => {
       const answer = await service.diffSchema(tenantId, {
         baseVersion: r.metadata.schema_version,
         baseSchema: r.base_schema,

@@ -1,10 +1,8 @@
 /** Tenancy endpoints: create, list, delete (need an unrestricted key or token). */
 
 import { jsonAnswer } from "../pipeline.ts";
-import { readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
 import { rfc3339 } from "../time-format.ts";
-import { parseWire } from "../wire/pgv.ts";
 import {
   TenantCreateRequestSchema,
   TenantCreateResponseSchema,
@@ -29,8 +27,7 @@ export function registerTenancyRoutes({ routes, service, limits }: AppDeps): voi
       body: TenantCreateRequestSchema,
       response: TenantCreateResponseSchema,
     },
-    async ({ req }) => {
-      const r = parseWire(TenantCreateRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r }) => {
       return jsonAnswer({ tenant: tenantToWire(await service.createTenant(r.id, r.name)) });
     },
   );
@@ -43,10 +40,9 @@ export function registerTenancyRoutes({ routes, service, limits }: AppDeps): voi
       body: TenantListRequestSchema,
       response: TenantListResponseSchema,
     },
-    async ({ req }) => {
-      const r = parseWire(TenantListRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r }) => {
       const page = await service.listTenants(
-        pageSize(r.page_size, 100, limits.maxReadPageSize),
+        pageSize(r.page_size, "list", limits.maxReadPageSize),
         r.continuous_token,
       );
       return jsonAnswer({ tenants: page.items.map(tenantToWire), continuous_token: page.cursor });

@@ -8,13 +8,11 @@
 
 import { attributeToWire, tupleToWire } from "../convert.ts";
 import { ndjsonAnswer } from "../pipeline.ts";
-import { readJsonBody } from "../request-body.ts";
 import { ROUTES } from "../route-table.ts";
-import { parseWire } from "../wire/pgv.ts";
 import { WatchRequestSchema, WatchResponseSchema } from "../wire/schema.ts";
 import type { AppDeps } from "./deps.ts";
 
-export function registerWatchRoutes({ routes, service, limits, watchPollMs }: AppDeps): void {
+export function registerWatchRoutes({ routes, service, watchPollMs }: AppDeps): void {
   routes.add(
     {
       route: ROUTES.watch,
@@ -23,8 +21,7 @@ export function registerWatchRoutes({ routes, service, limits, watchPollMs }: Ap
       body: WatchRequestSchema,
       response: WatchResponseSchema,
     },
-    async ({ req, tenantId }) => {
-      const r = parseWire(WatchRequestSchema, await readJsonBody(req, limits.maxBodyBytes));
+    async ({ body: r, req, tenantId }) => {
       // Resolve before streaming so a bad token is an HTTP error, and "" pins "now".
       const start = service.snapTokenOf(tenantId, await service.resolveSnap(tenantId, r.snap_token));
       const abort = new AbortController();

@@ -60,4 +60,43 @@ describe("d1Dialect statements within D1's limits", () => {
       { numRuns: 100 },
     );
   });
+
+  it("an import chunk of the Worker's import route (5,000 rows): its reads and its write, a few statements each", () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => `d${i}`);
+    const tuples = ids.map((id, i) => ({
+      entity: { type: "doc", id },
+      relation: "viewer",
+      subject: { type: "user", id: `u${i}`, relation: i % 2 === 0 ? "" : "member" },
+      ...(i % 3 === 0 ? { expiresAt: 1_900_000_000_000 + i } : {}),
+    }));
+    const attributes = ids.map((id, i) => ({
+      entity: { type: "doc", id },
+      attribute: "level",
+      value: { type: "ATTRIBUTE_TYPE_INTEGER" as const, data: i },
+    }));
+    // dump/import.ts compares a chunk with the tenant's rows: one read per (entity type, relation) with every id
+    const read = readTuplesStatement(
+      d1Dialect,
+      "t1",
+      7,
+      0,
+      { entity: { type: "doc", ids }, relation: "viewer" },
+      0,
+      0,
+    );
+    const readAttrs = readAttributesStatement(
+      d1Dialect,
+      "t1",
+      7,
+      0,
+      { entity: { type: "doc", ids }, attributes: ["level"] },
+      0,
+      0,
+    );
+    expect(within(read) && within(readAttrs)).toBe(true);
+    const writes = planWrite(d1Dialect, "t1", { tuples, attributes }, 0);
+    for (const s of writes) expect(within(s)).toBe(true);
+    // one D1 batch: far below the statements a Worker invocation may send
+    expect(writes.length).toBeLessThanOrEqual(10);
+  });
 });

@@ -171,6 +171,16 @@ class PostgresExecutor implements SqlExecutor {
       : { text: s.sql, values: s.params };
   }
 
+  allCells(kind: string, s: Statement): Promise<unknown[][]> {
+    return timed(this.onQuery, kind, async () => {
+      try {
+        return (await this.pool.query({ ...this.config(s), rowMode: "array" })).rows as unknown[][];
+      } catch (e) {
+        throw asSqlError(e);
+      }
+    });
+  }
+
   all<R>(kind: string, s: Statement<R>): Promise<R[]> {
     return timed(this.onQuery, kind, async () => {
       try {

@@ -81,6 +81,20 @@ class BetterSqliteExecutor implements SqlExecutor {
     return { rows: [], changes: st.run(...s.params).changes };
   }
 
+  /** Statements prepared in raw mode (rows as arrays): their own objects, as raw mode is a statement's setting. */
+  private readonly rawStatements = new Map<string, Database.Statement>();
+
+  allCells(kind: string, s: Statement): unknown[][] {
+    let st = this.rawStatements.get(s.sql);
+    if (st === undefined) {
+      if (this.rawStatements.size >= 64) this.rawStatements.clear();
+      st = this.db.prepare(s.sql).raw(true);
+      this.rawStatements.set(s.sql, st);
+    }
+    const raw = st;
+    return timed(this.onQuery, kind, () => raw.all(...s.params) as unknown[][]);
+  }
+
   all<R>(kind: string, s: Statement<R>): R[] {
     return timed(this.onQuery, kind, () => this.runOne(s).rows as R[]);
   }
@@ -149,6 +163,7 @@ class BetterSqliteExecutor implements SqlExecutor {
 
   async close(): Promise<void> {
     this.statements.clear();
+    this.rawStatements.clear();
     if (this.db.open) {
       this.db.pragma("optimize");
       this.db.close();

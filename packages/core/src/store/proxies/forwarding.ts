@@ -40,8 +40,16 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
   constructor(inner: Store) {
     this.inner = inner;
     this.kind = inner.kind;
-    if (hasWriteNotices(inner)) this.onWrite = (listener) => inner.onWrite(listener);
+    if (hasWriteNotices(inner))
+      this.onWrite = (listener) =>
+        inner.onWrite((tenantId, snap) => {
+          this.heard(tenantId, snap);
+          listener(tenantId, snap);
+        });
   }
+
+  /** A write notice of the inner store, before the listeners hear it (a subclass that tracks snaps overrides it). */
+  protected heard(_tenantId: string, _snap: Snap): void {}
 
   /** The store a call about `tenantId` goes to. */
   protected storeFor(_tenantId: string): Store {

@@ -34,6 +34,8 @@ export interface SqlExecutor {
    * can; each statement's rows. Drivers without it run the statements one by one through `all`.
    */
   readBatch?(kind: string, statements: Statement[]): Promise<Row[][]>;
+  /** One statement's rows as arrays of cells in the select list's order (no object per row), where the driver can. */
+  allCells?(kind: string, statement: Statement): MaybePromise<unknown[][]>;
   close(): Promise<void>;
 }
 

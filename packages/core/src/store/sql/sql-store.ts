@@ -5,9 +5,11 @@
 import { PembaError } from "../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../model.ts";
 import type {
+  BulkExports,
   CombinedReads,
   EmptyTenantDelete,
   EmptyTenants,
+  ExportCells,
   FeedRead,
   Freshness,
   FreshnessSource,
@@ -113,7 +115,7 @@ function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (r: R) => s
 }
 
 export abstract class SqlStore
-  implements Store, CombinedReads, FreshnessSource, TenantHeads, EmptyTenants, RowCounts
+  implements Store, CombinedReads, FreshnessSource, TenantHeads, EmptyTenants, RowCounts, BulkExports
 {
   abstract readonly kind: "sqlite" | "libsql" | "postgres" | "d1";
   protected readonly exec: SqlExecutor;
@@ -366,6 +368,31 @@ export abstract class SqlStore
     const s = readTuplesStatement(this.d, tenantId, snap, at, filter, after, limit + 1);
     const rows = await this.rows("read_tuples", s);
     return page(rows, limit, rowToTuple, (r) => Number(r.id));
+  }
+
+  /**
+   * Every row of `table` visible at `snap`, expired ones included, in id order: the paged read without a filter,
+   * its rows as cells (the driver's `allCells`, else each row's values in select order).
+   */
+  async *exportPages(
+    tenantId: string,
+    snap: Snap,
+    table: "tuples" | "attributes",
+    pageSize: number,
+  ): AsyncGenerator<ExportCells[]> {
+    const limit = limitOf(pageSize);
+    const read = table === "tuples" ? readTuplesStatement : readAttributesStatement;
+    const kind = `export_${table}`;
+    for (let after = 0; ; ) {
+      const s = read(this.d, tenantId, snap, 0, {}, after, limit) as Statement;
+      const rows =
+        this.exec.allCells !== undefined
+          ? await this.exec.allCells(kind, s)
+          : (await this.exec.all(kind, s)).map((r) => Object.values(r as Row));
+      if (rows.length > 0) yield rows;
+      if (rows.length < limit) return;
+      after = Number(rows[rows.length - 1]![0]);
+    }
   }
 
   async countTuples(tenantId: string, snap: Snap, filter: TupleFilter, at = Date.now()): Promise<number> {

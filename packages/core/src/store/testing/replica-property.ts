@@ -22,6 +22,11 @@ export interface ReplicaPropertyOptions {
   steps: number;
   /** The working set's evictions so far (to report that the budget was small enough). */
   evictions?: () => number;
+  /**
+   * Whole-tenant preloading of "t1" (ReplicaStore.preload): started every 7th step and left running while the next
+   * operations (writes, GC, schema changes, comparisons) go on; every run is awaited before the property returns.
+   */
+  preload?: () => Promise<unknown>;
 }
 
 /** What a run did: comparisons made, and operations of each kind. */
@@ -36,6 +41,8 @@ export interface ReplicaPropertyCounts {
   schemas: number;
   expiredSnaps: number;
   evictions: number;
+  /** Preloads started. */
+  preloads: number;
 }
 
 const SCHEMA_A = `entity user {}
@@ -96,6 +103,7 @@ export async function replicaProperty(opts: ReplicaPropertyOptions): Promise<Rep
     schemas: 0,
     expiredSnaps: 0,
     evictions: 0,
+    preloads: 0,
   };
   const versions = [await viaReplica.writeSchema("t1", SCHEMA_A)];
   const snaps: Snap[] = [await replica.headSnap("t1")];
@@ -265,7 +273,13 @@ export async function replicaProperty(opts: ReplicaPropertyOptions): Promise<Rep
     }
   }
 
+  const preloads: Promise<unknown>[] = [];
   for (let step = 0; step < opts.steps; step++) {
+    if (opts.preload !== undefined && step % 7 === 0) {
+      // not awaited: the preload's fills race the operations that follow (its errors fail the run at the end)
+      preloads.push(opts.preload());
+      counts.preloads++;
+    }
     const r = rand();
     if (r < 0.3) {
       const tuples = Array.from({ length: 1 + int(3) }, randomTuple);
@@ -303,6 +317,7 @@ export async function replicaProperty(opts: ReplicaPropertyOptions): Promise<Rep
       await compare(step);
     }
   }
+  await Promise.all(preloads);
   counts.evictions = opts.evictions?.() ?? 0;
   return counts;
 }

@@ -84,6 +84,8 @@ export interface SqldServer {
   url: string;
   /** http://127.0.0.1:<port> where replicas connect (a primary only) */
   grpcUrl?: string;
+  /** The server process's id while it runs (for measuring its CPU from the outside). */
+  pid(): number | undefined;
   /** Runs one statement on the server (with this token when it checks them); the rows as plain objects. */
   query(sql: string, authToken?: string): Promise<Record<string, unknown>[]>;
   /** Stops the server (SIGTERM), the data kept. */
@@ -160,6 +162,7 @@ export async function startSqld(opts: SqldOptions = {}): Promise<SqldServer> {
   return {
     url,
     grpcUrl: grpcPort ? `http://127.0.0.1:${grpcPort}` : undefined,
+    pid: () => child?.pid,
     async query(sql, authToken) {
       const client = createClient({ url, authToken });
       try {

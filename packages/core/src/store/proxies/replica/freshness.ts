@@ -77,6 +77,10 @@ export class TenantFreshness {
   private readonly headSchemaListeners: HeadSchemaListener[] = [];
   private readonly feedBatch: number;
   private readonly logger?: ReplicaLogger;
+  /** Hears each tenant the replica starts to follow (whole-tenant preloading starts there). */
+  private readonly onFollow?: (st: TenantState) => void;
+  /** Hears the head each look through the source (the request's own session) read. */
+  private readonly onSessionLook?: (tenantId: string, head: Snap) => void;
   /** The source reports its GC horizon, so expired snaps are known without asking it per read. */
   readonly horizonKnown: boolean;
   /** The source's GC horizon as last seen; snaps below it are expired. */
@@ -86,13 +90,21 @@ export class TenantFreshness {
   constructor(
     source: ReplicaSource,
     budget: WorkingSetBudget,
-    opts: { feedBatch?: number; logger?: ReplicaLogger; freshnessMs?: number },
+    opts: {
+      feedBatch?: number;
+      logger?: ReplicaLogger;
+      freshnessMs?: number;
+      onFollow?: (st: TenantState) => void;
+      onSessionLook?: (tenantId: string, head: Snap) => void;
+    },
   ) {
     this.source = source;
     this.budget = budget;
     this.freshnessMs = opts.freshnessMs;
     this.feedBatch = opts.feedBatch ?? 1000;
     this.logger = opts.logger;
+    this.onFollow = opts.onFollow;
+    this.onSessionLook = opts.onSessionLook;
     this.horizonKnown = hasFreshness(source);
   }
 
@@ -151,6 +163,7 @@ export class TenantFreshness {
       log: [],
     };
     this.states.set(id, st);
+    this.onFollow?.(st);
     return st;
   }
 
@@ -363,6 +376,7 @@ export class TenantFreshness {
   private async lookAndPull(st: TenantState): Promise<void> {
     const from = Math.max(st.caughtUp, st.applied);
     const { freshness: f, changes: sets } = await this.source.freshnessAndChanges!(st.id, from);
+    this.onSessionLook?.(st.id, f.head);
     this.useLook(st.id, f);
     if (this.states.get(st.id) !== st) return;
     if (f.tenantCreatedAt !== st.createdAt) {
@@ -377,8 +391,27 @@ export class TenantFreshness {
   /** One look at the database for the tenant (followed or not): the head schema to the listeners, the GC horizon. */
   async look(tenantId: string): Promise<Freshness> {
     const f = await this.readFreshness(tenantId);
+    this.onSessionLook?.(tenantId, f.head);
     this.useLook(tenantId, f);
     return f;
+  }
+
+  /**
+   * Catches the tenant up with a look and the change sets after `from` up to its head, read elsewhere (a fresh
+   * token's looks over a replicated database, overlay.ts): the same rules as a look of its own.
+   */
+  async catchUpWith(st: TenantState, from: Snap, f: Freshness, sets: ChangeSet[]): Promise<void> {
+    st.checkedAt = Date.now();
+    await this.serially(st, async () => {
+      if (this.states.get(st.id) !== st) return;
+      if (f.tenantCreatedAt !== st.createdAt) {
+        this.forget(st.id);
+        return;
+      }
+      if (this.forgetIfBehind(st, f.horizon, from)) return;
+      const after = this.applySets(st, sets, Math.max(st.caughtUp, st.applied));
+      st.caughtUp = Math.max(st.caughtUp, f.head, after);
+    });
   }
 
   /** A look at the database read elsewhere (overlay.ts): the head schema to the listeners, the GC horizon mirrored. */

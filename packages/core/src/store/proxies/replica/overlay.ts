@@ -36,8 +36,12 @@ export interface Overlay {
   sets: ChangeSet[];
 }
 
-/** The database behind the lazy replica: its nearest replica, and the look and feed in the request's session. */
-export type OverlaySource = NearestReplica & Required<Pick<FreshnessSource, "freshnessAndChanges">>;
+/**
+ * The database behind the lazy replica: its nearest replica, the look and feed in the request's session, and the
+ * store reading in the request's session (`session`).
+ */
+export type OverlaySource = NearestReplica &
+  Required<Pick<FreshnessSource, "freshnessAndChanges">> & { session: ReplicaReads };
 
 /** The fresh token's looks, and the overlays they set up, per request (weakly) and tenant. */
 export class NearestOverlays {
@@ -49,16 +53,27 @@ export class NearestOverlays {
   }
 
   /**
-   * Steps 1 and 2 for a read at `snap` of a tenant not held. Answers the look to report (the head schema at a snap
-   * >= the token, the GC horizon).
+   * Steps 1 and 2 for a read at `snap`. Answers the look to report (the head schema at a snap >= the token, the GC
+   * horizon). With `feedFrom` (a tenant the replica follows, caught up to `feedFrom`), the looks also read the
+   * tenant's change feed after it, so the same round trips catch the tenant up (`feed`: the change sets after
+   * `feedFrom` up to the look's head): at the nearest replica when it has the token's write (no primary round
+   * trip), else the primary's sets after the replica's head complete them (ONE primary round trip).
    */
-  async look(tenantId: string, snap: Snap): Promise<Freshness> {
+  async look(tenantId: string, snap: Snap, feedFrom?: Snap): Promise<Freshness & { feed?: ChangeSet[] }> {
     const { request, store: reads } = this.source.nearestReplica();
-    const near = await reads.freshness(tenantId);
+    let near: Freshness;
+    let nearSets: ChangeSet[] = [];
+    if (feedFrom !== undefined && reads.freshnessAndChanges !== undefined) {
+      const read = await reads.freshnessAndChanges(tenantId, feedFrom);
+      near = read.freshness;
+      nearSets = read.changes;
+    } else near = await reads.freshness(tenantId);
     let overlay: Overlay | undefined;
-    let seen = near;
-    if (near.head >= snap) overlay = { reads, from: near.head, upTo: near.head, sets: [] };
-    else {
+    let seen: Freshness & { feed?: ChangeSet[] } = near;
+    if (near.head >= snap) {
+      overlay = { reads, from: near.head, upTo: near.head, sets: [] };
+      if (feedFrom !== undefined) seen = { ...near, feed: nearSets };
+    } else {
       const { freshness: f, changes } = await this.source.freshnessAndChanges(tenantId, near.head);
       seen = f;
       const exact =
@@ -67,7 +82,30 @@ export class NearestOverlays {
         f.tenantCreatedAt !== undefined &&
         f.tenantCreatedAt === near.tenantCreatedAt;
       if (exact) overlay = { reads, from: near.head, upTo: f.head, sets: changes };
+      // the replica's sets after feedFrom (none when it is older than feedFrom), then the primary's after its head
+      if (feedFrom !== undefined && f.tenantCreatedAt === near.tenantCreatedAt) {
+        seen = {
+          ...f,
+          feed: [...nearSets, ...changes.filter((c) => c.snap > Math.max(near.head, feedFrom))],
+        };
+      }
     }
+    this.set(request, tenantId, overlay);
+    return seen;
+  }
+
+  /**
+   * A look the request's own session made (its head `head`): that session's later reads see the database at least
+   * at `head`, so the request's reads at snaps up to it go there, with nothing to lay over and no look of their own.
+   */
+  sessionSaw(tenantId: string, head: Snap): void {
+    const { request } = this.source.nearestReplica();
+    const had = this.byRequest.get(request)?.get(tenantId);
+    if (had !== undefined && had.upTo >= head) return;
+    this.set(request, tenantId, { reads: this.source.session, from: head, upTo: head, sets: [] });
+  }
+
+  private set(request: object, tenantId: string, overlay: Overlay | undefined): void {
     let tenants = this.byRequest.get(request);
     if (overlay !== undefined) {
       if (tenants === undefined) {
@@ -76,7 +114,6 @@ export class NearestOverlays {
       }
       tenants.set(tenantId, overlay);
     } else tenants?.delete(tenantId);
-    return seen;
   }
 
   /**

@@ -1,13 +1,15 @@
 /**
  * The working-set replica equals the store at every snap (replicaProperty, @pemba/core/testing): random writes,
  * deletes, expiry, GC, schema changes and a budget so small that keys are evicted all the time, over memory, SQLite
- * and PostgreSQL, through the Node server's replica (ReplicaStore.open) and the Worker's (ReplicaStore.lazy).
+ * and PostgreSQL, through the Node server's replica (ReplicaStore.open) and the Worker's (ReplicaStore.lazy), with
+ * and without whole-tenant preloading (runs started every few steps and racing the writes that follow).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { schemaPreloadKeys } from "../../../service/preload-keys.ts";
 import { PostgresStore } from "../../drivers/postgres.ts";
 import { SqliteStore } from "../../drivers/sqlite.ts";
 import { MemoryStore } from "../../memory/memory-store.ts";
@@ -23,15 +25,38 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Room for a few dozen keys: most fills evict. */
 const MAX_BYTES = 6000;
 
-type Mode = "open" | "lazy" | "lazy, looks every read";
+type Mode = "open" | "lazy" | "lazy, looks every read" | "open, preloading" | "lazy, preloading";
 
 async function run(inner: Store, mode: Mode, seed: number, steps: number) {
   const budget = new WorkingSetBudget(MAX_BYTES);
-  const replica =
-    mode === "open"
-      ? await ReplicaStore.open(inner, { budget, refreshMs: 0 })
-      : ReplicaStore.lazy(inner, { budget, freshnessMs: mode === "lazy" ? 60_000 : 0 });
-  const counts = await replicaProperty({ inner, replica, seed, steps, evictions: () => budget.evictions });
+  const preload = mode.endsWith("preloading");
+  let preloadReads = 0;
+  const replica = mode.startsWith("open")
+    ? await ReplicaStore.open(inner, {
+        budget,
+        refreshMs: 0,
+        preload: preload ? schemaPreloadKeys : undefined,
+      })
+    : ReplicaStore.lazy(inner, {
+        budget,
+        freshnessMs: mode === "lazy, looks every read" ? 0 : 60_000,
+        preload: preload ? schemaPreloadKeys : undefined,
+      });
+  const counts = await replicaProperty({
+    inner,
+    replica,
+    seed,
+    steps,
+    evictions: () => budget.evictions,
+    preload: preload
+      ? async () => {
+          preloadReads += (await replica.preload("t1"))?.steps ?? 0;
+        }
+      : undefined,
+  });
+  // preloads started all along the run, and they filled keys
+  if (preload) expect(counts.preloads).toBeGreaterThan(steps / 10);
+  if (preload) expect(preloadReads).toBeGreaterThan(0);
   expect(budget.bytes).toBeLessThanOrEqual(MAX_BYTES);
   // the run compared answers and the budget evicted
   expect(counts.checks).toBeGreaterThan(steps);
@@ -42,7 +67,7 @@ async function run(inner: Store, mode: Mode, seed: number, steps: number) {
   return counts;
 }
 
-const MODES: Mode[] = ["open", "lazy", "lazy, looks every read"];
+const MODES: Mode[] = ["open", "lazy", "lazy, looks every read", "open, preloading", "lazy, preloading"];
 
 describe("working-set replica = store, at random snaps", () => {
   for (const mode of MODES) {

@@ -129,6 +129,39 @@ describe("ReplicaStore over SQLite", () => {
     await writer.close();
   });
 
+  it("reporting: a read says whether it went to the store, exactly as the statements run (synchronous SQLite too)", async () => {
+    const file = join(dir, `report-${n++}.db`);
+    const writer = SqliteStore.open(file);
+    const s1 = await writer.write("t1", { tuples: [tuple("doc:1#viewer@user:1")] });
+    await writer.write("t1", {
+      tuples: [tuple("doc:2#viewer@user:2")],
+      attributes: [attr("doc:1$public", bool(true))],
+    });
+    const rec = recorder();
+    const store = await replicaOf(SqliteStore.open(file, { onQuery: rec.onQuery }));
+    const head = await store.headSnap("t1");
+    const read = (ids: string[], snap = head) => {
+      const report = { store: false };
+      rec.kinds.length = 0;
+      const out = store.reporting(report).queryTuplesAndAttributes!("t1", snap, viewers(ids), [
+        { entityType: "doc", entityIds: ids, attributes: ["public"] },
+      ]);
+      return { out, store: report.store, statements: rec.kinds.length };
+    };
+    // keys not held: one statement, answered synchronously by SQLite, and reported as the store's
+    const cold = read(["1"]);
+    expect(cold.out instanceof Promise).toBe(false);
+    expect(cold).toMatchObject({ store: true, statements: 1 });
+    // held: no statement, reported as the working set's
+    expect(read(["1"])).toMatchObject({ store: false, statements: 0 });
+    // one key held, one not: the store's
+    expect(read(["1", "2"])).toMatchObject({ store: true, statements: 1 });
+    // a snap older than the keys' fill: the store's
+    expect(read(["1"], s1)).toMatchObject({ store: true, statements: 1 });
+    await store.close();
+    await writer.close();
+  });
+
   it("a write by another process is seen after the refresh, and at once when a read names its snap", async () => {
     const file = join(dir, `two-processes-${n++}.db`);
     const rec = recorder();

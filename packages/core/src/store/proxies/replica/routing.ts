@@ -24,6 +24,7 @@
  */
 import { PembaError } from "../../../errors.ts";
 import type { Attribute, Tuple } from "../../../model.ts";
+import { nextTurn } from "../../../next-turn.ts";
 import {
   type CombinedReads,
   type EngineReads,
@@ -32,6 +33,7 @@ import {
   hasWriteFeed,
   hasWriteNotices,
   queryBoth,
+  type ReplicaReads,
 } from "../../capabilities.ts";
 import type {
   AttributeQuery,
@@ -47,9 +49,11 @@ import type {
 import { ForwardingStore } from "../forwarding.ts";
 import { type ReplicaLogger, type ReplicaSource, TenantFreshness, type TenantState } from "./freshness.ts";
 import { laidOver, NearestOverlays } from "./overlay.ts";
+import { PRELOAD_STEPS_PER_RUN, type PreloadKeys, type PreloadProgress, TenantPreloads } from "./preload.ts";
 import { type Entry, WorkingSetBudget } from "./working-set.ts";
 
 const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+const closedError = () => new Error("the replica is closed");
 
 export const DEFAULT_REPLICA_REFRESH_MS = 1000;
 /** The Node server's working set: 256 MB. */
@@ -71,6 +75,12 @@ export interface ReplicaOptions {
   /** Change sets per feed read (default 1,000). */
   feedBatch?: number;
   logger?: ReplicaLogger;
+  /**
+   * Fill the working set with each followed tenant's rows in the background, within the budget (preload.ts): the
+   * keys of its head schema's types, as this function lists them (service/preload-keys.ts: schemaPreloadKeys);
+   * default: keys fill on demand only.
+   */
+  preload?: PreloadKeys;
 }
 
 export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
@@ -81,6 +91,11 @@ export interface LazyReplicaOptions extends Omit<ReplicaOptions, "refreshMs"> {
    * comment). Without it, such a look runs before the response.
    */
   background?: BackgroundWork;
+}
+
+/** Whether an engine read went to the store behind the replica (ReplicaStore.reporting). */
+export interface ReadReport {
+  store: boolean;
 }
 
 export interface ReplicaStats {
@@ -115,6 +130,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private readonly noticed = new Map<string, Snap>();
   /** Over a replicated database (D1): reads at the request's nearest replica, the primary's changes laid over. */
   private readonly overlays?: NearestOverlays;
+  /** Whole-tenant preloading, when asked for. */
+  private readonly preloads?: TenantPreloads;
 
   private constructor(
     inner: Store & ReplicaSource,
@@ -129,7 +146,25 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       feedBatch: opts.feedBatch,
       logger: opts.logger,
       freshnessMs,
+      onFollow: opts.preload !== undefined ? (st) => this.schedulePreload(st) : undefined,
+      onSessionLook: (tenantId, head) => this.overlays?.sessionSaw(tenantId, head),
     });
+    if (opts.preload !== undefined) {
+      this.preloads = new TenantPreloads(
+        opts.preload,
+        inner,
+        this.freshness,
+        (st, tuples, attributes) =>
+          Promise.resolve(this.queryTuplesAndAttributes(st.id, st.caughtUp, tuples, attributes, 0)),
+        (st, p) =>
+          this.logger?.info(
+            { tenant: st.id, end: p.end, reads: p.steps, ids: p.ids, bytes: budget.bytes },
+            p.end === "budget"
+              ? "replica: preloading stopped at the working set's budget; other keys fill on demand"
+              : `replica: preloading ${p.end === "complete" ? "done" : "dropped"}`,
+          ),
+      );
+    }
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
     this.logger = opts.logger;
     const feed = inner.freshnessAndChanges?.bind(inner);
@@ -137,6 +172,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       this.overlays = new NearestOverlays({
         nearestReplica: () => inner.nearestReplica(),
         freshnessAndChanges: feed,
+        // the request's own session: what the engine reads of the store behind the replica go through
+        session: inner as unknown as ReplicaReads,
       });
     }
   }
@@ -183,6 +220,49 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       freshnessMs ?? DEFAULT_REPLICA_REFRESH_MS,
       background,
     );
+  }
+
+  /**
+   * Starts (or continues) the tenant's preload unless one runs: after the response with background work (the
+   * Worker: at most PRELOAD_STEPS_PER_RUN round trips per response), else on its own to the end (the Node server).
+   */
+  private schedulePreload(st: TenantState): void {
+    const preloads = this.preloads;
+    if (preloads === undefined || this.closed || !preloads.claim(st)) return;
+    const failed = (e: unknown) => {
+      this.logger?.warn({ err: e, tenant: st.id }, "replica: a preload step failed; it goes on later");
+    };
+    if (this.background !== undefined) {
+      this.background(() => preloads.run(st, PRELOAD_STEPS_PER_RUN, nextTurn).catch(failed));
+      return;
+    }
+    void preloads
+      .run(st, Number.POSITIVE_INFINITY, () => (this.closed ? Promise.reject(closedError()) : nextTurn()))
+      .catch((e: unknown) => {
+        if (!this.closed) failed(e);
+      });
+  }
+
+  /**
+   * Runs the tenant's preload to its end now (following the tenant first), whatever runs in the background:
+   * for tests and tools. Undefined when preloading is off or the tenant does not exist.
+   */
+  async preload(tenantId: string): Promise<PreloadProgress | undefined> {
+    const preloads = this.preloads;
+    if (preloads === undefined) return undefined;
+    const st = await this.freshness.track(tenantId);
+    if (st === undefined) return undefined;
+    for (;;) {
+      await preloads.whenIdle(st); // a run in progress elsewhere ends first
+      const p = await preloads.run(st, Number.POSITIVE_INFINITY, nextTurn);
+      if (p.end !== undefined || !preloads.isRunning(st)) return p;
+    }
+  }
+
+  /** The tenant's preload so far (undefined when off, not followed, or not started). */
+  preloadProgress(tenantId: string): PreloadProgress | undefined {
+    const st = this.freshness.state(tenantId);
+    return st === undefined ? undefined : this.preloads?.progress(st);
   }
 
   private committed(tenantId: string, snap: Snap): void {
@@ -270,6 +350,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
    * snap is the tenant's caught-up snap; `answer` gives the rows the read sees from both.
    */
   private fill<R, T>(
+    report: ReadReport | undefined,
     tenantId: string,
     st: TenantState,
     snap: Snap,
@@ -278,6 +359,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     make: (rows: R) => Map<string, Entry>,
     answer: (made: Map<string, Entry>) => T,
   ): MaybePromise<T> {
+    if (report !== undefined) report.store = true;
     const fileable = this.freshness.startFill(st, snap);
     const done = (rows: R): T => {
       const made = make(rows);
@@ -336,6 +418,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
    * over its nearest replica, reads the store (`fromInner`).
    */
   private engineRead<T>(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     fromKeys: (st: TenantState) => MaybePromise<T>,
@@ -343,6 +426,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   ): MaybePromise<T> {
     const st = this.freshness.state(tenantId);
     if (st !== undefined && snap <= st.caughtUp) return fromKeys(st);
+    // the read waits for a look at the database (following the tenant, or catching it up to the read's snap)
+    if (report !== undefined) report.store = true;
     return this.slow(tenantId, snap, fromKeys, fromInner);
   }
 
@@ -368,11 +453,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
 
   /** A read the working set does not answer: at the nearest replica laid over where this request set one up. */
   private innerRead<T>(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     read: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<T>,
     rowsOf: (r: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
   ): MaybePromise<T> {
+    if (report !== undefined) report.store = true;
     const overlay = this.overlays?.at(tenantId, snap);
     if (overlay === undefined) return read(this.inner);
     return laidOver(
@@ -393,6 +480,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   override headSnap(tenantId: string): MaybePromise<Snap> {
     const st = this.freshness.state(tenantId);
     if (st !== undefined) {
+      // background preloading (the Worker) goes on after each response until it ends
+      if (this.preloads !== undefined && this.background !== undefined) this.schedulePreload(st);
       const window = this.freshness.freshnessMs;
       if (window === undefined) return st.caughtUp;
       const age = Date.now() - st.checkedAt;
@@ -425,13 +514,14 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     if (snap < this.freshness.horizon) throw expired();
     const st = this.freshness.state(tenantId);
     const lazy = this.freshness.freshnessMs !== undefined && this.freshness.horizonKnown;
+    const overlays = this.overlays;
     if (st !== undefined && this.freshness.horizonKnown) {
       if (!lazy || snap <= st.caughtUp) return;
+      if (overlays !== undefined) return this.nearestCatchUp(st, snap, overlays);
       return this.freshness.lookAndCatchUp(st).then(() => {
         if (snap < this.freshness.horizon) throw expired();
       });
     }
-    const overlays = this.overlays;
     if (lazy && overlays !== undefined) {
       return overlays.look(tenantId, snap).then((f) => {
         this.freshness.useLook(tenantId, f);
@@ -446,13 +536,31 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     return this.inner.assertSnapReadable(tenantId, snap);
   }
 
-  override queryTuples(
+  /**
+   * A token newer than a followed tenant, over a replicated database (D1): the nearest replica's look and feed, and
+   * where it has not the token's write, the primary's look and feed after it (overlay.ts): the tenant is caught up
+   * to the token and the request's reads of missing keys are set up at the nearest replica, with at most ONE round
+   * trip to the primary in all.
+   */
+  private async nearestCatchUp(st: TenantState, snap: Snap, overlays: NearestOverlays): Promise<void> {
+    const from = Math.max(st.caughtUp, st.applied);
+    const f = await overlays.look(st.id, snap, from);
+    this.freshness.useLook(st.id, f);
+    if (snap < f.horizon) throw expired();
+    if (f.feed !== undefined) await this.freshness.catchUpWith(st, from, f, f.feed);
+    else await this.freshness.lookAndCatchUp(st); // the tenant was re-created meanwhile: its own look settles it
+    if (snap < this.freshness.horizon) throw expired();
+  }
+
+  private queryTuplesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     queries: TupleQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<Tuple[]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st) => {
@@ -461,6 +569,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         const missing = split.missing;
         if (missing === undefined) return keys.answerTuples(queries, split, snap, at);
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -472,6 +581,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => s.queryTuples(tenantId, snap, queries, at),
@@ -480,13 +590,15 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     );
   }
 
-  override querySubjectTuples(
+  private querySubjectTuplesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     queries: SubjectTupleQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<Tuple[]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st) => {
@@ -495,6 +607,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         const missing = split.missing;
         if (missing === undefined) return keys.answerSubjects(queries, split, snap, at);
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -506,6 +619,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => s.querySubjectTuples(tenantId, snap, queries, at),
@@ -514,13 +628,15 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     );
   }
 
-  override queryAttributes(
+  private queryAttributesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     queries: AttributeQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<Attribute[]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st) => {
@@ -530,6 +646,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         if (missing === undefined) return keys.answerAttributes(queries, split, snap, at);
         let byType: Attribute[] | undefined;
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -545,6 +662,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => s.queryAttributes(tenantId, snap, queries, at),
@@ -553,14 +671,16 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     );
   }
 
-  override queryTuplesAndAttributes(
+  private queryTuplesAndAttributesReported(
+    report: ReadReport | undefined,
     tenantId: string,
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
-    at: number = Date.now(),
+    at: number,
   ): MaybePromise<[Tuple[], Attribute[]]> {
     return this.engineRead(
+      report,
       tenantId,
       snap,
       (st): MaybePromise<[Tuple[], Attribute[]]> => {
@@ -574,6 +694,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
         const ma = as.missing ?? [];
         let byType: Attribute[] | undefined;
         return this.fill(
+          report,
           tenantId,
           st,
           snap,
@@ -594,12 +715,65 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       },
       () =>
         this.innerRead(
+          report,
           tenantId,
           snap,
           (s) => queryBoth(s, tenantId, snap, tuples, attributes, at),
           ([t, a]) => ({ tuples: t, attributes: a }),
         ),
     );
+  }
+
+  override queryTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: TupleQuery[],
+    at = Date.now(),
+  ): MaybePromise<Tuple[]> {
+    return this.queryTuplesReported(undefined, tenantId, snap, queries, at);
+  }
+
+  override querySubjectTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: SubjectTupleQuery[],
+    at = Date.now(),
+  ): MaybePromise<Tuple[]> {
+    return this.querySubjectTuplesReported(undefined, tenantId, snap, queries, at);
+  }
+
+  override queryAttributes(
+    tenantId: string,
+    snap: Snap,
+    queries: AttributeQuery[],
+    at = Date.now(),
+  ): MaybePromise<Attribute[]> {
+    return this.queryAttributesReported(undefined, tenantId, snap, queries, at);
+  }
+
+  override queryTuplesAndAttributes(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+    at = Date.now(),
+  ): MaybePromise<[Tuple[], Attribute[]]> {
+    return this.queryTuplesAndAttributesReported(undefined, tenantId, snap, tuples, attributes, at);
+  }
+
+  /**
+   * The engine reads, each setting `report.store` when any part of it went to the store behind the replica (a
+   * statement for keys not held, a read the working set does not answer, or a wait for a look at the database);
+   * left false, the read was answered from the working set alone. For traces (observe/traced-reads.ts).
+   */
+  reporting(report: ReadReport): EngineReads & CombinedReads {
+    return {
+      queryTuples: (t, s, q, at = Date.now()) => this.queryTuplesReported(report, t, s, q, at),
+      querySubjectTuples: (t, s, q, at = Date.now()) => this.querySubjectTuplesReported(report, t, s, q, at),
+      queryAttributes: (t, s, q, at = Date.now()) => this.queryAttributesReported(report, t, s, q, at),
+      queryTuplesAndAttributes: (t, s, tq, aq, at = Date.now()) =>
+        this.queryTuplesAndAttributesReported(report, t, s, tq, aq, at),
+    };
   }
 
   // ---- writes ----
