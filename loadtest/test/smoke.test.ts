@@ -96,6 +96,14 @@ describe("pnpm loadtest --smoke on node-sqlite", () => {
     expect(report).toMatch(/\| Observed errors \| 0 failed requests of \d+ \|/);
     expect(report).toMatch(/\| Top 3 most expensive database queries \| 1: \w+ \([\d.]+ s in \d+ statements/);
     expect(report).toMatch(/\| lookup-entity \| \S+ \|/);
-    expectCharts(report, charts, 1);
+    const memory = charts.filter((svg) => svg.includes(": server memory"));
+    expectCharts(
+      report,
+      charts.filter((svg) => !memory.includes(svg)),
+      1,
+    );
+    expect(memory).toHaveLength(1);
+    expect(memory[0]).toContain('<path d="M');
+    expect(report).toMatch(/## Server memory over time\n\n!\[Server memory over time\]\([^)]+-memory\.svg\)/);
   });
 });
