@@ -10,6 +10,7 @@ import { fromBinary, toJson } from "@bufbuild/protobuf";
 import { StructSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Attribute,
+  attributeValueFromWire,
   crc32,
   crcHex,
   type DumpLine,
@@ -378,18 +379,6 @@ const ATTRIBUTE_WORDS: Record<string, string> = {
   ATTRIBUTE_TYPE_DOUBLE_ARRAY: "double[]",
 };
 
-/** Permify's `@type` of an attribute value -> its attribute type. */
-const VALUE_TYPES: Record<string, Attribute["value"]["type"]> = {
-  BooleanValue: "ATTRIBUTE_TYPE_BOOLEAN",
-  BooleanArrayValue: "ATTRIBUTE_TYPE_BOOLEAN_ARRAY",
-  StringValue: "ATTRIBUTE_TYPE_STRING",
-  StringArrayValue: "ATTRIBUTE_TYPE_STRING_ARRAY",
-  IntegerValue: "ATTRIBUTE_TYPE_INTEGER",
-  IntegerArrayValue: "ATTRIBUTE_TYPE_INTEGER_ARRAY",
-  DoubleValue: "ATTRIBUTE_TYPE_DOUBLE",
-  DoubleArrayValue: "ATTRIBUTE_TYPE_DOUBLE_ARRAY",
-};
-
 const CEL_BINARY: Record<string, string> = {
   "_>_": ">",
   "_>=_": ">=",
@@ -550,30 +539,16 @@ async function permifyServer(source: string, opts: MigrationOptions): Promise<Mi
       }),
     );
     await pages("/data/attributes/read", type, "attributes", (a) => {
-      const kind = String(a.value?.["@type"] ?? "")
-        .replace(/^.*\//, "")
-        .replace(/^base\.v1\./, "");
-      const valueType = VALUE_TYPES[kind];
-      if (valueType === undefined) {
+      let value: Attribute["value"];
+      try {
+        value = attributeValueFromWire(a.value ?? {});
+      } catch {
         bad.push(
           `${source}: attribute ${a.entity.type}:${a.entity.id}$${a.attribute}: a value of type ${JSON.stringify(a.value?.["@type"])}`,
         );
         return;
       }
-      const data =
-        a.value.data ??
-        (valueType.endsWith("_ARRAY")
-          ? []
-          : valueType === "ATTRIBUTE_TYPE_BOOLEAN"
-            ? false
-            : valueType === "ATTRIBUTE_TYPE_STRING"
-              ? ""
-              : 0);
-      attributes.push({
-        entity: { type: a.entity.type, id: a.entity.id },
-        attribute: a.attribute,
-        value: { type: valueType, data },
-      });
+      attributes.push({ entity: { type: a.entity.type, id: a.entity.id }, attribute: a.attribute, value });
     });
   }
   if (bad.length > 0) throw new UnrepresentableError(bad);
