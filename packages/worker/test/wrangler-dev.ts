@@ -60,6 +60,12 @@ function track(child: ChildProcess): void {
   });
 }
 
+/**
+ * The most of `wrangler dev`'s output kept for `output()`: past it the older half is dropped, so a long run (a
+ * 30-minute soak logs a line per request) never grows one string past V8's limit.
+ */
+const MAX_DEV_OUTPUT = 64 * 1024 * 1024;
+
 /** Runs a wrangler command with the repository's wrangler.toml, offline; resolves with its output. */
 export function runWrangler(args: string[]): Promise<string> {
   return new Promise((done, fail) => {
@@ -137,12 +143,12 @@ export async function startWranglerDev(
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => {
+  const keep = (chunk: Buffer) => {
     output += chunk.toString();
-  });
-  child.stderr!.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+    if (output.length > MAX_DEV_OUTPUT) output = output.slice(output.length - MAX_DEV_OUTPUT / 2);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
   track(child);
   const exited = new Promise<void>((done) =>
     child.once("exit", () => {
