@@ -389,6 +389,87 @@ describe.each(stores)("import into %s", (_name, openStore) => {
     expect(rows(await dumpOf(touch))).toEqual(rows(edited));
   });
 
+  it("a chunk of several hundred rows, some the tenant has (the same or differing), is counted and written exactly", async () => {
+    // 250 tuples and 250 attributes in one chunk: SQLite inserts them 100 a statement, so the rows the tenant has
+    // fall inside full batches as well as in the rows after the last one
+    const u = (id: string) => ({ type: "user", id, relation: "" });
+    const tuple = (i: number, expiresAt?: number) => ({
+      entity: { type: "doc", id: `d${i}` },
+      relation: "viewer",
+      subject: u(`u${i}`),
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+    });
+    const attribute = (i: number, data: boolean) => ({
+      entity: { type: "doc", id: `d${i}` },
+      attribute: "public",
+      value: { type: "ATTRIBUTE_TYPE_BOOLEAN" as const, data },
+    });
+    const all = Array.from({ length: 250 }, (_, i) => i);
+    const source = new PembaService(await open());
+    const version = await source.writeSchema("t1", SCHEMA);
+    await source.writeData(
+      "t1",
+      version,
+      all.map((i) => tuple(i, i % 3 === 0 ? Date.UTC(2031, 0, 1) + i : undefined)),
+      all.map((i) => attribute(i, i % 2 === 0)),
+    );
+    const first = await dumpOf(source);
+    // the target has rows 0, 25, 50, ... as the dump has them and rows 5, 30, 55, ... with another expiry or value
+    const same = all.filter((i) => i % 25 === 0);
+    const differing = all.filter((i) => i % 25 === 5);
+    const target = async () => {
+      const service = new PembaService(await open());
+      const v = await service.writeSchema("t1", SCHEMA);
+      await service.writeData(
+        "t1",
+        v,
+        [
+          ...same.map((i) => tuple(i, i % 3 === 0 ? Date.UTC(2031, 0, 1) + i : undefined)),
+          ...differing.map((i) => tuple(i, Date.UTC(2040, 0, 1))),
+        ],
+        [...same.map((i) => attribute(i, i % 2 === 0)), ...differing.map((i) => attribute(i, i % 2 !== 0))],
+      );
+      return service;
+    };
+    const rows = (b: Buffer) => lines(b).slice(2, -1).sort();
+    const differingLines = lines(first)
+      .map((x, n) => [x, n + 1] as const)
+      .filter(([x]) => differing.some((i) => x.includes(`"entity_id":"d${i}",`)))
+      .map(([, n]) => n);
+    expect(differingLines).toHaveLength(20);
+
+    const skip = await target();
+    const before = rows(await dumpOf(skip));
+    expect(
+      (await importBytes(skip, first, { onConflict: "skip", chunkRows: 1000 })).counts,
+    ).toMatchObject({ tuples: 250, attributes: 250, written: 460, unchanged: 40, errors: 0 });
+    const kept = rows(await dumpOf(skip));
+    expect(kept).toHaveLength(500);
+    for (const x of before) expect(kept).toContain(x);
+
+    const fail = await target();
+    const errors: LineError[] = [];
+    const failed = await importBytes(fail, first, {
+      onConflict: "fail",
+      chunkRows: 1000,
+      maxErrors: 20,
+      onLineError: (e) => void errors.push(e),
+    });
+    expect(failed.counts).toMatchObject({ written: 460, unchanged: 20, errors: 20 });
+    expect(errors.map((e) => e.line)).toEqual(differingLines);
+    expect(rows(await dumpOf(fail))).toEqual(kept);
+
+    const touch = await target();
+    expect(
+      (await importBytes(touch, first, { onConflict: "touch", chunkRows: 1000 })).counts,
+    ).toMatchObject({ written: 480, unchanged: 20, errors: 0 });
+    expect(rows(await dumpOf(touch))).toEqual(rows(first));
+    // a re-run writes nothing
+    expect(
+      (await importBytes(touch, first, { onConflict: "touch", chunkRows: 1000 })).counts,
+    ).toMatchObject({ written: 0, unchanged: 500 });
+  });
+
   it("rows that do not fit the schema are line errors, never written; over --max-errors the import stops", async () => {
     const first = await dumpOf(await seeded(await open()));
     const l = lines(first);

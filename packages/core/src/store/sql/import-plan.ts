@@ -1,8 +1,11 @@
 /**
- * An import chunk row by row inside ONE transaction, for drivers that run statements synchronously in process
- * (better-sqlite3), where a prepared statement per row costs less than any row set: each row is inserted unless a
- * live row has its key (ON CONFLICT DO NOTHING, through the live unique index); only when one has is that row read
- * and compared, then replaced, kept or reported (BulkImports in capabilities.ts). The chunk takes one transaction id.
+ * An import chunk inside ONE transaction, for drivers that run statements synchronously in process (better-sqlite3).
+ * The chunk's rows are sorted in the live unique index's order (each insert then lands next to the previous one in
+ * every index that leads with the entity) and inserted BATCH_ROWS rows a statement, each row unless a live row has
+ * its key (ON CONFLICT DO NOTHING, through the live unique index). A statement that inserted fewer rows than it had
+ * is looked at row by row: a row whose live row carries this chunk's transaction id was just inserted; any other
+ * live row is the tenant's own, which is compared, then replaced, kept or reported (BulkImports in capabilities.ts).
+ * The rows after the last full batch go one a statement. The chunk takes one transaction id.
  */
 import { type SQL, sql } from "drizzle-orm";
 import { PembaError } from "../../errors.ts";
@@ -27,6 +30,8 @@ export interface ImportChunkOptions {
 /** The statement texts of an import. */
 interface ImportTexts {
   insertTuple: string;
+  insertTuples: string;
+  insertAttributes: string;
   liveTuple: string;
   markTuple: string;
   insertAttribute: string;
@@ -35,6 +40,13 @@ interface ImportTexts {
 }
 
 const placeholders = (n: number): SQL => list(Array.from({ length: n }, () => sql`${P}`));
+
+/** Rows a batched insert takes: 900 parameters for tuples, 800 for attributes (SQLite's limit is 999). */
+export const BATCH_ROWS = 100;
+const TUPLE_PARAMS = 9;
+const ATTRIBUTE_PARAMS = 8;
+const valueRows = (width: number): SQL =>
+  list(Array.from({ length: BATCH_ROWS }, () => sql`(${placeholders(width)})`));
 
 /** The texts, each rendered on its first use by the dialect's own cache of texts by shape (dialect.ts). */
 function importTexts(d: Dialect): ImportTexts {
@@ -54,31 +66,43 @@ function importTexts(d: Dialect): ImportTexts {
     insertTuple: render(
       "import_insert_tuple",
       () =>
-        sql`INSERT INTO ${t} (${list(tupleInsert.map(name))}) VALUES (${placeholders(9)}) ON CONFLICT DO NOTHING`,
-      9,
+        sql`INSERT INTO ${t} (${list(tupleInsert.map(name))}) VALUES (${placeholders(TUPLE_PARAMS)}) ON CONFLICT DO NOTHING`,
+      TUPLE_PARAMS,
+    ),
+    insertTuples: render(
+      "import_insert_tuples",
+      () =>
+        sql`INSERT INTO ${t} (${list(tupleInsert.map(name))}) VALUES ${valueRows(TUPLE_PARAMS)} ON CONFLICT DO NOTHING`,
+      TUPLE_PARAMS * BATCH_ROWS,
+    ),
+    insertAttributes: render(
+      "import_insert_attributes",
+      () =>
+        sql`INSERT INTO ${a} (${list(attributeInsert.map(name))}) VALUES ${valueRows(ATTRIBUTE_PARAMS)} ON CONFLICT DO NOTHING`,
+      ATTRIBUTE_PARAMS * BATCH_ROWS,
     ),
     liveTuple: render(
       "import_live_tuple",
       () =>
-        sql`SELECT ${t.expiresAt} AS ${sql.identifier("expires_at")} FROM ${t} WHERE ${keyIs(tupleKey.map((c) => sql`${c}`))} AND ${t.deletedTx} IS NULL`,
+        sql`SELECT ${t.createdTx} AS ${sql.identifier("created_tx")}, ${t.expiresAt} AS ${sql.identifier("expires_at")} FROM ${t} WHERE ${keyIs(tupleKey.map((c) => sql`${c}`))} AND ${t.deletedTx} IS NULL`,
       7,
     ),
     markTuple: render(
       "import_mark_tuple",
       () =>
         sql`UPDATE ${t} SET ${name(t.deletedTx)} = ${P} WHERE ${keyIs(tupleKey.map((c) => sql`${c}`))} AND ${t.deletedTx} IS NULL`,
-      8,
+      ATTRIBUTE_PARAMS,
     ),
     insertAttribute: render(
       "import_insert_attribute",
       () =>
-        sql`INSERT INTO ${a} (${list(attributeInsert.map(name))}) VALUES (${placeholders(8)}) ON CONFLICT DO NOTHING`,
+        sql`INSERT INTO ${a} (${list(attributeInsert.map(name))}) VALUES (${placeholders(ATTRIBUTE_PARAMS)}) ON CONFLICT DO NOTHING`,
       8,
     ),
     liveAttribute: render(
       "import_live_attribute",
       () =>
-        sql`SELECT ${a.valueType} AS ${sql.identifier("value_type")}, ${a.value} AS ${sql.identifier("value")}, ${a.expiresAt} AS ${sql.identifier("expires_at")} FROM ${a} WHERE ${keyIs(attributeKeyCols.map((c) => sql`${c}`))} AND ${a.deletedTx} IS NULL`,
+        sql`SELECT ${a.createdTx} AS ${sql.identifier("created_tx")}, ${a.valueType} AS ${sql.identifier("value_type")}, ${a.value} AS ${sql.identifier("value")}, ${a.expiresAt} AS ${sql.identifier("expires_at")} FROM ${a} WHERE ${keyIs(attributeKeyCols.map((c) => sql`${c}`))} AND ${a.deletedTx} IS NULL`,
       4,
     ),
     markAttribute: render(
@@ -91,6 +115,32 @@ function importTexts(d: Dialect): ImportTexts {
 }
 
 const expiry = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
+
+/** Code-unit order of two strings (the dump's ids are compared as stored, not by locale). */
+const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const tupleOrder = (x: ImportRow<Tuple>, y: ImportRow<Tuple>): number => {
+  const a = x.row;
+  const b = y.row;
+  return (
+    order(a.entity.type, b.entity.type) ||
+    order(a.entity.id, b.entity.id) ||
+    order(a.relation, b.relation) ||
+    order(a.subject.type, b.subject.type) ||
+    order(a.subject.id, b.subject.id) ||
+    order(a.subject.relation, b.subject.relation)
+  );
+};
+
+const attributeOrder = (x: ImportRow<Attribute>, y: ImportRow<Attribute>): number => {
+  const a = x.row;
+  const b = y.row;
+  return (
+    order(a.entity.type, b.entity.type) ||
+    order(a.entity.id, b.entity.id) ||
+    order(a.attribute, b.attribute)
+  );
+};
 
 /** Inside the caller's transaction: takes a transaction id, applies the chunk, answers what it did. */
 export function importChunkRows(
@@ -109,56 +159,126 @@ export function importChunkRows(
     const row = db.get(s.sql, s.params);
     if (tx === 0) tx = Number(row?.value);
   }
-  const conflict = (line: number, key: string) => {
-    result.conflicts.push({ line, key });
-    if (result.conflicts.length > opts.maxConflicts)
-      throw new PembaError(
-        "ERROR_CODE_ALREADY_EXIST",
-        `line ${line}: ${key} exists with another value or expiry`,
-      );
+  // reported in line order once the chunk is through (the rows go in index order); over the limit, the chunk
+  // throws naming the first line past it, and its transaction rolls back
+  const conflict = (line: number, key: string) => void result.conflicts.push({ line, key });
+
+  const tupleParams = (r: Tuple, out: unknown[], at: number) => {
+    out[at] = tenantId;
+    out[at + 1] = r.entity.type;
+    out[at + 2] = r.entity.id;
+    out[at + 3] = r.relation;
+    out[at + 4] = r.subject.type;
+    out[at + 5] = r.subject.id;
+    out[at + 6] = r.subject.relation;
+    out[at + 7] = tx;
+    out[at + 8] = r.expiresAt ?? null;
   };
-  for (const { row: r, line } of tuples) {
-    const e = r.expiresAt ?? null;
-    const key = [
-      tenantId,
-      r.entity.type,
-      r.entity.id,
-      r.relation,
-      r.subject.type,
-      r.subject.id,
-      r.subject.relation,
-    ];
-    if (db.run(x.insertTuple, [...key, tx, e]) === 1) {
-      result.written++;
-      continue;
-    }
+  /** A row the batch it was in did not wholly insert: inserted by it (this chunk's tx), or the tenant's own. */
+  const tupleAfterBatch = ({ row: r, line }: ImportRow<Tuple>) => {
+    const params = new Array<unknown>(TUPLE_PARAMS);
+    tupleParams(r, params, 0);
+    const key = params.slice(0, 7);
     const live = db.get(x.liveTuple, key);
+    if (live !== undefined && Number(live.created_tx) === tx) result.written++;
+    else tupleExisting(r, line, key, params, live);
+  };
+  const tupleAlone = ({ row: r, line }: ImportRow<Tuple>) => {
+    const params = new Array<unknown>(TUPLE_PARAMS);
+    tupleParams(r, params, 0);
+    if (db.run(x.insertTuple, params) === 1) {
+      result.written++;
+      return;
+    }
+    const key = params.slice(0, 7);
+    tupleExisting(r, line, key, params, db.get(x.liveTuple, key));
+  };
+  const tupleExisting = (r: Tuple, line: number, key: unknown[], params: unknown[], live: Row | undefined) => {
     if (expiry(live?.expires_at) === r.expiresAt || opts.onConflict === "skip") result.unchanged++;
     else if (opts.onConflict === "fail") conflict(line, tupleKey(r));
     else {
       db.run(x.markTuple, [tx, ...key]);
-      db.run(x.insertTuple, [...key, tx, e]);
+      db.run(x.insertTuple, params);
       result.written++;
     }
+  };
+  const sortedTuples = [...tuples].sort(tupleOrder);
+  const tupleBatch = new Array<unknown>(TUPLE_PARAMS * BATCH_ROWS);
+  let i = 0;
+  for (; i + BATCH_ROWS <= sortedTuples.length; i += BATCH_ROWS) {
+    for (let j = 0; j < BATCH_ROWS; j++) tupleParams(sortedTuples[i + j]!.row, tupleBatch, j * TUPLE_PARAMS);
+    const inserted = db.run(x.insertTuples, tupleBatch);
+    if (inserted === BATCH_ROWS) result.written += BATCH_ROWS;
+    else for (let j = 0; j < BATCH_ROWS; j++) tupleAfterBatch(sortedTuples[i + j]!);
   }
-  for (const { row: a, line } of attributes) {
-    const key = [tenantId, a.entity.type, a.entity.id, a.attribute];
-    const value = JSON.stringify(a.value.data);
-    const e = a.expiresAt ?? null;
-    if (db.run(x.insertAttribute, [...key, a.value.type, value, tx, e]) === 1) {
-      result.written++;
-      continue;
-    }
-    const live = db.get(x.liveAttribute, key);
+  for (; i < sortedTuples.length; i++) tupleAlone(sortedTuples[i]!);
+
+  const attributeParams = (a: Attribute, value: string, out: unknown[], at: number) => {
+    out[at] = tenantId;
+    out[at + 1] = a.entity.type;
+    out[at + 2] = a.entity.id;
+    out[at + 3] = a.attribute;
+    out[at + 4] = a.value.type;
+    out[at + 5] = value;
+    out[at + 6] = tx;
+    out[at + 7] = a.expiresAt ?? null;
+  };
+  const attributeExisting = (
+    a: Attribute,
+    value: string,
+    line: number,
+    key: unknown[],
+    params: unknown[],
+    live: Row | undefined,
+  ) => {
     const same =
       live?.value_type === a.value.type && live.value === value && expiry(live.expires_at) === a.expiresAt;
     if (same || opts.onConflict === "skip") result.unchanged++;
     else if (opts.onConflict === "fail") conflict(line, attributeKey(a));
     else {
       db.run(x.markAttribute, [tx, ...key]);
-      db.run(x.insertAttribute, [...key, a.value.type, value, tx, e]);
+      db.run(x.insertAttribute, params);
       result.written++;
     }
+  };
+  const attributeAfterBatch = ({ row: a, line }: ImportRow<Attribute>) => {
+    const value = JSON.stringify(a.value.data);
+    const params = new Array<unknown>(ATTRIBUTE_PARAMS);
+    attributeParams(a, value, params, 0);
+    const key = params.slice(0, 4);
+    const live = db.get(x.liveAttribute, key);
+    if (live !== undefined && Number(live.created_tx) === tx) result.written++;
+    else attributeExisting(a, value, line, key, params, live);
+  };
+  const attributeAlone = ({ row: a, line }: ImportRow<Attribute>) => {
+    const value = JSON.stringify(a.value.data);
+    const params = new Array<unknown>(ATTRIBUTE_PARAMS);
+    attributeParams(a, value, params, 0);
+    if (db.run(x.insertAttribute, params) === 1) {
+      result.written++;
+      return;
+    }
+    const key = params.slice(0, 4);
+    attributeExisting(a, value, line, key, params, db.get(x.liveAttribute, key));
+  };
+  const sortedAttributes = [...attributes].sort(attributeOrder);
+  const attributeBatch = new Array<unknown>(ATTRIBUTE_PARAMS * BATCH_ROWS);
+  i = 0;
+  for (; i + BATCH_ROWS <= sortedAttributes.length; i += BATCH_ROWS) {
+    for (let j = 0; j < BATCH_ROWS; j++) {
+      const a = sortedAttributes[i + j]!.row;
+      attributeParams(a, JSON.stringify(a.value.data), attributeBatch, j * ATTRIBUTE_PARAMS);
+    }
+    const inserted = db.run(x.insertAttributes, attributeBatch);
+    if (inserted === BATCH_ROWS) result.written += BATCH_ROWS;
+    else for (let j = 0; j < BATCH_ROWS; j++) attributeAfterBatch(sortedAttributes[i + j]!);
+  }
+  for (; i < sortedAttributes.length; i++) attributeAlone(sortedAttributes[i]!);
+
+  result.conflicts.sort((a, b) => a.line - b.line);
+  if (result.conflicts.length > opts.maxConflicts) {
+    const c = result.conflicts[opts.maxConflicts]!;
+    throw new PembaError("ERROR_CODE_ALREADY_EXIST", `line ${c.line}: ${c.key} exists with another value or expiry`);
   }
   if (result.written > 0) result.snap = tx;
   return result;
