@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { helpOptionLines } from "@pemba/core";
 import { describe, expect, it } from "vitest";
+import { boundedHeapFlags, heapMegabytes } from "../src/heap-bound.ts";
 import { nodeVersionProblem } from "../src/node-version.ts";
 import { REPO_DIR, runCli } from "./cli-process.ts";
 
@@ -11,6 +12,28 @@ const version = (
 ).version;
 
 describe("pemba CLI", () => {
+  it("import and export run with V8's heap bounded, unless Node was given a heap size or the import reads another system", () => {
+    const bounded = ["--max-old-space-size=160", "--max-semi-space-size=4"];
+    expect(boundedHeapFlags(["import", "--database", "x.db", "d.ndjson"], [], undefined)).toEqual(bounded);
+    expect(boundedHeapFlags(["export", "--database", "x.db"], ["--no-warnings"], "")).toEqual(bounded);
+    expect(boundedHeapFlags(["import", "--from", "pemba", "d.ndjson"], [], undefined)).toEqual(bounded);
+    expect(heapMegabytes(20_000)).toBe(160);
+    expect(heapMegabytes(200_000)).toBe(511);
+    expect(boundedHeapFlags(["import", "--chunk-rows", "200000", "d.ndjson"], [], undefined)).toEqual([
+      "--max-old-space-size=511",
+      "--max-semi-space-size=4",
+    ]);
+    expect(boundedHeapFlags(["import", "--chunk-rows=200000", "d.ndjson"], [], undefined)?.[0]).toBe(
+      "--max-old-space-size=511",
+    );
+    expect(boundedHeapFlags(["serve"], [], undefined)).toBeUndefined();
+    expect(boundedHeapFlags(["import", "--from", "zed-backup", "b.zed"], [], undefined)).toBeUndefined();
+    expect(
+      boundedHeapFlags(["import", "d.ndjson"], ["--max-old-space-size=1024"], undefined),
+    ).toBeUndefined();
+    expect(boundedHeapFlags(["export"], [], "--max-semi-space-size=16")).toBeUndefined();
+  });
+
   it("--version prints the package version", async () => {
     const r = await runCli(["--version"]);
     expect(r.code).toBe(0);

@@ -440,9 +440,13 @@ describe.each(stores)("import into %s", (_name, openStore) => {
 
     const skip = await target();
     const before = rows(await dumpOf(skip));
-    expect(
-      (await importBytes(skip, first, { onConflict: "skip", chunkRows: 1000 })).counts,
-    ).toMatchObject({ tuples: 250, attributes: 250, written: 460, unchanged: 40, errors: 0 });
+    expect((await importBytes(skip, first, { onConflict: "skip", chunkRows: 1000 })).counts).toMatchObject({
+      tuples: 250,
+      attributes: 250,
+      written: 460,
+      unchanged: 40,
+      errors: 0,
+    });
     const kept = rows(await dumpOf(skip));
     expect(kept).toHaveLength(500);
     for (const x of before) expect(kept).toContain(x);
@@ -460,14 +464,17 @@ describe.each(stores)("import into %s", (_name, openStore) => {
     expect(rows(await dumpOf(fail))).toEqual(kept);
 
     const touch = await target();
-    expect(
-      (await importBytes(touch, first, { onConflict: "touch", chunkRows: 1000 })).counts,
-    ).toMatchObject({ written: 480, unchanged: 20, errors: 0 });
+    expect((await importBytes(touch, first, { onConflict: "touch", chunkRows: 1000 })).counts).toMatchObject({
+      written: 480,
+      unchanged: 20,
+      errors: 0,
+    });
     expect(rows(await dumpOf(touch))).toEqual(rows(first));
     // a re-run writes nothing
-    expect(
-      (await importBytes(touch, first, { onConflict: "touch", chunkRows: 1000 })).counts,
-    ).toMatchObject({ written: 0, unchanged: 500 });
+    expect((await importBytes(touch, first, { onConflict: "touch", chunkRows: 1000 })).counts).toMatchObject({
+      written: 0,
+      unchanged: 500,
+    });
   });
 
   it("rows that do not fit the schema are line errors, never written; over --max-errors the import stops", async () => {

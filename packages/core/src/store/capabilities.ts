@@ -273,6 +273,11 @@ export interface BulkImports {
     attributes: ImportRow<Attribute>[],
     opts: { onConflict: "touch" | "skip" | "fail"; maxConflicts: number; dryRun: boolean },
   ): Promise<ImportChunkResult>;
+  /**
+   * Called once by a process whose only work is this import (`pemba import`), before its first chunk: the store may
+   * tune its connection for a bulk load (SQLite: a larger page cache; no fsync when the database holds no rows yet).
+   */
+  bulkLoad?(): void;
 }
 
 export const hasBulkImports = <S extends Partial<BulkImports>>(s: S): s is S & BulkImports =>

@@ -164,6 +164,8 @@ async function importIntoDatabase(
       throw new ConfigError(
         `checkpoint ${flags.checkpointFile} is an import into tenant ${checkpoint.tenant}, not ${flags.tenant}`,
       );
+    // BulkImports.bulkLoad: this process does nothing but the import
+    if (!flags.dryRun && "bulkLoad" in store && typeof store.bulkLoad === "function") store.bulkLoad();
     const progress = new ImportProgressReport(total, checkpoint?.counts);
     const importer = new DumpImport(service, flags.tenant, {
       onConflict: flags.onConflict,

@@ -1,7 +1,8 @@
 /**
  * An import chunk inside ONE transaction, for drivers that run statements synchronously in process (better-sqlite3).
  * The chunk's rows are sorted in the live unique index's order (each insert then lands next to the previous one in
- * every index that leads with the entity) and inserted BATCH_ROWS rows a statement, each row unless a live row has
+ * every index that leads with the entity), each keeping the id its line order gives it (lastId), and inserted
+ * BATCH_ROWS rows a statement, each row unless a live row has
  * its key (ON CONFLICT DO NOTHING, through the live unique index). A statement that inserted fewer rows than it had
  * is looked at row by row: a row whose live row carries this chunk's transaction id was just inserted; any other
  * live row is the tenant's own, which is compared, then replaced, kept or reported (BulkImports in capabilities.ts).
@@ -41,10 +42,18 @@ interface ImportTexts {
 
 const placeholders = (n: number): SQL => list(Array.from({ length: n }, () => sql`${P}`));
 
-/** Rows a batched insert takes: 900 parameters for tuples, 800 for attributes (SQLite's limit is 999). */
-export const BATCH_ROWS = 100;
-const TUPLE_PARAMS = 9;
-const ATTRIBUTE_PARAMS = 8;
+/** Rows a batched insert takes: 900 parameters for tuples, 810 for attributes (SQLite's limit is 999). */
+export const BATCH_ROWS = 90;
+const TUPLE_PARAMS = 10;
+const ATTRIBUTE_PARAMS = 9;
+
+/**
+ * The ids a chunk's rows take: the rows after the table's last id (or the highest it ever gave, AUTOINCREMENT's
+ * sqlite_sequence), in the chunk's line order whatever order they are inserted in, so an export (in id order) gives
+ * them back in the order the dump had them.
+ */
+const lastId = (table: "tuples" | "attributes") =>
+  `SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '${table}'), 0), COALESCE((SELECT MAX(id) FROM ${table}), 0)) AS value`;
 const valueRows = (width: number): SQL =>
   list(Array.from({ length: BATCH_ROWS }, () => sql`(${placeholders(width)})`));
 
@@ -60,8 +69,8 @@ function importTexts(d: Dialect): ImportTexts {
     );
   const tupleKey = [t.tenantId, ...tupleColumns(t)];
   const attributeKeyCols = [a.tenantId, ...attributeKeyColumns(a)];
-  const tupleInsert = [...tupleKey, t.createdTx, t.expiresAt];
-  const attributeInsert = [a.tenantId, ...attributeColumns(a), a.createdTx, a.expiresAt];
+  const tupleInsert = [t.id, ...tupleKey, t.createdTx, t.expiresAt];
+  const attributeInsert = [a.id, a.tenantId, ...attributeColumns(a), a.createdTx, a.expiresAt];
   return {
     insertTuple: render(
       "import_insert_tuple",
@@ -91,13 +100,13 @@ function importTexts(d: Dialect): ImportTexts {
       "import_mark_tuple",
       () =>
         sql`UPDATE ${t} SET ${name(t.deletedTx)} = ${P} WHERE ${keyIs(tupleKey.map((c) => sql`${c}`))} AND ${t.deletedTx} IS NULL`,
-      ATTRIBUTE_PARAMS,
+      8,
     ),
     insertAttribute: render(
       "import_insert_attribute",
       () =>
         sql`INSERT INTO ${a} (${list(attributeInsert.map(name))}) VALUES (${placeholders(ATTRIBUTE_PARAMS)}) ON CONFLICT DO NOTHING`,
-      8,
+      ATTRIBUTE_PARAMS,
     ),
     liveAttribute: render(
       "import_live_attribute",
@@ -136,11 +145,14 @@ const attributeOrder = (x: ImportRow<Attribute>, y: ImportRow<Attribute>): numbe
   const a = x.row;
   const b = y.row;
   return (
-    order(a.entity.type, b.entity.type) ||
-    order(a.entity.id, b.entity.id) ||
-    order(a.attribute, b.attribute)
+    order(a.entity.type, b.entity.type) || order(a.entity.id, b.entity.id) || order(a.attribute, b.attribute)
   );
 };
+
+/** The positions of `rows`, in the order `by` sorts the rows. */
+function inOrder<T>(rows: T[], by: (a: T, b: T) => number): number[] {
+  return Array.from(rows.keys()).sort((a, b) => by(rows[a]!, rows[b]!));
+}
 
 /** Inside the caller's transaction: takes a transaction id, applies the chunk, answers what it did. */
 export function importChunkRows(
@@ -163,37 +175,46 @@ export function importChunkRows(
   // throws naming the first line past it, and its transaction rolls back
   const conflict = (line: number, key: string) => void result.conflicts.push({ line, key });
 
-  const tupleParams = (r: Tuple, out: unknown[], at: number) => {
-    out[at] = tenantId;
-    out[at + 1] = r.entity.type;
-    out[at + 2] = r.entity.id;
-    out[at + 3] = r.relation;
-    out[at + 4] = r.subject.type;
-    out[at + 5] = r.subject.id;
-    out[at + 6] = r.subject.relation;
-    out[at + 7] = tx;
-    out[at + 8] = r.expiresAt ?? null;
+  const tupleParams = ({ row: r }: ImportRow<Tuple>, id: number, out: unknown[], at: number) => {
+    out[at] = id;
+    out[at + 1] = tenantId;
+    out[at + 2] = r.entity.type;
+    out[at + 3] = r.entity.id;
+    out[at + 4] = r.relation;
+    out[at + 5] = r.subject.type;
+    out[at + 6] = r.subject.id;
+    out[at + 7] = r.subject.relation;
+    out[at + 8] = tx;
+    out[at + 9] = r.expiresAt ?? null;
   };
   /** A row the batch it was in did not wholly insert: inserted by it (this chunk's tx), or the tenant's own. */
-  const tupleAfterBatch = ({ row: r, line }: ImportRow<Tuple>) => {
+  const tupleAfterBatch = (p: ImportRow<Tuple>, id: number) => {
+    const { row: r, line } = p;
     const params = new Array<unknown>(TUPLE_PARAMS);
-    tupleParams(r, params, 0);
-    const key = params.slice(0, 7);
+    tupleParams(p, id, params, 0);
+    const key = params.slice(1, 8);
     const live = db.get(x.liveTuple, key);
     if (live !== undefined && Number(live.created_tx) === tx) result.written++;
     else tupleExisting(r, line, key, params, live);
   };
-  const tupleAlone = ({ row: r, line }: ImportRow<Tuple>) => {
+  const tupleAlone = (p: ImportRow<Tuple>, id: number) => {
+    const { row: r, line } = p;
     const params = new Array<unknown>(TUPLE_PARAMS);
-    tupleParams(r, params, 0);
+    tupleParams(p, id, params, 0);
     if (db.run(x.insertTuple, params) === 1) {
       result.written++;
       return;
     }
-    const key = params.slice(0, 7);
+    const key = params.slice(1, 8);
     tupleExisting(r, line, key, params, db.get(x.liveTuple, key));
   };
-  const tupleExisting = (r: Tuple, line: number, key: unknown[], params: unknown[], live: Row | undefined) => {
+  const tupleExisting = (
+    r: Tuple,
+    line: number,
+    key: unknown[],
+    params: unknown[],
+    live: Row | undefined,
+  ) => {
     if (expiry(live?.expires_at) === r.expiresAt || opts.onConflict === "skip") result.unchanged++;
     else if (opts.onConflict === "fail") conflict(line, tupleKey(r));
     else {
@@ -202,26 +223,38 @@ export function importChunkRows(
       result.written++;
     }
   };
-  const sortedTuples = [...tuples].sort(tupleOrder);
+  const tupleBase = tuples.length === 0 ? 0 : Number(db.get(lastId("tuples"), [])?.value);
+  const sortedTuples = inOrder(tuples, tupleOrder);
   const tupleBatch = new Array<unknown>(TUPLE_PARAMS * BATCH_ROWS);
   let i = 0;
   for (; i + BATCH_ROWS <= sortedTuples.length; i += BATCH_ROWS) {
-    for (let j = 0; j < BATCH_ROWS; j++) tupleParams(sortedTuples[i + j]!.row, tupleBatch, j * TUPLE_PARAMS);
+    for (let j = 0; j < BATCH_ROWS; j++) {
+      const k = sortedTuples[i + j]!;
+      tupleParams(tuples[k]!, tupleBase + k + 1, tupleBatch, j * TUPLE_PARAMS);
+    }
     const inserted = db.run(x.insertTuples, tupleBatch);
     if (inserted === BATCH_ROWS) result.written += BATCH_ROWS;
-    else for (let j = 0; j < BATCH_ROWS; j++) tupleAfterBatch(sortedTuples[i + j]!);
+    else
+      for (let j = 0; j < BATCH_ROWS; j++) {
+        const k = sortedTuples[i + j]!;
+        tupleAfterBatch(tuples[k]!, tupleBase + k + 1);
+      }
   }
-  for (; i < sortedTuples.length; i++) tupleAlone(sortedTuples[i]!);
+  for (; i < sortedTuples.length; i++) {
+    const k = sortedTuples[i]!;
+    tupleAlone(tuples[k]!, tupleBase + k + 1);
+  }
 
-  const attributeParams = (a: Attribute, value: string, out: unknown[], at: number) => {
-    out[at] = tenantId;
-    out[at + 1] = a.entity.type;
-    out[at + 2] = a.entity.id;
-    out[at + 3] = a.attribute;
-    out[at + 4] = a.value.type;
-    out[at + 5] = value;
-    out[at + 6] = tx;
-    out[at + 7] = a.expiresAt ?? null;
+  const attributeParams = (a: Attribute, value: string, id: number, out: unknown[], at: number) => {
+    out[at] = id;
+    out[at + 1] = tenantId;
+    out[at + 2] = a.entity.type;
+    out[at + 3] = a.entity.id;
+    out[at + 4] = a.attribute;
+    out[at + 5] = a.value.type;
+    out[at + 6] = value;
+    out[at + 7] = tx;
+    out[at + 8] = a.expiresAt ?? null;
   };
   const attributeExisting = (
     a: Attribute,
@@ -241,44 +274,62 @@ export function importChunkRows(
       result.written++;
     }
   };
-  const attributeAfterBatch = ({ row: a, line }: ImportRow<Attribute>) => {
+  const attributeAfterBatch = ({ row: a, line }: ImportRow<Attribute>, id: number) => {
     const value = JSON.stringify(a.value.data);
     const params = new Array<unknown>(ATTRIBUTE_PARAMS);
-    attributeParams(a, value, params, 0);
-    const key = params.slice(0, 4);
+    attributeParams(a, value, id, params, 0);
+    const key = params.slice(1, 5);
     const live = db.get(x.liveAttribute, key);
     if (live !== undefined && Number(live.created_tx) === tx) result.written++;
     else attributeExisting(a, value, line, key, params, live);
   };
-  const attributeAlone = ({ row: a, line }: ImportRow<Attribute>) => {
+  const attributeAlone = ({ row: a, line }: ImportRow<Attribute>, id: number) => {
     const value = JSON.stringify(a.value.data);
     const params = new Array<unknown>(ATTRIBUTE_PARAMS);
-    attributeParams(a, value, params, 0);
+    attributeParams(a, value, id, params, 0);
     if (db.run(x.insertAttribute, params) === 1) {
       result.written++;
       return;
     }
-    const key = params.slice(0, 4);
+    const key = params.slice(1, 5);
     attributeExisting(a, value, line, key, params, db.get(x.liveAttribute, key));
   };
-  const sortedAttributes = [...attributes].sort(attributeOrder);
+  const attributeBase = attributes.length === 0 ? 0 : Number(db.get(lastId("attributes"), [])?.value);
+  const sortedAttributes = inOrder(attributes, attributeOrder);
   const attributeBatch = new Array<unknown>(ATTRIBUTE_PARAMS * BATCH_ROWS);
   i = 0;
   for (; i + BATCH_ROWS <= sortedAttributes.length; i += BATCH_ROWS) {
     for (let j = 0; j < BATCH_ROWS; j++) {
-      const a = sortedAttributes[i + j]!.row;
-      attributeParams(a, JSON.stringify(a.value.data), attributeBatch, j * ATTRIBUTE_PARAMS);
+      const k = sortedAttributes[i + j]!;
+      const a = attributes[k]!.row;
+      attributeParams(
+        a,
+        JSON.stringify(a.value.data),
+        attributeBase + k + 1,
+        attributeBatch,
+        j * ATTRIBUTE_PARAMS,
+      );
     }
     const inserted = db.run(x.insertAttributes, attributeBatch);
     if (inserted === BATCH_ROWS) result.written += BATCH_ROWS;
-    else for (let j = 0; j < BATCH_ROWS; j++) attributeAfterBatch(sortedAttributes[i + j]!);
+    else
+      for (let j = 0; j < BATCH_ROWS; j++) {
+        const k = sortedAttributes[i + j]!;
+        attributeAfterBatch(attributes[k]!, attributeBase + k + 1);
+      }
   }
-  for (; i < sortedAttributes.length; i++) attributeAlone(sortedAttributes[i]!);
+  for (; i < sortedAttributes.length; i++) {
+    const k = sortedAttributes[i]!;
+    attributeAlone(attributes[k]!, attributeBase + k + 1);
+  }
 
   result.conflicts.sort((a, b) => a.line - b.line);
   if (result.conflicts.length > opts.maxConflicts) {
     const c = result.conflicts[opts.maxConflicts]!;
-    throw new PembaError("ERROR_CODE_ALREADY_EXIST", `line ${c.line}: ${c.key} exists with another value or expiry`);
+    throw new PembaError(
+      "ERROR_CODE_ALREADY_EXIST",
+      `line ${c.line}: ${c.key} exists with another value or expiry`,
+    );
   }
   if (result.written > 0) result.snap = tx;
   return result;
