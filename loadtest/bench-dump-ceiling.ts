@@ -9,15 +9,21 @@
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import type { Writable } from "node:stream";
 import { parseArgs } from "node:util";
-import type pgTypes from "pg";
 import { PostgresStore } from "../packages/core/src/store/drivers/postgres.ts";
 import { startPostgres } from "../packages/core/src/store/testing/postgres-server.ts";
 
 // the PostgreSQL client is core's dependency, not the workspace root's
 const require = createRequire(new URL("../packages/core/package.json", import.meta.url));
-const pg = require("pg") as typeof pgTypes;
-const { from: copyFrom } = require("pg-copy-streams") as typeof import("pg-copy-streams");
+interface PgClient {
+  connect(): Promise<void>;
+  end(): Promise<void>;
+  query(text: string): Promise<{ rows: Record<string, unknown>[] }>;
+  query(stream: Writable): Writable;
+}
+const pg = require("pg") as { Client: new (o: { connectionString: string }) => PgClient };
+const { from: copyFrom } = require("pg-copy-streams") as { from: (text: string) => Writable };
 
 const { values } = parseArgs({ options: { rows: { type: "string", default: "900000" } } });
 const rows = Number(values.rows);
@@ -38,7 +44,7 @@ const cpuOf = (pid: number): number => {
   return (Number(f[11]) + Number(f[12])) / TICK;
 };
 
-async function copy(client: pgTypes.Client, target: string, lines: string[]): Promise<void> {
+async function copy(client: PgClient, target: string, lines: string[]): Promise<void> {
   const stream = client.query(copyFrom(`COPY ${target} FROM STDIN`));
   const done = once(stream, "finish");
   for (let i = 0; i < lines.length; i += 1000) {
@@ -62,7 +68,7 @@ try {
     await (await PostgresStore.open(url)).close();
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    const pid = Number((await client.query("SELECT pg_backend_pid() AS p")).rows[0].p);
+    const pid = Number((await client.query("SELECT pg_backend_pid() AS p")).rows[0]!.p);
     await client.query("SET synchronous_commit = off");
     const cpu0 = cpuOf(pid);
     const t0 = performance.now();
