@@ -10,10 +10,11 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { freePort } from "@pemba/core/testing/node";
 import { metric, runK6 } from "./lib/k6.ts";
 import { cpuSplit } from "./lib/proc.ts";
 import { seed, spotCheck, writeSeedSchema } from "./lib/seed.ts";
-import { freePort, startPemba } from "./lib/servers.ts";
+import { startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
   options: {

@@ -40,3 +40,4 @@ export {
   TOKEN_READS_SCHEMA,
   type TokenReadsResult,
 } from "./store/testing/token-reads.ts";
+export { freePort } from "./testing/free-port.ts";

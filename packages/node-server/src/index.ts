@@ -30,10 +30,10 @@ import { createOverloadGuard } from "./overload.ts";
 import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
-export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
 export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
 export { resolveServeConfig } from "./config.ts";
 export { createObservability, type ServerObservability } from "./observability.ts";
+export { generateSchemaTypes, type SchemaTypesOptions } from "./schema-types.ts";
 
 export interface StartServerOptions extends Partial<ServeConfig> {
   /** Defaults to a pino logger on stdout at `logLevel` (lines written in batches, see logger.ts). */

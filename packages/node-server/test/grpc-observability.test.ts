@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type OtlpReceiver, startOtlpReceiver } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { post, tuple } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 import { type Loose, permifyClient } from "./permify-node.ts";
 
 /** nice-grpc's Metadata, as @permify/permify-node's own interceptors build it. */

@@ -16,7 +16,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { grpcTypeRegistry } from "@pemba/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliProcess, startServe } from "./cli-process.ts";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { permify, permifyClient } from "./permify-node.ts";
 
 const ADMIN = "grpc-admin-key";

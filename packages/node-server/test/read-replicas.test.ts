@@ -16,7 +16,7 @@ import {
   startSqld,
 } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type CliProcess, runCli, startServe } from "./cli-process.ts";
+import { type CliProcess, runCli, startServe } from "../src/testing/cli-process.ts";
 
 describeWithSqld("pemba serve with libSQL read replicas (real sqld)", () => {
   let primary: SqldServer;

@@ -16,7 +16,7 @@ import {
   startSqld,
 } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 
 describeWithSqld("Worker with libSQL read replicas (real sqld, wrangler dev)", () => {
   let primary: SqldServer;
