@@ -10,7 +10,7 @@ import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { freePort } from "../../testing/free-port.ts";
+import { freePort } from "./free-port.ts";
 
 const run = promisify(execFile);
 

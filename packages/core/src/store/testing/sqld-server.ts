@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import { exportSPKI, generateKeyPair, SignJWT } from "jose";
 import { describe, it } from "vitest";
-import { freePort } from "../../testing/free-port.ts";
+import { freePort } from "./free-port.ts";
 
 const REPO_DIR = resolve(import.meta.dirname, "../../../../..");
 
