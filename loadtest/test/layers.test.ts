@@ -47,8 +47,5 @@ describeLayers("loadtest layers", {
   levels: LEVELS,
   sources: { extensions: [".ts", ".js"], skip: ["reports", "results-history", ".bin"] },
   minFiles: 60,
-  doc: {
-    path: join(import.meta.dirname, "../../docs/ARCHITECTURE.md"),
-    marker: "<!-- loadtest layers: loadtest/test/layers.test.ts -->",
-  },
+  diagram: "loadtest",
 });

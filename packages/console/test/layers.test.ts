@@ -40,8 +40,5 @@ describeLayers("@pemba/console layers", {
   levels: LEVELS,
   sources: { skip: ["generated", "test-artifacts"] },
   minFiles: 15,
-  doc: {
-    path: join(import.meta.dirname, "../../../docs/ARCHITECTURE.md"),
-    marker: "<!-- console layers: packages/console/test/layers.test.ts -->",
-  },
+  diagram: "console",
 });

@@ -75,16 +75,11 @@ const LEVELS: Levels = [
   ],
 ];
 
-const ROOT = join(import.meta.dirname, "../../..");
-
 describeLayers("@pemba/core layers", {
   root: join(import.meta.dirname, "../src"),
   levels: LEVELS,
   minFiles: 200,
-  doc: {
-    path: join(ROOT, "docs/ARCHITECTURE.md"),
-    marker: "<!-- core layers: packages/core/test/layers.test.ts -->",
-  },
+  diagram: "core",
 });
 
 describe("the layer checks", () => {

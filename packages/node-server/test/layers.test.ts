@@ -43,8 +43,5 @@ describeLayers("@pemba/node-server layers", {
   levels: LEVELS,
   sources: { extensions: [".ts", ".mjs"], skip: ["dist", "test/fixtures"] },
   minFiles: 35,
-  doc: {
-    path: join(import.meta.dirname, "../../../docs/ARCHITECTURE.md"),
-    marker: "<!-- node-server layers: packages/node-server/test/layers.test.ts -->",
-  },
+  diagram: "node-server",
 });

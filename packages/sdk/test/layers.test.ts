@@ -48,8 +48,5 @@ describeLayers("@pemba/sdk layers", {
   levels: LEVELS,
   sources: { skip: ["dist", "test/fixtures"] },
   minFiles: 15,
-  doc: {
-    path: join(import.meta.dirname, "../../../docs/ARCHITECTURE.md"),
-    marker: "<!-- sdk layers: packages/sdk/test/layers.test.ts -->",
-  },
+  diagram: "sdk",
 });

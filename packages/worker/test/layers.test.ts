@@ -37,8 +37,5 @@ describeLayers("@pemba/worker layers", {
   levels: LEVELS,
   sources: { extensions: [".ts", ".mjs"] },
   minFiles: 12,
-  doc: {
-    path: join(import.meta.dirname, "../../../docs/ARCHITECTURE.md"),
-    marker: "<!-- worker layers: packages/worker/test/layers.test.ts -->",
-  },
+  diagram: "worker",
 });

@@ -4,7 +4,6 @@
  * through capabilities.ts, never drivers/ or sql/. No import circle runs through store/. Type-only imports count.
  * Tests are exempt: they wire drivers to proxies.
  */
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cycles, describeLayers, importGraph, LayerTable, type Levels } from "../testing/import-layers.ts";
 
@@ -27,10 +26,7 @@ describeLayers("store/ layers", {
   root: import.meta.dirname,
   levels: LEVELS,
   minFiles: 30,
-  doc: {
-    path: join(import.meta.dirname, "../../../../docs/ARCHITECTURE.md"),
-    marker: "<!-- store layers: packages/core/src/store/layers.test.ts -->",
-  },
+  diagram: "store",
 });
 
 describe("store/ layer table", () => {

@@ -4,7 +4,7 @@
  * ("@pemba/core/testing"), the import circles, and a table of layers by level that every import must follow.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { join, posix, relative } from "node:path";
+import { join, posix, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
@@ -202,9 +202,15 @@ export interface LayersSuite {
   sources?: SourceOptions;
   /** At least this many files are read (a guard against checking an empty folder). */
   minFiles: number;
-  /** The markdown file whose fenced block after `marker` must be the table's diagram. */
-  doc?: { path: string; marker: string };
+  /**
+   * The name of the table's diagram in docs/ARCHITECTURE.md: the fenced block after the line
+   * `<!-- NAME layers: TEST FILE -->` (the test file's path in the repository) must be the table's diagram.
+   */
+  diagram?: string;
 }
+
+const REPO = resolve(import.meta.dirname, "../../../..");
+const ARCHITECTURE = join(REPO, "docs/ARCHITECTURE.md");
 
 /**
  * The layer tests of one folder: every import follows the table (no file in no layer), no import circle (type-only
@@ -224,14 +230,16 @@ export function describeLayers(title: string, suite: LayersSuite): void {
       expect(cycles(graph)).toEqual([]);
     });
 
-    const doc = suite.doc;
-    if (doc !== undefined) {
-      it(`${posix.basename(doc.path)} shows these layers`, () => {
-        const text = readFileSync(doc.path, "utf8");
-        const start = text.indexOf(doc.marker);
-        expect(start, `${doc.path} has no line ${doc.marker}`).toBeGreaterThan(0);
+    const name = suite.diagram;
+    if (name !== undefined) {
+      it("docs/ARCHITECTURE.md shows these layers", () => {
+        const testFile = relative(REPO, expect.getState().testPath!).split("\\").join("/");
+        const marker = `<!-- ${name} layers: ${testFile} -->`;
+        const text = readFileSync(ARCHITECTURE, "utf8");
+        const start = text.indexOf(marker);
+        expect(start, `docs/ARCHITECTURE.md has no line ${marker}`).toBeGreaterThan(0);
         const block = /```\n([\s\S]*?)\n```/.exec(text.slice(start))?.[1];
-        expect(block, `the diagram after ${doc.marker}, to paste:\n${table.diagram()}`).toBe(table.diagram());
+        expect(block, `the diagram after ${marker}, to paste:\n${table.diagram()}`).toBe(table.diagram());
       });
     }
   });
