@@ -73,7 +73,7 @@ async function bare(): Promise<Target> {
 /** `startServer` of a checkout (this one by default) on `database`. */
 async function pemba(name: string, database: string, checkout = REPO_DIR): Promise<Target> {
   const entry = pathToFileURL(resolve(checkout, "packages/node-server/src/index.ts")).href;
-  const { startServer } = (await import(entry)) as typeof import("../packages/node-server/src/index.ts");
+  const { startServer } = (await import(entry)) as typeof import("@pemba/node-server");
   const server = await startServer({ database, host: "127.0.0.1", port: 0, logLevel: "info" });
   return { name, port: Number(new URL(server.url).port), close: () => server.close() };
 }
