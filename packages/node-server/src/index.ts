@@ -20,7 +20,7 @@ import { openStore, SchemaParseWorker } from "@pemba/core/node";
 import type { Logger } from "pino";
 import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.ts";
 import { type GrpcServer, startGrpcServer } from "./grpc-server.ts";
-import { createHeapCompactor, keepTickObjectShape } from "./heap.ts";
+import { createHeapCompactor, keepTickObjectShape, limitHeapGrowth } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
@@ -70,6 +70,7 @@ export async function startServer({
 }: StartServerOptions = {}): Promise<RunningServer> {
   keepTickObjectShape();
   const config = serveConfig(options);
+  limitHeapGrowth(config.heapGrowthPercent);
   assertSafeBind(config);
   const ownLogger = given === undefined ? createServerLogger(config.logLevel) : undefined;
   const logger = given ?? ownLogger!.logger;

@@ -30,6 +30,7 @@ describe("serve configuration", () => {
       replicaMemoryMb: 256,
       replicaPreload: false,
       compactAfterWritesMb: 32,
+      heapGrowthPercent: 30,
       pgPoolSize: 10,
       shedLagMs: 0,
       maxInFlight: 2000,
@@ -142,6 +143,16 @@ describe("serve configuration", () => {
     ).toBe(128);
     expect(() => resolveServeConfig({ "compact-after-writes": "1.5" }, {})).toThrow(
       new ConfigError('invalid --compact-after-writes "1.5"; expected a whole number'),
+    );
+  });
+
+  it("the heap's growth past the live heap from flag or environment; 0 leaves V8's rule", () => {
+    expect(resolveServeConfig({}, { PEMBA_HEAP_GROWTH: "0" }).heapGrowthPercent).toBe(0);
+    expect(resolveServeConfig({ "heap-growth": "50" }, { PEMBA_HEAP_GROWTH: "0" }).heapGrowthPercent).toBe(
+      50,
+    );
+    expect(() => resolveServeConfig({ "heap-growth": "-1" }, {})).toThrow(
+      new ConfigError('invalid --heap-growth "-1"; expected a whole number'),
     );
   });
 

@@ -1,5 +1,6 @@
+import v8 from "node:v8";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHeapCompactor, type HeapCompactor } from "../src/heap.ts";
+import { createHeapCompactor, type HeapCompactor, limitHeapGrowth } from "../src/heap.ts";
 
 const MB = 1048576;
 /** The compactor's idle timer on a fake clock: the test says when time passes, so a loaded machine cannot fire it early. */
@@ -70,5 +71,17 @@ describe("heap compaction after bulk writes", () => {
     sleep(30);
     expect(off.logged).toEqual([]);
     expect(on.logged).toEqual([]);
+  });
+});
+
+describe("the old space's growth past the live heap", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("sets V8's heap growing percent; 0 leaves V8's own rule", () => {
+    const set = vi.spyOn(v8, "setFlagsFromString").mockImplementation(() => {});
+    limitHeapGrowth(30);
+    expect(set.mock.calls).toEqual([["--heap-growing-percent=30"]]);
+    limitHeapGrowth(0);
+    expect(set.mock.calls).toEqual([["--heap-growing-percent=30"]]);
   });
 });

@@ -369,6 +369,15 @@ export const SETTINGS = {
     help: `after this many MB of write requests, return the heap's free memory to the system once writes pause for ${COMPACT_IDLE_MS} ms (and every 2x that during a load without pauses); 0 = never`,
     schema: count,
   },
+  heapGrowth: {
+    env: "PEMBA_HEAP_GROWTH",
+    flag: "heap-growth",
+    arg: "<percent>",
+    runtimes: NODE,
+    default: "30",
+    help: "how far V8's old space may grow past the live heap before a full collection, in percent of the live heap (V8's own rule lets it grow to several times the live heap under a load without pauses, so a busy server's RSS climbs for tens of minutes); 0 = V8's own rule",
+    schema: count,
+  },
   maxWatchStreams: {
     env: "PEMBA_MAX_WATCH_STREAMS",
     flag: "max-watch-streams",

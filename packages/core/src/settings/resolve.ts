@@ -98,6 +98,8 @@ export interface NodeSettings extends CommonSettings {
   insecureBindAny: boolean;
   /** MB of write-request bodies after which the heap is compacted once the writes pause; 0 = never. */
   compactAfterWritesMb: number;
+  /** Percent past the live heap V8's old space may grow before a full collection; 0 = V8's own rule. */
+  heapGrowthPercent: number;
   /** PostgreSQL: the pool's most connections. */
   pgPoolSize: number;
   /** A decision log file's size (MB) before it rotates. */
@@ -194,6 +196,7 @@ export function resolveNodeSettings(flags: Flags, env: Env): NodeSettings {
     publicPaths: v.publicPaths,
     insecureBindAny: v.insecureBindAny,
     compactAfterWritesMb: v.compactAfterWrites,
+    heapGrowthPercent: v.heapGrowth,
     pgPoolSize: v.pgPoolSize,
     decisionLogMaxMb: v.decisionLogMaxMb,
     decisionLogBuffer: v.decisionLogBuffer,

@@ -63,9 +63,17 @@ export interface TenantState {
   checkedAt: number;
   /** The tenant's entries. */
   readonly keys: TenantKeys;
-  /** Reads in flight whose answers will be filed; while any is, applied change sets are logged for them. */
-  fills: number;
-  log: ChangeSet[];
+  /**
+   * Reads in flight whose answers will be filed (`startFill`), each with the change sets applied since it started:
+   * a set is held by the fills older than it only, and leaves with the last of them.
+   */
+  readonly fills: Set<Fill>;
+}
+
+/** A read of missing keys in flight (`startFill`): its snap, and the change sets applied to the tenant since. */
+export interface Fill {
+  readonly snap: Snap;
+  readonly sets: ChangeSet[];
 }
 
 export class TenantFreshness {
@@ -159,8 +167,7 @@ export class TenantFreshness {
       applied: f.head,
       checkedAt: lookedAt,
       keys: new TenantKeys(this.budget),
-      fills: 0,
-      log: [],
+      fills: new Set(),
     };
     this.states.set(id, st);
     this.onFollow?.(st);
@@ -178,27 +185,29 @@ export class TenantFreshness {
   // ---- fills ----
 
   /**
-   * A read of missing keys at `snap` is about to go to the store: true (and the tenant logs the change sets applied
-   * meanwhile) when its answer can be filed, i.e. `snap` is the tenant's caught-up snap and no catch-up is half done.
+   * A read of missing keys at `snap` is about to go to the store: a Fill (which collects the change sets applied to
+   * the tenant meanwhile) when its answer can be filed, i.e. `snap` is the tenant's caught-up snap and no catch-up is
+   * half done; else undefined.
    */
-  startFill(st: TenantState, snap: Snap): boolean {
-    if (snap !== st.caughtUp || st.applied !== st.caughtUp || this.states.get(st.id) !== st) return false;
-    st.fills++;
-    return true;
+  startFill(st: TenantState, snap: Snap): Fill | undefined {
+    if (snap !== st.caughtUp || st.applied !== st.caughtUp || this.states.get(st.id) !== st) return undefined;
+    const fill: Fill = { snap, sets: [] };
+    st.fills.add(fill);
+    return fill;
   }
 
   /**
-   * The store answered a read started with `startFill` (or failed: `made` undefined): the change sets logged since
-   * are applied to the new entries, which are then filed (unless the tenant was forgotten meanwhile).
+   * The store answered a read started with `startFill` (or failed: `made` undefined): the change sets applied since
+   * it started are applied to the new entries, which are then filed (unless the tenant was forgotten meanwhile).
+   * Only this fill held that list: fills that overlap without end never make one grow past their own lifetime.
    */
-  endFill(st: TenantState, snap: Snap, made: Map<string, Entry> | undefined): void {
-    st.fills--;
+  endFill(st: TenantState, fill: Fill, made: Map<string, Entry> | undefined): void {
+    st.fills.delete(fill);
     if (made !== undefined && this.states.get(st.id) === st) {
-      for (const set of st.log) if (set.snap > snap) st.keys.applySet(set, this.horizon, made);
+      for (const set of fill.sets) if (set.snap > fill.snap) st.keys.applySet(set, this.horizon, made);
       st.keys.fileAll(made);
       this.budget.evict();
     }
-    if (st.fills === 0) st.log = [];
   }
 
   // ---- catch-up ----
@@ -275,7 +284,7 @@ export class TenantFreshness {
     for (const set of sets) {
       if (set.snap <= after) continue; // applied already (a write's own feed read may begin before a catch-up's)
       grown += st.keys.applySet(set, this.horizon);
-      if (st.fills > 0) st.log.push(set);
+      for (const fill of st.fills) fill.sets.push(set);
       st.applied = set.snap;
       after = set.snap;
     }

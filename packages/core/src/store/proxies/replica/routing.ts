@@ -392,11 +392,11 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     const fileable = this.freshness.startFill(st, snap);
     const done = (rows: R): T => {
       const made = make(rows);
-      if (fileable) this.freshness.endFill(st, snap, made);
+      if (fileable !== undefined) this.freshness.endFill(st, fileable, made);
       return answer(made);
     };
     const fail = (e: unknown): never => {
-      if (fileable) this.freshness.endFill(st, snap, undefined);
+      if (fileable !== undefined) this.freshness.endFill(st, fileable, undefined);
       throw e;
     };
     let pending: MaybePromise<R>;
