@@ -47,7 +47,7 @@ export default defineConfig({
         test: {
           name: "console",
           root: "packages/console",
-          // the pemba bundle the tests serve the page with (test/servers.ts)
+          // the pemba bundle the tests serve the page with (src/testing/servers.ts)
           globalSetup: ["test/global-setup.ts"],
           include: ["test/**/*.test.ts"],
           testTimeout: 60_000,

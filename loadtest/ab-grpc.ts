@@ -5,15 +5,20 @@
  * CPU per answered check of each window and the ratio gRPC / HTTP over all windows.
  *   node --experimental-strip-types loadtest/ab-grpc.ts [--rate 150] [--duration 15] [--rounds 3] [--ids 10000]
  *        [--bare]   (the transports alone instead of pemba: grpc-bare-server.ts answers a fixed decision)
+ *        [--warmup 5]   (seconds of each protocol's load before the measured windows, and an idle window after)
+ *        [--protocols http,grpc]   (the windows of a round, in that order; one protocol alone for a profile)
+ *        [--node-flags="<flags for the server's node>"]
+ *        [--cpu-prof-dir <dir>]   (the server's V8 CPU profile: read it with profile-summary.ts, skipping the seeding)
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { freePort } from "@pemba/core/testing/node";
 import { metric, runK6 } from "./lib/k6.ts";
 import { cpuSplit } from "./lib/proc.ts";
 import { seed, spotCheck, writeSeedSchema } from "./lib/seed.ts";
-import { freePort, startPemba } from "./lib/servers.ts";
+import { startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -22,12 +27,24 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     ids: { type: "string", default: "10000" },
     bare: { type: "boolean", default: false },
+    protocols: { type: "string", default: "http,grpc" },
+    warmup: { type: "string", default: "5" },
+    "cpu-prof-dir": { type: "string" },
+    "node-flags": { type: "string", default: "" },
   },
 });
 const RATE = Number(values.rate);
 const DURATION = Number(values.duration);
 const ROUNDS = Number(values.rounds);
 const IDS = Number(values.ids);
+const WARMUP = Number(values.warmup);
+const PROTOCOLS = values.protocols.split(",") as Protocol[];
+if (PROTOCOLS.some((p) => p !== "http" && p !== "grpc")) throw new Error("--protocols: http, grpc or both");
+/** The server's node flags: the profile's, and any given (e.g. --perf-basic-prof for perf record). */
+const PROFILE_FLAGS = [
+  ...(values["cpu-prof-dir"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof-dir"]}`] : []),
+  ...values["node-flags"].split(" ").filter((f) => f !== ""),
+];
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 type Protocol = "http" | "grpc";
@@ -39,6 +56,8 @@ interface Window {
   cpu: number;
   /** Of `cpu`, in the kernel (system time). */
   system: number;
+  /** What the server spends with no load over the window's duration. */
+  idle: number;
   p50: number;
   p99: number;
 }
@@ -51,6 +70,7 @@ async function startBare(grpcPort: number): Promise<{ url: string; pid: number; 
     [
       "--experimental-strip-types",
       "--no-warnings",
+      ...PROFILE_FLAGS,
       join(import.meta.dirname, "grpc-bare-server.ts"),
       String(port),
       String(grpcPort),
@@ -81,8 +101,10 @@ const token = randomBytes(16).toString("hex");
 const grpcPort = await freePort();
 const server = values.bare
   ? await startBare(grpcPort)
-  : await startPemba("memory:", ["--auth-keys", token, "--grpc-port", String(grpcPort)]);
+  : await startPemba("memory:", ["--auth-keys", token, "--grpc-port", String(grpcPort)], PROFILE_FLAGS);
 const windows: Window[] = [];
+/** The server's CPU seconds per second with no load (timers, metrics), measured over one window before the rounds. */
+let idlePerSecond = 0;
 try {
   let version = "";
   if (!values.bare) {
@@ -93,6 +115,7 @@ try {
       `seeded ${seeded.tuples + seeded.attributes} rows; spot checks ${await spotCheck(server.url, version, token, IDS)}`,
     );
   }
+  log(`server pid ${server.pid}`);
   const env = {
     PEMBA_URL: server.url,
     PEMBA_GRPC: `127.0.0.1:${grpcPort}`,
@@ -102,13 +125,32 @@ try {
     RATE,
     DURATION: `${DURATION}s`,
   };
+  // unmeasured: JIT compilation and the first reads of both paths
+  for (const protocol of PROTOCOLS) {
+    if (WARMUP > 0)
+      await runK6(protocol === "http" ? "check-open-model.js" : "check-open-model-grpc.js", {
+        ...env,
+        DURATION: `${WARMUP}s`,
+      });
+  }
+  {
+    const before = cpuSplit(server.pid);
+    const started = performance.now();
+    await new Promise((r) => setTimeout(r, DURATION * 1000));
+    const after = cpuSplit(server.pid);
+    const seconds = (performance.now() - started) / 1000;
+    idlePerSecond = (after.user - before.user + after.system - before.system) / seconds;
+    log(`idle: server CPU ${(idlePerSecond * 1e3).toFixed(2)} ms per second`);
+  }
   for (let round = 0; round < ROUNDS; round++) {
-    const order: Protocol[] = round % 2 === 0 ? ["http", "grpc"] : ["grpc", "http"];
+    const order = round % 2 === 0 ? PROTOCOLS : [...PROTOCOLS].reverse();
     for (const protocol of order) {
       const script = protocol === "http" ? "check-open-model.js" : "check-open-model-grpc.js";
       const before = cpuSplit(server.pid);
+      const started = performance.now();
       const run = await runK6(script, env);
       const after = cpuSplit(server.pid);
+      const seconds = (performance.now() - started) / 1000;
       const system = after.system - before.system;
       const cpu = after.user - before.user + system;
       const s = run.summary;
@@ -121,6 +163,7 @@ try {
         dropped: metric(s, "dropped_iterations", "count"),
         cpu,
         system,
+        idle: idlePerSecond * seconds,
         p50: metric(s, duration, "med"),
         p99: metric(s, duration, "p(99)"),
       };
@@ -128,7 +171,8 @@ try {
       log(
         `round ${round + 1} ${protocol.padEnd(4)}: ${w.answered} checks (${w.failed} failed checks, ${w.dropped} dropped), ` +
           `server CPU ${((w.cpu * 1e6) / Math.max(1, w.answered)).toFixed(1)} µs/check ` +
-          `(kernel ${((w.system * 1e6) / Math.max(1, w.answered)).toFixed(1)}), p50 ${w.p50.toFixed(2)} ms, p99 ${w.p99.toFixed(2)} ms`,
+          `(kernel ${((w.system * 1e6) / Math.max(1, w.answered)).toFixed(1)}; ` +
+          `above idle ${(((w.cpu - w.idle) * 1e6) / Math.max(1, w.answered)).toFixed(1)}), p50 ${w.p50.toFixed(2)} ms, p99 ${w.p99.toFixed(2)} ms`,
       );
     }
   }
@@ -144,6 +188,7 @@ const perCheck = (protocol: Protocol) => {
     answered,
     us: us(of.reduce((n, w) => n + w.cpu, 0)),
     kernel: us(of.reduce((n, w) => n + w.system, 0)),
+    aboveIdle: us(of.reduce((n, w) => n + w.cpu - w.idle, 0)),
   };
 };
 const http = perCheck("http");
@@ -153,6 +198,8 @@ console.log(
   `\n${values.bare ? "bare transports: " : ""}server CPU per check at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} s windows: HTTP ${http.us.toFixed(1)} µs ` +
     `(kernel ${http.kernel.toFixed(1)}; ${http.answered} checks), gRPC ${grpc.us.toFixed(1)} µs ` +
     `(kernel ${grpc.kernel.toFixed(1)}; ${grpc.answered} checks); ` +
-    `gRPC / HTTP = ${(grpc.us / http.us).toFixed(3)}; failed checks ${failed}`,
+    `gRPC / HTTP = ${(grpc.us / http.us).toFixed(3)}; above the idle server's ${(idlePerSecond * 1e3).toFixed(2)} ms/s: ` +
+    `HTTP ${http.aboveIdle.toFixed(1)} µs, gRPC ${grpc.aboveIdle.toFixed(1)} µs, ` +
+    `gRPC / HTTP = ${(grpc.aboveIdle / http.aboveIdle).toFixed(3)}; failed checks ${failed}`,
 );
 if (failed > 0) process.exitCode = 1;

@@ -9,10 +9,11 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { freePort } from "@pemba/core/testing/node";
 import { metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds, rssMegabytes } from "./lib/proc.ts";
 import { seed, spotCheck, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
-import { freePort, type ServerProcess, startBareServer } from "./lib/servers.ts";
+import { type ServerProcess, startBareServer } from "./lib/servers.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

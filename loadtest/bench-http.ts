@@ -6,6 +6,10 @@
  *   node --experimental-strip-types loadtest/bench-http.ts [--postgres | --memory] [--rate 2000] [--duration 60]
  *        [--start-rate 500] [--step-factor 1.25] [--step-duration 15] [--max-rate 20000] [--log-level info]
  *        [--rounds 3] [--skip-bare] [--variants SPEC [--together]] [--cpu-prof-dir <dir>] [--node-flags="<flags for pemba's node>"]
+ *        [--total-ids 100000]
+ *   --total-ids: the checks' entity and subject ids are drawn uniformly from 0..N-1 (Permify's check script: 100,000,
+ *   what the seed writes). A small N (e.g. 1000) checks only keys the replica's working set holds after the warm-up:
+ *   the HTTP server's cost without the store's cold reads.
  *   --cpu-prof-dir writes pemba's V8 CPU profile (read it with loadtest/profile-summary.ts); --node-flags passes
  *   e.g. "--perf-basic-prof" for `perf record -p <pid>`.
  *
@@ -54,6 +58,7 @@ const { values } = parseArgs({
     "node-flags": { type: "string", default: "" },
     variants: { type: "string" },
     together: { type: "boolean" },
+    "total-ids": { type: "string", default: "100000" },
   },
 });
 if (values.postgres && values.memory) throw new Error("--postgres and --memory exclude each other");
@@ -80,6 +85,7 @@ async function load(url: string, schemaVersion: string, rate: number, seconds: n
     SCHEMA_VERSION: schemaVersion,
     RATE: rate,
     DURATION: `${seconds}s`,
+    TOTAL_IDS: values["total-ids"]!,
   });
   const s = run.summary;
   return {

@@ -26,12 +26,13 @@ import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { freePort } from "@pemba/core/testing/node";
 import { connectPg, startDatabase } from "./lib/database.ts";
 import { fastSeed } from "./lib/fast-seed.ts";
 import { metric, runK6 } from "./lib/k6.ts";
 import { cpuSeconds, rssMegabytes } from "./lib/proc.ts";
 import { check, seed, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
-import { buildPemba, freePort, REPO_DIR, startPemba } from "./lib/servers.ts";
+import { buildPemba, REPO_DIR, startPemba } from "./lib/servers.ts";
 
 const { values } = parseArgs({
   options: {

@@ -1,7 +1,7 @@
 /** Starts the servers under test as child processes on 127.0.0.1 and stops them. */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { resolve } from "node:path";
+import { freePort } from "@pemba/core/testing/node";
 import { LOADTEST_DIR } from "./k6.ts";
 
 export const REPO_DIR = resolve(LOADTEST_DIR, "..");
@@ -12,17 +12,6 @@ export interface ServerProcess {
   pid: number;
   /** SIGTERM, then wait for the exit code. */
   stop(): Promise<number>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once("error", fail);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
 }
 
 async function waitReady(url: string, child: ChildProcess, log: () => string): Promise<void> {

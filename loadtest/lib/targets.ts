@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@pemba/core/testing/node";
 import { REPO_DIR, runWrangler, startWranglerDev } from "@pemba/worker/testing";
 import { startDatabase, type TestDatabase } from "./database.ts";
 import { descendants } from "./proc.ts";
@@ -15,7 +16,7 @@ import {
   startPostgresAlone,
   startPostgresReplicas,
 } from "./replicated.ts";
-import { freePort, startPemba } from "./servers.ts";
+import { startPemba } from "./servers.ts";
 
 export const TARGETS = [
   "node-sqlite",

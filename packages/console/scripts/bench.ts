@@ -17,8 +17,8 @@ import { cpus, loadavg } from "node:os";
 import { gzipSync } from "node:zlib";
 import type { CDPSession, Page } from "playwright-core";
 import { consoleAssets } from "../src/index.ts";
-import { launchChromium, openConsole } from "../test/browser.ts";
-import { buildPemba, startNodeServer } from "../test/servers.ts";
+import { launchChromium, openConsole } from "../src/testing/browser.ts";
+import { buildPemba, startNodeServer } from "../src/testing/servers.ts";
 import { largeSchema } from "./large-schema.ts";
 
 const ASSET_BUDGET = 400 * 1024;

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildConsoleFiles } from "../scripts/bundle.ts";
 import { consoleAssets } from "../src/index.ts";
-import { type Served, startNodeServer } from "./servers.ts";
+import { type Served, startNodeServer } from "../src/testing/servers.ts";
 
 describe("console assets", () => {
   it("generated/assets.ts is the build of app/ and core (after editing either: pnpm --filter @pemba/console build)", async () => {

@@ -11,8 +11,15 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeState } from "../app/share.ts";
 import { largeSchema } from "../scripts/large-schema.ts";
-import { ask, CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
-import { type Served, startNodeServer } from "./servers.ts";
+import {
+  ask,
+  CHROMIUM,
+  launchChromium,
+  openConsole,
+  screenshot,
+  typeSchema,
+} from "../src/testing/browser.ts";
+import { type Served, startNodeServer } from "../src/testing/servers.ts";
 
 const CONFORMANCE = resolve(import.meta.dirname, "../../../../shared/conformance/permify/shapes");
 

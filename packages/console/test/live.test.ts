@@ -8,8 +8,15 @@ import { existsSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeState } from "../app/share.ts";
-import { ask, CHROMIUM, launchChromium, openConsole, screenshot, typeSchema } from "./browser.ts";
-import { type Served, startNodeServer, startWorkerDev } from "./servers.ts";
+import {
+  ask,
+  CHROMIUM,
+  launchChromium,
+  openConsole,
+  screenshot,
+  typeSchema,
+} from "../src/testing/browser.ts";
+import { type Served, startNodeServer, startWorkerDev } from "../src/testing/servers.ts";
 
 const KEY = "console-live-key";
 const SCHEMA = "entity user {}\n\nentity doc {\n  relation owner @user\n  permission edit = owner\n}\n";

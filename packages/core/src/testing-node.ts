@@ -1,6 +1,7 @@
 /**
  * @pemba/core/testing/node, Node-only test support: a throwaway PostgreSQL server, a real libSQL server (sqld), a
- * TCP forwarder that delays (servers a region apart), read-your-writes over the API with snap tokens,
+ * TCP forwarder that delays (servers a region apart), an sqld primary with its replicas across such forwarders,
+ * read-your-writes over the API with snap tokens, a free port,
  * the app served over real HTTP on a random port, and an OTLP/HTTP receiver for trace and log exports.
  */
 
@@ -21,7 +22,13 @@ export {
   startOtlpReceiver,
 } from "./observe/testing/otlp-receiver.ts";
 export { type DelayProxy, startDelayProxy } from "./store/testing/delay-proxy.ts";
+export { freePort } from "./store/testing/free-port.ts";
 export { type PostgresServer, startPostgres } from "./store/testing/postgres-server.ts";
+export {
+  type SqldReplicaSet,
+  type SqldReplicaSetOptions,
+  startSqldReplicaSet,
+} from "./store/testing/sqld-replicas.ts";
 export {
   describeWithSqld,
   findSqld,
@@ -36,7 +43,11 @@ export {
 export {
   type Fetcher,
   prepareTokenReads,
+  type ReplicaRestartReads,
   runTokenReads,
   TOKEN_READS_SCHEMA,
+  type TokenReadsOptions,
   type TokenReadsResult,
+  tokenReadsThroughRestart,
+  tokenReadsUntil,
 } from "./store/testing/token-reads.ts";

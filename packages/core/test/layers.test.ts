@@ -4,20 +4,18 @@
  * imports count; tests are exempt. docs/ARCHITECTURE.md's layer diagram is this table, rendered (the test fails
  * while they differ and prints the diagram to paste).
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cycles, importGraph, sourcesUnder } from "./import-graph.ts";
-
-interface Layer {
-  name: string;
-  /** Files and folders (ending in "/") inside src/; the longest match wins. */
-  holds: string[];
-  what: string;
-}
+import {
+  cycles,
+  describeLayers,
+  importGraph,
+  LayerTable,
+  type Levels,
+} from "../src/testing/import-layers.ts";
 
 /** Core's layers by level, bottom first. */
-const LEVELS: Layer[][] = [
+const LEVELS: Levels = [
   [
     {
       name: "foundation",
@@ -63,97 +61,29 @@ const LEVELS: Layer[][] = [
   [
     {
       name: "entries",
-      holds: ["index.ts", "node.ts", "testing.ts", "testing-node.ts", "*/testing/", "store/contract/"],
-      what: "the package entries; test support (every testing/ folder, the store contract suite)",
+      holds: [
+        "index.ts",
+        "node.ts",
+        "testing.ts",
+        "testing-node.ts",
+        "testing/",
+        "*/testing/",
+        "store/contract/",
+      ],
+      what: "the package entries; test support (every testing/ folder, the store contract suite, layer checks)",
     },
   ],
 ];
 
-const LAYERS = LEVELS.flat();
-const LEVEL = new Map(LEVELS.flatMap((level, i) => level.map((l) => [l.name, i] as const)));
+describeLayers("@pemba/core layers", {
+  root: join(import.meta.dirname, "../src"),
+  levels: LEVELS,
+  minFiles: 200,
+  diagram: "core",
+});
 
-/** A file's layer: the layer holding the longest prefix of its path ("*" matches one folder). */
-function layerOf(path: string): string | undefined {
-  let best: { name: string; length: number } | undefined;
-  for (const layer of LAYERS) {
-    for (const hold of layer.holds) {
-      const prefix = hold.startsWith("*/") ? `${path.split("/")[0]}/${hold.slice(2)}` : hold;
-      const matches = hold.endsWith("/") ? path.startsWith(prefix) : path === prefix;
-      if (matches && (best === undefined || prefix.length > best.length))
-        best = { name: layer.name, length: prefix.length };
-    }
-  }
-  return best?.name;
-}
-
-/** `importer -> imported (layer -> layer)` for every import upward or sideways, and every file in no layer. */
-function layerViolations(graph: Map<string, string[]>): string[] {
-  const out: string[] = [];
-  for (const [path, targets] of graph) {
-    const from = layerOf(path);
-    if (from === undefined) {
-      out.push(`${path}: in no layer`);
-      continue;
-    }
-    for (const target of targets) {
-      const to = layerOf(target);
-      if (to === from) continue;
-      if (to === undefined || LEVEL.get(to)! >= LEVEL.get(from)!)
-        out.push(`${path} -> ${target} (${from} -> ${to})`);
-    }
-  }
-  return out.sort();
-}
-
-/**
- * The diagram in docs/ARCHITECTURE.md: the levels, top first, each layer with what it holds and does; layers of one
- * level side by side do not import each other.
- */
-function diagram(): string {
-  const out: string[] = [];
-  for (let i = LEVELS.length - 1; i >= 0; i--) {
-    LEVELS[i]!.forEach((l, j) => {
-      const level = j === 0 ? String(i) : "";
-      out.push(`${level.padEnd(3)}${l.name.padEnd(14)}${l.holds.join(" ")}`);
-      out.push(`${"".padEnd(17)}${l.what}`);
-    });
-  }
-  return out.join("\n");
-}
-
-const SRC = join(import.meta.dirname, "../src");
-const DIAGRAM_START = "<!-- core layers: packages/core/test/layers.test.ts -->";
-
-describe("@pemba/core layers", () => {
-  const graph = importGraph(sourcesUnder(SRC));
-
-  it("every import goes to the file's own layer or a lower level", () => {
-    expect(graph.size).toBeGreaterThan(200);
-    expect(layerViolations(graph)).toEqual([]);
-  });
-
-  it("no import circle", () => {
-    expect(cycles(graph)).toEqual([]);
-  });
-
-  it("no import circle in any other package of the workspace", () => {
-    const packages = join(import.meta.dirname, "../..");
-    const found: Record<string, string[][]> = {};
-    for (const dir of ["node-server/src", "worker/src", "console/app", "console/src", "sdk/src"]) {
-      const g = importGraph(sourcesUnder(join(packages, dir)));
-      expect(g.size, dir).toBeGreaterThan(0);
-      found[dir] = cycles(g);
-    }
-    expect(found).toEqual({
-      "node-server/src": [],
-      "worker/src": [],
-      "console/app": [],
-      "console/src": [],
-      "sdk/src": [],
-    });
-  });
-
-  it("catches an upward import, a sideways import, a file in no layer and a type-only circle", () => {
+describe("the layer checks", () => {
+  it("catch an upward import, a sideways import, a file in no layer and a type-only circle", () => {
     const synthetic = new Map([
       ["engine/a.ts", 'import type { B } from "./b.ts";\nimport { s } from "../service/s.ts";\n'],
       ["engine/b.ts", 'export type { A } from "./a.ts";\n'],
@@ -163,7 +93,7 @@ describe("@pemba/core layers", () => {
       ["elsewhere.ts", ""],
     ]);
     const g = importGraph(synthetic);
-    expect(layerViolations(g)).toEqual([
+    expect(new LayerTable(LEVELS).violations(g)).toEqual([
       "elsewhere.ts: in no layer",
       "engine/a.ts -> service/s.ts (engine -> service)",
       "schema/c.ts -> store/d.ts (schema -> store)",
@@ -172,11 +102,37 @@ describe("@pemba/core layers", () => {
     expect(cycles(g)).toEqual([["engine/a.ts", "engine/b.ts"]]);
   });
 
-  it("docs/ARCHITECTURE.md shows these layers", () => {
-    const doc = readFileSync(join(import.meta.dirname, "../../../docs/ARCHITECTURE.md"), "utf8");
-    const start = doc.indexOf(DIAGRAM_START);
-    expect(start, `docs/ARCHITECTURE.md has no line ${DIAGRAM_START}`).toBeGreaterThan(0);
-    const block = /```\n([\s\S]*?)\n```/.exec(doc.slice(start))?.[1];
-    expect(block, `the diagram after ${DIAGRAM_START}, to paste:\n${diagram()}`).toBe(diagram());
+  it("hold workspace entries, top-level files by pattern, and layers that use only some lower ones", () => {
+    const table = new LayerTable([
+      [
+        { name: "core", holds: ["@pemba/core"], what: "" },
+        { name: "base", holds: ["*.ts"], what: "" },
+      ],
+      [{ name: "parts", holds: ["src/"], what: "", uses: ["base"] }],
+      [{ name: "entry", holds: ["index.ts"], what: "" }],
+      [{ name: "testing", holds: ["src/testing/", "@pemba/core/testing"], what: "" }],
+    ]);
+    const g = importGraph(
+      new Map([
+        ["index.ts", 'import "./src/a.ts";\nimport "@pemba/core";\nimport "@pemba/core/testing";\n'],
+        [
+          "src/a.ts",
+          'import "./testing/t.ts";\nimport "@pemba/core";\nimport "../util.ts";\nimport "zod";\n',
+        ],
+        ["src/testing/t.ts", 'import "../a.ts";\nimport "@pemba/core/testing";\n'],
+        ["util.ts", ""],
+      ]),
+    );
+    expect(g.get("src/a.ts")).toEqual(["src/testing/t.ts", "util.ts", "@pemba/core"]);
+    expect(table.layerOf("util.ts")).toBe("base");
+    expect(table.layerOf("index.ts")).toBe("entry");
+    expect(table.violations(g)).toEqual([
+      "index.ts -> @pemba/core/testing (entry -> testing)",
+      "src/a.ts -> @pemba/core (parts -> core)",
+      "src/a.ts -> src/testing/t.ts (parts -> testing)",
+    ]);
+    expect(() => new LayerTable([[{ name: "a", holds: [], what: "", uses: ["b"] }]])).toThrow(
+      /not a layer below/,
+    );
   });
 });

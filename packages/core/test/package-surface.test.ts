@@ -25,7 +25,10 @@ const PACKAGES = [
     name: string;
     exports?: Record<string, unknown>;
   };
-  return { dir, name: manifest.name, exports: Object.keys(manifest.exports ?? {}) };
+  const files = Object.values(manifest.exports ?? {}).flatMap((target) =>
+    typeof target === "string" ? [target] : Object.values(target as Record<string, string>),
+  );
+  return { dir, name: manifest.name, exports: Object.keys(manifest.exports ?? {}), files };
 });
 
 function sourceFiles(dir: string): string[] {
@@ -81,7 +84,15 @@ describe("package surface", () => {
     const specs = [...`import { x } from "${deep}";\nimport "../../core/src/a.ts";`.matchAll(SPECIFIER)];
     expect(specs.map((m) => m[1])).toEqual(["@pemba/core/store/d1", "../../core/src/a.ts"]);
     const core = PACKAGES.find((p) => p.name === "@pemba/core")!;
-    expect(core.exports).toEqual([".", "./node", "./testing", "./testing/node"]);
+    expect(core.exports).toEqual([".", "./node", "./testing", "./testing/node", "./testing/layers"]);
+  });
+
+  it("no entry of a package is a file of a test/ folder (scripts and other packages import entries)", () => {
+    const intoTests = PACKAGES.flatMap((p) =>
+      p.files.filter((f) => f.startsWith("./test/")).map((f) => `${p.dir}: ${f}`),
+    );
+    expect(PACKAGES.flatMap((p) => p.files)).toContain("./src/testing-node.ts");
+    expect(intoTests).toEqual([]);
   });
 
   it('@pemba/core "." bundles without any Node built-in (static imports); "./node" needs them', async () => {

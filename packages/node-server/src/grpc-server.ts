@@ -73,15 +73,23 @@ export async function startGrpcServer(app: PembaApp, options: GrpcServerOptions)
           handler,
         );
   // native unary calls first (grpc-unary.ts); the compatibility layer's request handler gets the rest
-  const [generic] = server.listeners("stream") as ((...args: unknown[]) => void)[];
+  const [generic] = server.listeners("stream") as ((
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    flags: number,
+    rawHeaders: string[],
+  ) => void)[];
   if (generic === undefined) throw new Error("the HTTP/2 server has no stream listener");
   server.removeListener("stream", generic);
   const unary = unaryGrpcHandler(app, READ_MAX_BYTES);
   const overload = options.overload;
-  server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
-    if (overload?.shedStream(stream, headers)) return;
-    if (!unary(stream, headers)) generic.call(server, stream, headers, ...rest);
-  });
+  server.on(
+    "stream",
+    (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
+      if (overload?.shedStream(stream, headers)) return;
+      if (!unary(stream, headers)) generic.call(server, stream, headers, flags, rawHeaders);
+    },
+  );
   // a call's answer is several small writes (headers, message, trailers): without this, Nagle's algorithm holds
   // the later ones until the client's delayed ACK (tens of milliseconds per call)
   server.on("connection", (socket: Socket) => socket.setNoDelay(true));

@@ -33,6 +33,15 @@ const CHECK_PATH = "/base.v1.Permission/Check";
 /** Header block of a successful answer (the status follows in trailers). */
 const OK_HEADERS = { ":status": 200, "content-type": "application/grpc" };
 const OK_TRAILERS = { "grpc-status": "0" };
+const OK_OPTIONS = { waitForTrailers: true };
+
+/** The OK status as the answer's trailers (a 'wantTrailers' listener: `this` is the stream). */
+function sendOkTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS);
+}
+
+/** A stream 'error' listener: a reset or failed stream ends the call, whose answer then goes nowhere. */
+function ignoreStreamError(): void {}
 
 /** The unary RPCs by request path (`/base.v1.Permission/Check`). */
 const UNARY = new Map<string, RpcRoute>(
@@ -112,8 +121,8 @@ class CallState {
 
 /** Sends one message and the OK status. */
 function respondMessage(stream: ServerHttp2Stream, frame: Uint8Array): void {
-  stream.respond(OK_HEADERS, { waitForTrailers: true });
-  stream.once("wantTrailers", () => stream.sendTrailers(OK_TRAILERS));
+  stream.respond(OK_HEADERS, OK_OPTIONS);
+  stream.once("wantTrailers", sendOkTrailers);
   stream.end(frame);
 }
 
@@ -186,7 +195,7 @@ export function unaryGrpcHandler(app: PembaApp, maxBytes: number) {
       }
       chunks.push(chunk);
     });
-    stream.on("error", () => {});
+    stream.on("error", ignoreStreamError);
     stream.on("end", () => {
       if (state.done || stream.destroyed || stream.closed) return;
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);

@@ -12,7 +12,6 @@ import {
   createPemba,
   describeDatabase,
   type Pemba,
-  type RequestInfo,
   replicaSettings,
   type Store,
 } from "@pemba/core";
@@ -22,7 +21,7 @@ import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.t
 import { type GrpcServer, startGrpcServer } from "./grpc-server.ts";
 import { createHeapCompactor, keepTickObjectShape, limitHeapGrowth } from "./heap.ts";
 import { pembaVersion } from "./help.ts";
-import { createServerLogger } from "./logger.ts";
+import { createServerLogger, requestLog } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
 import { apiRequestListener } from "./node-routes.ts";
 import { createObservability } from "./observability.ts";
@@ -30,10 +29,10 @@ import { createOverloadGuard } from "./overload.ts";
 import { refuseAmbiguousRequest, STRICT_SERVER_OPTIONS } from "./strict-http.ts";
 import { createTurnBudget } from "./turn-budget.ts";
 
-export { generateSchemaTypes, type SchemaTypesOptions } from "./commands/codegen.ts";
 export type { AuthConfig, PresharedKey, ServeConfig } from "./config.ts";
 export { resolveServeConfig } from "./config.ts";
 export { createObservability, type ServerObservability } from "./observability.ts";
+export { generateSchemaTypes, type SchemaTypesOptions } from "./schema-types.ts";
 
 export interface StartServerOptions extends Partial<ServeConfig> {
   /** Defaults to a pino logger on stdout at `logLevel` (lines written in batches, see logger.ts). */
@@ -74,6 +73,7 @@ export async function startServer({
   assertSafeBind(config);
   const ownLogger = given === undefined ? createServerLogger(config.logLevel) : undefined;
   const logger = given ?? ownLogger!.logger;
+  const logRequest = ownLogger?.logRequest ?? requestLog(logger);
   const metrics = createServerMetrics();
   const turnBudget = createTurnBudget();
   const observability = createObservability(config, {
@@ -90,7 +90,7 @@ export async function startServer({
       logger,
       observe: (info) => {
         metrics.observeRequest(info);
-        logRequest(logger, info);
+        logRequest(info);
       },
       admit: turnBudget.admit,
       observability,
@@ -183,23 +183,6 @@ export async function startServer({
     return closing;
   };
   return { url, grpcAddress: grpc?.address, store, metrics, close };
-}
-
-/** The access line of a request: info when it succeeded; warn with the error's gRPC code and message. */
-function logRequest(logger: Logger, info: RequestInfo): void {
-  const entry = {
-    method: info.method,
-    route: info.route,
-    path: info.path,
-    status: info.status,
-    ms: round(info.seconds * 1000),
-  };
-  if (info.status < 400) logger.info(entry, "request");
-  else logger.warn({ ...entry, grpcCode: info.error?.code, error: info.error?.message }, "request failed");
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -7,6 +7,7 @@
  * (a thread-pool write per ~8 access lines); under a check load those writes were most of the log line's cost.
  */
 import { closeSync, write, writeSync } from "node:fs";
+import type { RequestInfo } from "@pemba/core";
 import { type Logger, pino } from "pino";
 import type { LogLevel } from "./config.ts";
 
@@ -114,17 +115,72 @@ export class LineBatch {
 
 export interface ServerLogger {
   logger: Logger;
+  /** Logs a request's access line (see `requestLog`), on the same batches as `logger`. */
+  logRequest(info: RequestInfo): void;
   /** Writes what is pending and stops the batch timer; a file descriptor other than stdout and stderr is closed. */
   close(): Promise<void>;
 }
+
+/** The fields pino puts on every line of the server's logger. */
+const BASE = { service: "pemba" };
+
+/**
+ * The access line of every request: info when it succeeded; warn with the error's gRPC code and message.
+ *
+ * With `batch` (the destination `logger` writes to, as `createServerLogger` makes it), the info line of a request
+ * that matched a route is formatted here, as pino would format `logger.info({method, route, status, ms},
+ * "request")` (the same JSON, property by property: logger.test.ts compares the two), and appended to the batch:
+ * one template string per request instead of pino's generic walk over the fields. Every other line (errors, a
+ * request that matched no route, a logger given by the embedder) goes through pino.
+ */
+export function requestLog(logger: Logger, batch?: LineBatch): (info: RequestInfo) => void {
+  /** `"method":"POST","route":"/v1/..."` per method and route, JSON-escaped once. */
+  const heads = new Map<string, Map<string, string>>();
+  const head = (method: string, route: string): string => {
+    let byRoute = heads.get(method);
+    if (byRoute === undefined) {
+      byRoute = new Map();
+      heads.set(method, byRoute);
+    }
+    let text = byRoute.get(route);
+    if (text === undefined) {
+      text = `,${JSON.stringify(BASE).slice(1, -1)},"method":${JSON.stringify(method)},"route":${JSON.stringify(route)}`;
+      byRoute.set(route, text);
+    }
+    return text;
+  };
+  return (info) => {
+    const ms = Math.round(info.seconds * 1000 * 1000) / 1000;
+    if (info.status >= 400) {
+      const entry = { method: info.method, route: info.route, path: info.path, status: info.status, ms };
+      logger.warn({ ...entry, grpcCode: info.error?.code, error: info.error?.message }, "request failed");
+      return;
+    }
+    if (batch === undefined || info.path !== undefined || !Number.isFinite(ms)) {
+      logger.info(
+        { method: info.method, route: info.route, path: info.path, status: info.status, ms },
+        "request",
+      );
+      return;
+    }
+    // pino's level check (the level can be changed on the logger at run time)
+    if (logger.levelVal > INFO) return;
+    batch.write(
+      `{"level":30,"time":${Date.now()}${head(info.method, info.route)},"status":${info.status},"ms":${ms},"msg":"request"}\n`,
+    );
+  };
+}
+
+const INFO = 30;
 
 export function createServerLogger(level: LogLevel, fd = 1, flushMs = FLUSH_MS): ServerLogger {
   const batch = new LineBatch(fd, flushMs);
   const onExit = () => batch.flushSync();
   process.once("exit", onExit);
-  const logger = pino({ level, base: { service: "pemba" } }, batch);
+  const logger = pino({ level, base: BASE }, batch);
   return {
     logger,
+    logRequest: requestLog(logger, batch),
     close: async () => {
       await batch.end();
       process.off("exit", onExit);

@@ -1,7 +1,13 @@
 /**
  * Prometheus metrics served at GET /metrics (prom-client). One registry per server (tests start several in one
- * process). The per-request series are prom-client's children, looked up once per label set (`labels()` hashes the
- * label object on every call) and kept.
+ * process).
+ *
+ * The per-request series (requests by route and status, their latency histogram, check decisions) are counted in
+ * plain numbers per label set, found through two Map lookups, and handed to prom-client when it is scraped: a
+ * prom-client child hashes and validates its label object on every `inc` and `observe` (1-2 µs each, three per
+ * check). The request counter and the decision counter are prom-client Counters fed by their `collect` hook; the
+ * latency histogram is a metric of its own (`RequestLatency`) that the registry formats as it formats its
+ * Histograms.
  */
 import type { RequestInfo } from "@pemba/core";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
@@ -27,8 +33,86 @@ export interface WorkingSetReading {
   maxBytes: number;
 }
 
-type CounterChild = ReturnType<Counter<string>["labels"]>;
-type HistogramChild = ReturnType<Histogram<string>["labels"]>;
+/** One route and status's requests: counted here, handed to prom-client at a scrape. */
+interface RequestSeries {
+  readonly labels: { route: string; status: string };
+  count: number;
+  /** `count` as the request counter has it already. */
+  counted: number;
+  sum: number;
+  /** Requests per latency bucket (not cumulative): LATENCY_BUCKETS, then +Inf. */
+  readonly buckets: Float64Array;
+}
+
+/**
+ * The request latency histogram, read from the request series at a scrape: prom-client's metric interface (what
+ * `Registry.registerMetric` takes; the registry formats it as it formats a Histogram's values: the buckets with
+ * `le` first, then `_sum` and `_count`, per label set).
+ */
+class RequestLatency {
+  readonly name = "pemba_http_request_duration_seconds";
+  readonly help = "HTTP request latency in seconds, by route and status";
+  readonly type = "histogram";
+  readonly aggregator = "sum";
+  readonly #series: () => Iterable<RequestSeries>;
+
+  constructor(series: () => Iterable<RequestSeries>) {
+    this.#series = series;
+  }
+
+  getForPromString() {
+    const values: object[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const s of this.#series()) {
+      let cumulative = 0;
+      LATENCY_BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i]!;
+        values.push({
+          labels: { le },
+          sharedLabels: s.labels,
+          value: cumulative,
+          metricName: bucket,
+          exemplar: null,
+        });
+      });
+      values.push({
+        labels: { le: "+Inf" },
+        sharedLabels: s.labels,
+        value: s.count,
+        metricName: bucket,
+        exemplar: null,
+      });
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  /** The same values with each value's labels whole (prom-client's `get`, for `getMetricsAsJSON`). */
+  get() {
+    const data = this.getForPromString();
+    return {
+      ...data,
+      values: data.values.map((v) => {
+        const { labels, sharedLabels, ...rest } = v as { labels: object; sharedLabels: object };
+        return { ...rest, labels: { ...labels, ...sharedLabels } };
+      }),
+    };
+  }
+
+  reset(): void {
+    for (const s of this.#series()) {
+      s.count = s.counted = s.sum = 0;
+      s.buckets.fill(0);
+    }
+  }
+}
+
+/** The latency bucket of `seconds`: the first bound it is at or under (prom-client's rule), else +Inf. */
+function bucketOf(seconds: number): number {
+  for (let i = 0; i < LATENCY_BUCKETS.length; i++) if (seconds <= LATENCY_BUCKETS[i]!) return i;
+  return LATENCY_BUCKETS.length;
+}
 
 /** `create(key)` once per key, then the kept value. */
 function cached<V>(create: (key: string) => V): (key: string) => V {
@@ -46,24 +130,31 @@ function cached<V>(create: (key: string) => V): (key: string) => V {
 export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "pemba_" });
-  const requests = new Counter({
+  const allSeries: RequestSeries[] = [];
+  new Counter({
     name: "pemba_http_requests_total",
     help: "HTTP requests answered, by route and status",
     labelNames: ["route", "status"],
     registers: [registry],
+    collect() {
+      for (const s of allSeries) {
+        if (s.count > s.counted) this.inc(s.labels, s.count - s.counted);
+        s.counted = s.count;
+      }
+    },
   });
-  const latency = new Histogram({
-    name: "pemba_http_request_duration_seconds",
-    help: "HTTP request latency in seconds, by route and status",
-    labelNames: ["route", "status"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const decisions = new Counter({
+  registry.registerMetric(new RequestLatency(() => allSeries) as never);
+  /** Decisions per name ("allowed", "denied", ...) since the last scrape. */
+  const decided = new Map<string, number>();
+  new Counter({
     name: "pemba_check_decisions_total",
     help: "Permission check decisions, by decision (allowed/denied)",
     labelNames: ["decision"],
     registers: [registry],
+    collect() {
+      for (const [decision, n] of decided) if (n > 0) this.inc({ decision }, n);
+      decided.clear();
+    },
   });
   const queries = new Histogram({
     name: "pemba_sql_query_duration_seconds",
@@ -102,28 +193,39 @@ export function createServerMetrics(): ServerMetrics {
   );
   // by route, then by status
   const routeSeries = cached((route: string) => {
-    const byStatus = new Map<number, { count: CounterChild; time: HistogramChild }>();
+    const byStatus = new Map<number, RequestSeries>();
     return (status: number) => {
       let series = byStatus.get(status);
       if (series === undefined) {
         series = {
-          count: requests.labels(route, String(status)),
-          time: latency.labels(route, String(status)),
+          labels: { route, status: String(status) },
+          count: 0,
+          counted: 0,
+          sum: 0,
+          buckets: new Float64Array(LATENCY_BUCKETS.length + 1),
         };
         byStatus.set(status, series);
+        allSeries.push(series);
       }
       return series;
     };
   });
-  const decisionSeries = cached((decision: string) => decisions.labels(normalizeDecision(decision)));
+  const decisionName = cached(normalizeDecision);
   const querySeries = cached((kind: string) => queries.labels(kind));
   return {
     registry,
     observeRequest({ route, status, seconds, decision }) {
       const series = routeSeries(route)(status);
-      series.count.inc();
-      series.time.observe(seconds);
-      if (decision !== undefined) decisionSeries(decision).inc();
+      series.count++;
+      // prom-client refuses a value that is not a finite number; a clock cannot give one, but a hook must not throw
+      if (Number.isFinite(seconds)) {
+        series.sum += seconds;
+        series.buckets[bucketOf(seconds)]!++;
+      }
+      if (decision !== undefined) {
+        const name = decisionName(decision);
+        decided.set(name, (decided.get(name) ?? 0) + 1);
+      }
     },
     observeQuery(kind, seconds) {
       querySeries(kind).observe(seconds);

@@ -144,18 +144,18 @@ export function drainThenClose(req: IncomingMessage): void {
 }
 
 /**
- * Answers `req` when the route table's `match` is a route whose answer does not stream (with decodable path
- * parameters) and returns true; returns false for anything else (hand it to Hono).
+ * Answers `req` when its route (`matched`) is a route of the table whose answer does not stream (with decodable
+ * path parameters) and returns true; returns false for anything else (hand it to Hono).
  */
 export function handleNodeRoute(
   app: PembaApp,
   req: IncomingMessage,
   res: ServerResponse,
-  match: RouteMatch | undefined,
+  matched: NodeMatch | undefined,
 ): boolean {
-  if (match === undefined || match.route.endpoint.stream) return false;
-  const params = decodedParams(match);
-  if (params === undefined) return false;
+  if (matched === undefined) return false;
+  const { match, params } = matched;
+  if (match.route.endpoint.stream || params === undefined) return false;
   const request = new NodeRequest(req, match.route.method, params);
   const answer = app.handle(match.route, request);
   if (answer === undefined) return false;
@@ -164,6 +164,44 @@ export function handleNodeRoute(
     if (request.cutOff) drainThenClose(req);
   });
   return true;
+}
+
+/** A request line's route: the table's match and its path parameters percent-decoded (see `decodedParams`). */
+export interface NodeMatch {
+  readonly match: RouteMatch;
+  readonly params: Record<string, string> | undefined;
+}
+
+/** Request lines (method and URL) whose route is kept: a client's requests repeat a few URLs. */
+const MATCHES_KEPT = 1024;
+
+/**
+ * `matchRoute` and `decodedParams` with the results of the last request lines kept (at most MATCHES_KEPT; all
+ * forgotten when full): a check's URL is the same for every check of a tenant, and splitting, walking and decoding
+ * it is per-request work. The kept parameters are only read.
+ */
+export function routeMatcher(): (method: string, url: string) => NodeMatch | undefined {
+  const kept = new Map<string, Map<string, NodeMatch | undefined>>();
+  let size = 0;
+  return (method, url) => {
+    let byUrl = kept.get(method);
+    const found = byUrl?.get(url);
+    if (found !== undefined || byUrl?.has(url)) return found;
+    const match = matchRoute(method, url);
+    const node = match === undefined ? undefined : { match, params: decodedParams(match) };
+    if (size >= MATCHES_KEPT) {
+      kept.clear();
+      size = 0;
+      byUrl = undefined;
+    }
+    if (byUrl === undefined) {
+      byUrl = new Map();
+      kept.set(method, byUrl);
+    }
+    byUrl.set(url, node);
+    size++;
+    return node;
+  };
 }
 
 /**
@@ -175,9 +213,10 @@ export function apiRequestListener(
   onRoute?: (route: ApiRoute, req: IncomingMessage) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const hono = getRequestListener(app.fetch);
+  const match = routeMatcher();
   return (req, res) => {
-    const match = req.url === undefined ? undefined : matchRoute(req.method ?? "", req.url);
-    if (match !== undefined) onRoute?.(match.route, req);
-    if (!handleNodeRoute(app, req, res, match)) void hono(req, res);
+    const matched = req.url === undefined ? undefined : match(req.method ?? "", req.url);
+    if (matched !== undefined) onRoute?.(matched.match.route, req);
+    if (!handleNodeRoute(app, req, res, matched)) void hono(req, res);
   };
 }

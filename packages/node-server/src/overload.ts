@@ -58,6 +58,9 @@ export function createOverloadGuard(opts: { shedLagMs: number; maxInFlight: numb
         }, SAMPLE_MS)
       : undefined;
   timer?.unref();
+  const answered = () => {
+    inFlight--;
+  };
   const body = (reason: string) => JSON.stringify({ code: 8, message: RATE_LIMITED, details: [{ reason }] });
   /** Why a request is shed now; undefined when it is admitted. */
   const refusal = (): string | undefined => {
@@ -79,10 +82,10 @@ export function createOverloadGuard(opts: { shedLagMs: number; maxInFlight: numb
         req.resume();
         return true;
       }
-      // requests in flight are counted only when they are limited
+      // requests in flight are counted only when they are limited ('close' is emitted once per response)
       if (opts.maxInFlight > 0) {
         inFlight++;
-        res.once("close", () => inFlight--);
+        res.on("close", answered);
       }
       return false;
     },

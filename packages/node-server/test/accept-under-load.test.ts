@@ -10,8 +10,8 @@
  */
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { post, TEST_SCHEMA, writeSchema } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 
 const BUSY = 30;
 const NEW = 10;

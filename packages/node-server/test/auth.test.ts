@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { checkBody, post, TEST_SCHEMA } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 
 describe("pemba serve with preshared keys (PEMBA_AUTH_KEYS)", () => {
   let dir: string;

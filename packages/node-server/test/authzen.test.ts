@@ -1,7 +1,7 @@
 /** The AuthZEN suite against `pemba serve` (the built CLI, node:http), as users run it. */
 import { AUTHZEN_AUTH_KEYS, AUTHZEN_ROOT_TENANT, describeAuthzen } from "@pemba/core/testing/node";
 import { afterAll, beforeAll } from "vitest";
-import { type CliProcess, startServe } from "./cli-process.ts";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 
 let server: CliProcess & { url: string };
 beforeAll(async () => {

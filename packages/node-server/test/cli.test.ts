@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { helpOptionLines } from "@pemba/core";
 import { describe, expect, it } from "vitest";
 import { nodeVersionProblem } from "../src/node-version.ts";
-import { REPO_DIR, runCli } from "./cli-process.ts";
+import { REPO_DIR, runCli } from "../src/testing/cli-process.ts";
 
 const version = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }

@@ -11,7 +11,7 @@ import { gunzipSync } from "node:zlib";
 import { DumpWriter, headerLine, PembaService, schemaLine } from "@pemba/core";
 import { SqliteStore } from "@pemba/core/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_DIR, runCli, startCli, startServe } from "./cli-process.ts";
+import { REPO_DIR, runCli, startCli, startServe } from "../src/testing/cli-process.ts";
 
 const SCHEMA = `entity user {}
 entity team {

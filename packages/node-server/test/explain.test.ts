@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, runCli, startServe } from "../src/testing/cli-process.ts";
 import { post, tuple } from "./api-client.ts";
-import { type CliProcess, runCli, startServe } from "./cli-process.ts";
 
 const SCHEMA = `entity user {}
 entity group {

@@ -7,13 +7,12 @@
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type OtlpReceiver, startOtlpReceiver } from "@pemba/core/testing/node";
+import { freePort, type OtlpReceiver, startOtlpReceiver } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { post, tuple } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 import { type Loose, permifyClient } from "./permify-node.ts";
 
 /** nice-grpc's Metadata, as @permify/permify-node's own interceptors build it. */
@@ -33,18 +32,6 @@ entity document {
   permission view = owner or viewer
 }
 `;
-
-/** A port free on 127.0.0.1 now (0 turns the gRPC port off). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 let dir: string;
 let receiver: OtlpReceiver;

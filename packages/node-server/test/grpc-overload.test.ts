@@ -5,11 +5,12 @@
  * signal aborts.
  */
 import { connect, createServer, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
-import { type AddressInfo, createServer as createNetServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { type Answer, type ApiRequest, grpcTypeRegistry, type PembaApp } from "@pemba/core";
+import { freePort } from "@pemba/core/testing/node";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { grpcTimeoutMs, unaryGrpcHandler } from "../src/grpc-unary.ts";
@@ -56,18 +57,6 @@ const httpCheck = (url: string) =>
 
 const servers: RunningServer[] = [];
 afterAll(() => Promise.all(servers.map((s) => s.close())));
-
-/** A port free now (the gRPC port's 0 means off, not any port). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function start(options: { shedLagMs: number; maxInFlight: number }) {
   const server = await startServer({

@@ -7,7 +7,6 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type DescMessage, fromBinary, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
@@ -15,8 +14,9 @@ import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { grpcTypeRegistry } from "@pemba/core";
+import { freePort } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliProcess, startServe } from "./cli-process.ts";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { permify, permifyClient } from "./permify-node.ts";
 
 const ADMIN = "grpc-admin-key";
@@ -40,17 +40,6 @@ type Client = ReturnType<typeof permifyClient>;
 let server: CliProcess & { url: string };
 let grpcAddress: string;
 let client: Client;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function http(method: string, path: string, body: unknown, key = ADMIN) {
   const response = await fetch(`${server.url}${path}`, {

@@ -23,7 +23,7 @@ import {
 import { openStore, SqliteStore } from "@pemba/core/node";
 import { startPostgres } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiRequestListener, decodedParams, writeAnswer } from "../src/node-routes.ts";
+import { apiRequestListener, decodedParams, routeMatcher, writeAnswer } from "../src/node-routes.ts";
 import { checkBody, post, TEST_SCHEMA, tuple } from "./api-client.ts";
 
 async function serve(store: Store): Promise<{ url: string; close: () => Promise<void> }> {
@@ -633,6 +633,29 @@ describe("decodedParams: a match's path parameters", () => {
     expect(params("/v1/tenants/a%40b/permissions/check")).toEqual({ tenant_id: "a@b" });
     expect(params("/v1/tenants/a%2Fb", "DELETE")).toEqual({ id: "a/b" });
     expect(params("/v1/tenants/%E0%A4/permissions/check")).toBeUndefined();
+  });
+});
+
+describe("routeMatcher: the route of a request line, kept for the next request", () => {
+  it("gives what matchRoute and decodedParams give, for new and repeated lines, past the number kept", () => {
+    const match = routeMatcher();
+    const direct = (method: string, url: string) => {
+      const m = matchRoute(method, url);
+      return m === undefined ? undefined : { match: m, params: decodedParams(m) };
+    };
+    const lines: [string, string][] = [
+      ["POST", "/v1/tenants/t1/permissions/check"],
+      ["GET", "/v1/tenants/t1/permissions/check"],
+      ["POST", "/v1/tenants/%E0%A4/permissions/check"],
+      ["DELETE", "/v1/tenants/a%2Fb"],
+      ["GET", "/healthz"],
+      ...Array.from({ length: 1500 }, (_, i): [string, string] => ["POST", `/v1/tenants/t${i}/data/write`]),
+    ];
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [method, url] of lines) expect(match(method, url)).toEqual(direct(method, url));
+    }
+    expect(match("POST", "/v1/tenants/t1/permissions/check")?.params).toEqual({ tenant_id: "t1" });
+    expect(match("GET", "/healthz")).toBeUndefined();
   });
 });
 

@@ -11,8 +11,8 @@ import {
   startSqld,
 } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { type CliProcess, runCli, startServe } from "../src/testing/cli-process.ts";
 import { check, tuple, writeSchema, writeTuples } from "./api-client.ts";
-import { type CliProcess, runCli, startServe } from "./cli-process.ts";
 
 describeWithSqld("pemba on a real sqld over http://", () => {
   let primary: SqldServer;

@@ -1,6 +1,6 @@
 /** `pemba load`: a validation file into a tenant of a running server, in batches, with a progress line. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliProcess, runCli, startServe } from "./cli-process.ts";
+import { type CliProcess, runCli, startServe } from "../src/testing/cli-process.ts";
 
 const KEY = "load-test-key";
 const PID_BETH = "CiRmZDM2MTRkMy1jMzlhLTQ3ODEtYjdiZC04Yjk2ZjVhNTEwMGQSBWxvY2Fs";

@@ -2,10 +2,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LOG_LEVEL_NUMBERS } from "@pemba/core";
+import { LOG_LEVEL_NUMBERS, type RequestInfo } from "@pemba/core";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createServerLogger, LineBatch } from "../src/logger.ts";
+import { createServerLogger, LineBatch, requestLog } from "../src/logger.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -89,5 +89,71 @@ describe("the server logger (pino, lines written in batches)", () => {
     );
     expect(child.status).toBe(0);
     expect(out.lines().map((l) => l.i)).toEqual([0, 1, 2]);
+  });
+
+  it("a request's access line is the line pino writes for the same fields, and errors go through pino", async () => {
+    const fast = open();
+    const server = createServerLogger("info", fast.fd);
+    const plainLines: string[] = [];
+    const plain = pino(
+      { level: "info", base: { service: "pemba" } },
+      { write: (l: string) => plainLines.push(l) },
+    );
+    const infos: RequestInfo[] = [
+      {
+        method: "POST",
+        route: "/v1/tenants/:tenant_id/permissions/check",
+        status: 200,
+        seconds: 0.000123456,
+      },
+      { method: "GET", route: "/healthz", status: 200, seconds: 0 },
+      { method: "PATCH", route: 'a "quoted" \\ route\u0001', status: 301, seconds: 12.3456789 },
+      { method: "POST", route: "/r", status: 200, seconds: 1e-9, decision: "CHECK_RESULT_ALLOWED" },
+      {
+        method: "GET",
+        route: "notFound",
+        path: "/nowhere",
+        status: 404,
+        seconds: 0.001,
+        error: { code: 5, message: "Not Found", errorCode: "ERROR_CODE_NOT_FOUND" },
+      },
+      {
+        method: "POST",
+        route: "/r",
+        status: 500,
+        seconds: 0.5,
+        error: { code: 13, message: "boom", errorCode: "ERROR_CODE_INTERNAL" },
+      },
+    ];
+    for (const info of infos) {
+      server.logRequest(info);
+      requestLog(plain)(info);
+    }
+    await server.close();
+    const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
+    const written = readFileSync(join(dir!, "out.log"), "utf8").split(/(?<=\n)/);
+    expect(written.map(withoutTime)).toEqual(plainLines.map(withoutTime));
+    expect(written.map((l) => JSON.parse(l).msg)).toEqual([
+      ...Array(4).fill("request"),
+      "request failed",
+      "request failed",
+    ]);
+    expect(JSON.parse(written[0]!)).toMatchObject({ level: 30, service: "pemba", status: 200, ms: 0.123 });
+    expect(JSON.parse(written[4]!)).toMatchObject({
+      level: 40,
+      path: "/nowhere",
+      grpcCode: 5,
+      error: "Not Found",
+    });
+  });
+
+  it("the access line follows the logger's level", async () => {
+    const out = open();
+    const server = createServerLogger("warn", out.fd);
+    server.logRequest({ method: "POST", route: "/r", status: 200, seconds: 0.001 });
+    server.logger.level = "info";
+    server.logRequest({ method: "POST", route: "/r", status: 201, seconds: 0.001 });
+    await server.close();
+    expect(out.lines().map((l) => l.status)).toEqual([201]);
   });
 });

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "./cli-process.ts";
+import { runCli } from "../src/testing/cli-process.ts";
 
 describe("pemba migrate", () => {
   let dir: string;

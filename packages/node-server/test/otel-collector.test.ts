@@ -8,13 +8,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@pemba/core/testing/node";
+import { freePort, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, REPO_DIR, startServe } from "../src/testing/cli-process.ts";
 import { checkBody, tuple, writeSchema, writeTuples } from "./api-client.ts";
-import { type CliProcess, REPO_DIR, startServe } from "./cli-process.ts";
 
 const RUN_SCRIPT = join(REPO_DIR, "scripts/otelcol/run.sh");
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
@@ -28,18 +27,6 @@ let receiver: OtlpReceiver;
 let collector: ChildProcess | undefined;
 let collectorUrl = "";
 let collectorLog = "";
-
-/** A port free on 127.0.0.1 now (the collector's receiver binds it next). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the collector; resolves when it says it is ready, rejects with its output when it exits first. */
 async function startCollector(): Promise<void> {

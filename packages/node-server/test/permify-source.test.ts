@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_DIR } from "./cli-process.ts";
+import { REPO_DIR } from "../src/testing/cli-process.ts";
 
 const PERMIFY = process.env.PEMBA_PERMIFY_BIN ?? "";
 const available = PERMIFY !== "" && existsSync(PERMIFY);

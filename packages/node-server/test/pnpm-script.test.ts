@@ -9,10 +9,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { freePort, OFFLINE_ENV } from "@pemba/worker/testing";
+import { freePort } from "@pemba/core/testing/node";
+import { OFFLINE_ENV } from "@pemba/worker/testing";
 import { describe, expect, it } from "vitest";
 import rootConfig from "../../../vitest.config.ts";
-import { REPO_DIR } from "./cli-process.ts";
+import { REPO_DIR } from "../src/testing/cli-process.ts";
 
 /** pnpm as the test runner was started with it (npm_execpath), else the `pnpm` on PATH. */
 function pnpmCommand(): [string, string[]] {

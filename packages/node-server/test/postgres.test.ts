@@ -3,8 +3,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { startPostgres } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, runCli, startServe } from "../src/testing/cli-process.ts";
 import { check, tuple, writeSchema, writeTuples } from "./api-client.ts";
-import { type CliProcess, runCli, startServe } from "./cli-process.ts";
 
 describe("pemba on PostgreSQL", () => {
   let pg: { url: string; stop(): Promise<void> };

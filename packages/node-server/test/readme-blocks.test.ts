@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_DIR } from "./cli-process.ts";
+import { REPO_DIR } from "../src/testing/cli-process.ts";
 import { type ShellBlock, shellBlocks } from "./readme-blocks.ts";
 
 interface Coverage {

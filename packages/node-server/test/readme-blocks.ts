@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_DIR } from "./cli-process.ts";
+import { REPO_DIR } from "../src/testing/cli-process.ts";
 
 export interface ShellBlock {
   /** The README, relative to the repository root. */

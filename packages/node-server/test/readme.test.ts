@@ -5,26 +5,14 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliProcess, REPO_DIR, runCli, startServe } from "./cli-process.ts";
+import { type CliProcess, REPO_DIR, runCli, startServe } from "../src/testing/cli-process.ts";
 import { blockWithLine, runBlock, withoutLogLines } from "./readme-blocks.ts";
 
 const readme = readFileSync(join(REPO_DIR, "README.md"), "utf8");
-
-/** A TCP port free at the moment of asking. */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 /** The lines of the first ```sh block after the heading `## Using it`. */
 function usingItBlock(): string[] {

@@ -5,7 +5,7 @@
 import { request } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type CliProcess, startServe } from "./cli-process.ts";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 
 const MiB = 1048576;
 /** The client stops sending here: a server that buffers without limit would still be waiting for the end. */

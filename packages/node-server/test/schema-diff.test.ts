@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PembaService } from "@pemba/core";
 import { SqliteStore } from "@pemba/core/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "./cli-process.ts";
+import { runCli } from "../src/testing/cli-process.ts";
 
 const OLD = `entity user {}
 entity team { relation member @user }

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { post, TEST_SCHEMA, tuple, writeSchema } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 
 const REVOKING = TEST_SCHEMA.replace("permission view = owner or viewer", "permission view = owner");
 

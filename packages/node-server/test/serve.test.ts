@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { check, post, tuple, writeSchema, writeTuples } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 
 describe("pemba serve on a SQLite file", () => {
   let dir: string;

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { checkBody, post, writeSchema } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-limits-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

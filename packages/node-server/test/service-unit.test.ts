@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveNodeSettings, settingsOf } from "@pemba/core";
 import { describe, expect, it } from "vitest";
-import { REPO_DIR } from "./cli-process.ts";
+import { REPO_DIR } from "../src/testing/cli-process.ts";
 
 const UNIT = readFileSync(join(REPO_DIR, "examples/systemd/pemba.service"), "utf8");
 const HAS_ANALYZE = (() => {

@@ -3,8 +3,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServe } from "../src/testing/cli-process.ts";
 import { check, checkBody, tuple, writeSchema, writeTuples } from "./api-client.ts";
-import { startServe } from "./cli-process.ts";
 
 /** Sends a request in two parts over a raw socket; resolves with the full raw response text. */
 function slowRequest(url: string, path: string, body: string) {

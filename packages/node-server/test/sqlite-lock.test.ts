@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { startServe } from "../src/testing/cli-process.ts";
 import { post, tuple, writeSchema } from "./api-client.ts";
-import { startServe } from "./cli-process.ts";
 
 describe("SQLite locked by another connection", () => {
   const dir = mkdtempSync(join(tmpdir(), "pemba-lock-"));

@@ -17,8 +17,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { checkBody, tuple, writeSchema } from "./api-client.ts";
-import { type CliProcess, startServe } from "./cli-process.ts";
 
 let dir: string;
 let server: CliProcess & { url: string };

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "./cli-process.ts";
+import { runCli } from "../src/testing/cli-process.ts";
 
 const SCHEMA = `entity user {}
 entity document {

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_DIR } from "./cli-process.ts";
+import { REPO_DIR } from "../src/testing/cli-process.ts";
 
 interface Manifest {
   name: string;

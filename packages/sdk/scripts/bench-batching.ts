@@ -7,8 +7,8 @@
  *   node packages/sdk/scripts/bench-batching.ts [--rounds 7] [--checks 1000]
  */
 import { parseArgs } from "node:util";
+import { startScratchServe } from "@pemba/node-server/testing";
 import { createClient } from "../src/index.ts";
-import { startPemba } from "../test/pemba-server.ts";
 
 const { values } = parseArgs({ options: { rounds: { type: "string" }, checks: { type: "string" } } });
 const ROUNDS = Number(values.rounds ?? 7);
@@ -69,7 +69,7 @@ async function round(url: string, batched: boolean): Promise<Round> {
   };
 }
 
-const server = await startPemba(["--log-level", "warn"]);
+const server = await startScratchServe(["--log-level", "warn"]);
 try {
   const setup = createClient({ baseUrl: server.url });
   await setup.writeSchema(SCHEMA);

@@ -1,7 +1,8 @@
 /** `client.authzen` against a real `pemba serve`: evaluation, batches, the three searches with paging, discovery. */
+
+import { type ScratchServer, startScratchServe } from "@pemba/node-server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type PembaClient } from "../src/index.ts";
-import { type PembaServer, startPemba } from "./pemba-server.ts";
 
 const SCHEMA = `entity user {}
 entity document {
@@ -12,11 +13,11 @@ entity document {
 }`;
 
 describe("SDK: client.authzen against pemba serve", () => {
-  let server: PembaServer;
+  let server: ScratchServer;
   let client: PembaClient;
   const alice = { type: "user", id: "alice@example.com" };
   beforeAll(async () => {
-    server = await startPemba();
+    server = await startScratchServe();
     client = createClient({ baseUrl: server.url }).withTenant("az");
     await client.createTenant({ id: "az", name: "authzen" });
     await client.writeSchema(SCHEMA);

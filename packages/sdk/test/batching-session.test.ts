@@ -2,9 +2,11 @@
  * Automatic check batching and session consistency against a real `pemba serve`, with a fetch that records
  * every request the client sends.
  */
+
+import { type ScratchServer, startScratchServe } from "@pemba/node-server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, PembaApiError } from "../src/index.ts";
-import { type PembaServer, recordingFetch, SCHEMA, startPemba } from "./pemba-server.ts";
+import { recordingFetch, SCHEMA } from "./shared.ts";
 
 const doc = (id: string) => ({ type: "document", id });
 const user = (id: string) => ({ type: "user", id });
@@ -12,9 +14,9 @@ const BULK = "/v1/tenants/t1/permissions/bulk-check";
 const CHECK = "/v1/tenants/t1/permissions/check";
 
 describe("check batching and session consistency against pemba serve", () => {
-  let server: PembaServer;
+  let server: ScratchServer;
   beforeAll(async () => {
-    server = await startPemba();
+    server = await startScratchServe();
     const setup = createClient({ baseUrl: server.url });
     await setup.writeSchema(SCHEMA);
     await setup.writeData({

@@ -2,19 +2,21 @@
  * Every endpoint through the SDK against a real `pemba serve` (bundled CLI, SQLite file): schemas, data,
  * bundles, permissions (incl. iterators over all pages and the NDJSON stream), tenancy and watch.
  */
+
+import { type ScratchServer, startScratchServe } from "@pemba/node-server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, PembaApiError, type PembaClient, type Tuple } from "../src/index.ts";
-import { type PembaServer, SCHEMA, startPemba } from "./pemba-server.ts";
+import { SCHEMA } from "./shared.ts";
 
 const doc = (id: string) => ({ type: "document", id });
 const user = (id: string) => ({ type: "user", id });
 
 describe("SDK endpoints against pemba serve", () => {
-  let server: PembaServer;
+  let server: ScratchServer;
   let client: PembaClient;
   let schemaVersion = "";
   beforeAll(async () => {
-    server = await startPemba();
+    server = await startScratchServe();
     client = createClient({ baseUrl: server.url });
     schemaVersion = await client.writeSchema(SCHEMA);
   });

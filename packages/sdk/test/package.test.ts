@@ -8,12 +8,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CHROMIUM_LAUNCH } from "@pemba/core/testing";
+import { type ScratchServer, startScratchServe } from "@pemba/node-server/testing";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { measureBrowserBundle } from "../scripts/bundle-size.ts";
 // @ts-expect-error: plain JavaScript fixture (it runs unchanged in every runtime), no declarations
 import { EXPECTED } from "./fixtures/scratch/smoke.js";
-import { type PembaServer, startPemba } from "./pemba-server.ts";
 import {
   installPackedSdk,
   type ScratchProject,
@@ -32,11 +32,11 @@ const CHROMIUM = CHROMIUM_LAUNCH.executablePath;
 describe("the packed @pemba/sdk in every runtime", () => {
   let scratch: ScratchProject;
   let pages: Awaited<ReturnType<typeof startStaticServer>>;
-  let server: PembaServer;
+  let server: ScratchServer;
   beforeAll(async () => {
     scratch = installPackedSdk();
     pages = await startStaticServer(scratch.dir);
-    server = await startPemba(["--cors-origins", pages.url]);
+    server = await startScratchServe(["--cors-origins", pages.url]);
   });
   afterAll(async () => {
     await server?.close();

@@ -1,7 +1,7 @@
 /** The AuthZEN suite against the Worker in workerd (`wrangler dev` on the repository's wrangler.toml). */
 import { AUTHZEN_AUTH_KEYS, AUTHZEN_ROOT_TENANT, describeAuthzen } from "@pemba/core/testing/node";
 import { afterAll, beforeAll } from "vitest";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 
 let w: WranglerDev;
 beforeAll(async () => {

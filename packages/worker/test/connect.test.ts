@@ -9,7 +9,7 @@ import { ConnectError, createClient, type Transport } from "@connectrpc/connect"
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { grpcTypeRegistry } from "@pemba/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 
 const KEY = "connect-test-key";
 /** The origin of a page allowed to call the Worker (PEMBA_CORS_ORIGINS). */

@@ -12,8 +12,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 import { checkBody, SCHEMA, tuple } from "./fixtures.ts";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const WRITES = 60;
 const TUPLES_PER_WRITE = 20;

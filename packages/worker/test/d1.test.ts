@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeSnapTokenWithBookmark } from "@pemba/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runWrangler, startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 import { allowed, checkBody, DATA, denied, SCHEMA } from "./fixtures.ts";
-import { runWrangler, startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const appliedMigrations = async (state: string) => {
   const out = await runWrangler([

@@ -18,7 +18,7 @@ import {
   VIEW_PAIRS,
 } from "@pemba/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 
 const IDS = 40;
 const KEY = "edge-key";

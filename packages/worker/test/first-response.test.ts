@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 import { checkBody, SCHEMA, tuple } from "./fixtures.ts";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 /** Documents owned by users: a tenant far larger than what one check reads. */
 const DOCUMENTS = 20_000;

@@ -15,8 +15,8 @@ import {
   startSqld,
 } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 import { allowed, checkBody, DATA, denied, SCHEMA } from "./fixtures.ts";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 describeWithSqld("Worker on workerd with a libSQL database over HTTP (a real sqld)", () => {
   let sqld: SqldServer;

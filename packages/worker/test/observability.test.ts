@@ -5,7 +5,7 @@
  */
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@pemba/core/testing/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 
 const SCHEMA = `entity user {}
 entity document {

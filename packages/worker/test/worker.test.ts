@@ -4,8 +4,8 @@
  * through vars; the test talks real HTTP to it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 import { allowed, checkBody, DATA, denied, SCHEMA } from "./fixtures.ts";
-import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const KEY = "worker-test-key";
 const T2_KEY = "t2-only-key";

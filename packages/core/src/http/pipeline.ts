@@ -220,7 +220,8 @@ export class RequestPipeline {
     const origin = req.header("origin");
     let answer: Answer;
     try {
-      this.#cors.admit(origin, req.header("host"));
+      // a request without an Origin is not cross-origin: no Host to compare it with
+      if (origin !== undefined) this.#cors.admit(origin, req.header("host"));
       const auth = endpoint.authenticate ? this.#auth : undefined;
       const principal =
         auth === undefined ? UNRESTRICTED : await auth.authenticate(req.header("authorization"));

@@ -7,10 +7,10 @@
  */
 import { execFile } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "./free-port.ts";
 
 const run = promisify(execFile);
 
@@ -28,18 +28,6 @@ export interface PostgresServer {
    * dir, started on its own port. It replays the primary's WAL (pg_last_wal_replay_lsn()) and answers reads only.
    */
   startReplica(): Promise<PostgresServer>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

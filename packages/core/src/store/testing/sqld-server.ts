@@ -12,12 +12,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import { exportSPKI, generateKeyPair, SignJWT } from "jose";
 import { describe, it } from "vitest";
+import { freePort } from "./free-port.ts";
 
 const REPO_DIR = resolve(import.meta.dirname, "../../../../..");
 
@@ -94,17 +94,6 @@ export interface SqldServer {
   restart(opts?: { keys?: SqldKey[] }): Promise<void>;
   /** Stops the server and removes its data. */
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once("error", fail);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => done(port));
-    });
-  });
 }
 
 async function waitHealthy(url: string, child: ChildProcess, log: string): Promise<void> {

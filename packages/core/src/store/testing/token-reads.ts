@@ -4,6 +4,8 @@
  * while a reader re-checks earlier writes with their tokens. Any answer that misses the write is stale.
  */
 
+import type { SqldReplicaSet } from "./sqld-replicas.ts";
+
 /** Anything that answers a Request: an app's fetch, or fetch() against a served URL. */
 export type Fetcher = (request: Request) => Response | Promise<Response>;
 
@@ -47,19 +49,22 @@ export async function prepareTokenReads(fetcher: Fetcher, base: string, tenant: 
   if (!res.ok) throw new Error(`schema write failed: ${res.status} ${res.text}`);
 }
 
-/**
- * `writers` loops of `rounds` writes each on doc `<prefix>-<writer>-<round>`; after each write, a check and a
- * relationship read with its token, and a check of an earlier write of the same loop with that write's token.
- */
-export async function runTokenReads(opts: {
+export interface TokenReadsOptions {
   fetch: Fetcher;
   base: string;
   tenant: string;
+  /** Names the docs written: `<prefix>-<writer>-<round>`. */
   prefix: string;
   writers: number;
   rounds: number;
   key?: string;
-}): Promise<TokenReadsResult> {
+}
+
+/**
+ * `writers` loops of `rounds` writes each on doc `<prefix>-<writer>-<round>`; after each write, a check and a
+ * relationship read with its token, and a check of an earlier write of the same loop with that write's token.
+ */
+export async function runTokenReads(opts: TokenReadsOptions): Promise<TokenReadsResult> {
   const { fetch: fetcher, base, tenant, prefix, key } = opts;
   const result: TokenReadsResult = { writes: 0, reads: 0, stale: 0, errors: [] };
   const check = async (doc: string, user: string, token: string) => {
@@ -123,4 +128,77 @@ export async function runTokenReads(opts: {
   };
   await Promise.all(Array.from({ length: opts.writers }, (_, w) => writer(w)));
   return result;
+}
+
+/**
+ * Runs token reads in small batches (doc prefix `<prefix><batch>`, 50 ms apart) until `done()` holds, as when a
+ * restarted replica must serve reads again; every batch must read every write (no stale answer, no error).
+ * `afterBatch` runs after each, with its prefix (e.g. waiting for replay). Throws after 100 batches. Returns the
+ * batches and writes made.
+ */
+export async function tokenReadsUntil(
+  opts: TokenReadsOptions & { done(): boolean; afterBatch?(prefix: string): Promise<void> },
+): Promise<{ batches: number; writes: number }> {
+  let writes = 0;
+  let batch = 0;
+  for (; !opts.done(); batch++) {
+    if (batch >= 100) throw new Error(`still not done after ${batch} batches of token reads`);
+    await new Promise((wake) => setTimeout(wake, 50));
+    const prefix = `${opts.prefix}${batch}`;
+    const result = await runTokenReads({ ...opts, prefix });
+    if (result.stale > 0 || result.errors.length > 0)
+      throw new Error(`token reads ${prefix}: ${result.stale} stale, errors: ${result.errors.join("; ")}`);
+    writes += result.writes;
+    await opts.afterBatch?.(prefix);
+  }
+  return { batches: batch, writes };
+}
+
+export interface ReplicaRestartReads {
+  /** Writes and reads while every server runs. */
+  running: TokenReadsResult;
+  /** Requests the nearest replica was sent by then. */
+  nearestSent: number;
+  /** While the nearest replica is stopped (it is killed as this phase starts). */
+  down: TokenReadsResult;
+  /** Once it is started again on its data. */
+  up: TokenReadsResult;
+  /** Batches until the restarted replica was sent requests again, and their writes. */
+  again: { batches: number; writes: number };
+}
+
+/**
+ * Read-your-writes through a server over an sqld replica set (`record` on) while writes run, while the nearest
+ * replica is stopped and after it starts again: 3 writers, `rounds.running` rounds, then `rounds.restart` rounds in
+ * each of the other two phases, then small batches until the restarted replica is sent requests again.
+ */
+export async function tokenReadsThroughRestart(
+  fetcher: Fetcher,
+  base: string,
+  tenant: string,
+  set: SqldReplicaSet,
+  rounds: { running: number; restart: number },
+): Promise<ReplicaRestartReads> {
+  const phase = (prefix: string, n: number) =>
+    runTokenReads({ fetch: fetcher, base, tenant, prefix, writers: 3, rounds: n });
+  await prepareTokenReads(fetcher, base, tenant);
+  const nearest = set.seen[0]!;
+  const running = await phase("a", rounds.running);
+  const nearestSent = nearest.requests().length;
+  const stopping = set.replicas[0]!.kill();
+  const down = await phase("b", rounds.restart);
+  await stopping;
+  await set.replicas[0]!.restart();
+  const up = await phase("c", rounds.restart);
+  const before = nearest.requests().length;
+  const again = await tokenReadsUntil({
+    fetch: fetcher,
+    base,
+    tenant,
+    prefix: "d",
+    writers: 1,
+    rounds: 2,
+    done: () => nearest.requests().length > before,
+  });
+  return { running, nearestSent, down, up, again };
 }

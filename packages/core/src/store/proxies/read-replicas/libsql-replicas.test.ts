@@ -9,10 +9,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createPemba, type PembaRuntime } from "../../../create-pemba.ts";
 import { LibsqlStore } from "../../drivers/libsql.ts";
 import { openStore } from "../../open.ts";
-import { type DelayProxy, startDelayProxy } from "../../testing/delay-proxy.ts";
+import type { DelayProxy } from "../../testing/delay-proxy.ts";
 import { tuple } from "../../testing/fixtures.ts";
-import { describeWithSqld, type SqldServer, startSqld } from "../../testing/sqld-server.ts";
-import { prepareTokenReads, runTokenReads } from "../../testing/token-reads.ts";
+import { type SqldReplicaSet, startSqldReplicaSet } from "../../testing/sqld-replicas.ts";
+import { describeWithSqld, type SqldServer } from "../../testing/sqld-server.ts";
+import { prepareTokenReads, runTokenReads, tokenReadsUntil } from "../../testing/token-reads.ts";
 import type { ReadReplicaStore } from "./read-replica-store.ts";
 
 /**
@@ -23,27 +24,22 @@ const PRIMARY_DELAY_MS = 20;
 const REPLICATION_DELAY_MS = 30;
 
 describeWithSqld("ReadReplicaStore on sqld: a far primary and two near replicas", () => {
-  let primary: SqldServer;
+  let set: SqldReplicaSet;
   let toPrimary: DelayProxy;
-  const links: DelayProxy[] = [];
-  const replicas: SqldServer[] = [];
+  let links: DelayProxy[];
+  let replicas: SqldServer[];
 
   beforeAll(async () => {
-    primary = await startSqld();
-    toPrimary = await startDelayProxy(primary.url, PRIMARY_DELAY_MS);
-    // the tables exist before the replicas start: they receive them by replication
-    await (await LibsqlStore.open(primary.url)).close();
-    for (let i = 0; i < 2; i++) {
-      const link = await startDelayProxy(primary.grpcUrl!, REPLICATION_DELAY_MS);
-      links.push(link);
-      replicas.push(await startSqld({ primaryGrpcUrl: link.url }));
-    }
+    set = await startSqldReplicaSet({
+      primaryDelayMs: PRIMARY_DELAY_MS,
+      replicationDelayMs: REPLICATION_DELAY_MS,
+      // the tables exist before the replicas start: they receive them by replication
+      beforeReplicas: async (primary) => (await LibsqlStore.open(primary.url)).close(),
+    });
+    ({ toPrimary, links, replicas } = set);
   }, 60_000);
   afterAll(async () => {
-    for (const r of replicas) await r.stop();
-    for (const l of links) await l.close();
-    await toPrimary?.close();
-    await primary?.stop();
+    await set?.stop();
   });
 
   /** Waits (bounded polls) until replica `i`'s transaction counter reaches `snap`. */
@@ -154,19 +150,15 @@ describeWithSqld("ReadReplicaStore on sqld: a far primary and two near replicas"
         // started again on its data, it catches up through the delayed link and serves reads again
         await replicas[0]!.restart();
         const nearest = layer!.stats().replica[0]!;
-        for (let round = 0; layer!.stats().replica[0]! === nearest; round++) {
-          if (round > 100) throw new Error("the restarted replica served no read");
-          await new Promise((done) => setTimeout(done, 50));
-          const more = await runTokenReads({
-            fetch: fetcher,
-            base,
-            tenant,
-            prefix: `c${round}`,
-            writers: 1,
-            rounds: 2,
-          });
-          expect(more).toMatchObject({ stale: 0, errors: [] });
-        }
+        await tokenReadsUntil({
+          fetch: fetcher,
+          base,
+          tenant,
+          prefix: "c",
+          writers: 1,
+          rounds: 2,
+          done: () => layer!.stats().replica[0]! > nearest,
+        });
       } finally {
         await pemba.close();
       }

@@ -11,7 +11,7 @@ import { PostgresStore } from "../../drivers/postgres.ts";
 import { openStore } from "../../open.ts";
 import { tuple } from "../../testing/fixtures.ts";
 import { type PostgresServer, startPostgres } from "../../testing/postgres-server.ts";
-import { prepareTokenReads, runTokenReads } from "../../testing/token-reads.ts";
+import { prepareTokenReads, runTokenReads, tokenReadsUntil } from "../../testing/token-reads.ts";
 import { ReadReplicaStore } from "./read-replica-store.ts";
 
 let primary: PostgresServer;
@@ -167,30 +167,28 @@ describe("ReadReplicaStore on a PostgreSQL streaming replica", () => {
         expect(up).toMatchObject({ writes: 40, reads: 120, stale: 0, errors: [] });
         await caughtUp();
         const served = layer!.stats().replica[0]!;
-        for (let round = 0; layer!.stats().replica[0]! === served; round++) {
-          if (round > 100) throw new Error("the restarted replica served no read");
-          await new Promise((done) => setTimeout(done, 50));
-          const more = await runTokenReads({
-            fetch: fetcher,
-            base,
-            tenant,
-            prefix: `e${round}`,
-            writers: 1,
-            rounds: 1,
-          });
-          expect(more).toMatchObject({ stale: 0, errors: [] });
-          await caughtUp();
-          const read = await pemba.fetch(
-            new Request(`${base}/v1/tenants/${tenant}/data/relationships/read`, {
-              method: "POST",
-              body: JSON.stringify({
-                metadata: {},
-                filter: { entity: { type: "doc", ids: [`e${round}-0-0`] } },
+        await tokenReadsUntil({
+          fetch: fetcher,
+          base,
+          tenant,
+          prefix: "e",
+          writers: 1,
+          rounds: 1,
+          done: () => layer!.stats().replica[0]! > served,
+          afterBatch: async (prefix) => {
+            await caughtUp();
+            const read = await pemba.fetch(
+              new Request(`${base}/v1/tenants/${tenant}/data/relationships/read`, {
+                method: "POST",
+                body: JSON.stringify({
+                  metadata: {},
+                  filter: { entity: { type: "doc", ids: [`${prefix}-0-0`] } },
+                }),
               }),
-            }),
-          );
-          expect(((await read.json()) as { tuples: unknown[] }).tuples).toHaveLength(1);
-        }
+            );
+            expect(((await read.json()) as { tuples: unknown[] }).tuples).toHaveLength(1);
+          },
+        });
       } finally {
         await pemba.close();
       }

@@ -1,11 +1,13 @@
 /**
  * Runs the real `pemba` CLI as a child process: the bundle that `pnpm pemba` runs (built by the project's
- * globalSetup, test/global-setup.ts).
+ * globalSetup, test/global-setup.ts). For this package's tests, the SDK's tests and benchmarks.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
-export const REPO_DIR = resolve(import.meta.dirname, "../../..");
+export const REPO_DIR = resolve(import.meta.dirname, "../../../..");
 const CLI = resolve(REPO_DIR, "packages/node-server/dist/pemba.mjs");
 
 export interface CliResult {
@@ -116,6 +118,29 @@ export async function startServe(
   );
   const line = await proc.waitForLog((e) => typeof e.url === "string");
   return Object.assign(proc, { url: line.url as string });
+}
+
+export interface ScratchServer {
+  url: string;
+  /** Stops the server and removes its database. */
+  close(): Promise<void>;
+}
+
+/** `pemba serve` on a throwaway SQLite file in a fresh folder, with `args` added. */
+export async function startScratchServe(
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ScratchServer> {
+  const dir = mkdtempSync(join(tmpdir(), "pemba-scratch-"));
+  const proc = await startServe(["--database", join(dir, "authz.db"), ...args], env);
+  return {
+    url: proc.url,
+    async close() {
+      if (proc.child.exitCode === null) proc.child.kill("SIGTERM");
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The test runner's environment without PEMBA_* settings that would leak into the child. */

@@ -1,29 +1,4 @@
-/** A real `pemba serve` (the bundled CLI, on a throwaway SQLite file) for the SDK's integration tests. */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startServe } from "@pemba/node-server/testing";
-
-export interface PembaServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-export async function startPemba(
-  args: string[] = [],
-  env: Record<string, string> = {},
-): Promise<PembaServer> {
-  const dir = mkdtempSync(join(tmpdir(), "pemba-sdk-"));
-  const proc = await startServe(["--database", join(dir, "authz.db"), ...args], env);
-  return {
-    url: proc.url,
-    async close() {
-      if (proc.child.exitCode === null) proc.child.kill("SIGTERM");
-      await proc.exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+/** What the SDK's integration tests share: the schema they write and a fetch that records requests. */
 
 /** The schema the SDK tests use: relations with subject sets, attributes, a rule-free permission tree. */
 export const SCHEMA = `entity user {}

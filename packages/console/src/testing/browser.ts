@@ -7,7 +7,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 export const CHROMIUM = CHROMIUM_LAUNCH.executablePath;
 
 /** Screenshots of the console tests (git-ignored): the test artifacts. */
-export const ARTIFACTS = resolve(import.meta.dirname, "../test-artifacts");
+export const ARTIFACTS = resolve(import.meta.dirname, "../../test-artifacts");
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ ...CHROMIUM_LAUNCH, args: [...CHROMIUM_LAUNCH.args] });

@@ -6,11 +6,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { freePort } from "@pemba/core/testing/node";
 
-export const REPO_DIR = resolve(import.meta.dirname, "../../..");
+export const REPO_DIR = resolve(import.meta.dirname, "../../../..");
 const require = createRequire(resolve(REPO_DIR, "packages/worker/package.json"));
 const WRANGLER_CLI = join(dirname(require.resolve("wrangler/package.json")), "wrangler-dist", "cli.js");
 
@@ -27,17 +27,6 @@ export interface WranglerDev {
     headers?: Record<string, string>,
   ): Promise<{ status: number; body: unknown; headers: Headers }>;
   close(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 /**

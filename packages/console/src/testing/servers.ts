@@ -9,20 +9,17 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-const REPO_DIR = resolve(import.meta.dirname, "../../..");
+const REPO_DIR = resolve(import.meta.dirname, "../../../..");
 
 export interface Served {
   url: string;
   close(): Promise<void>;
 }
 
-/** Builds the `pemba` bundle when its sources changed (the console project's globalSetup and the bench call it). */
-export function buildPemba(): void {
-  execFileSync(process.execPath, [join(REPO_DIR, "packages/node-server/scripts/build.mjs"), "--quiet"], {
-    stdio: "inherit",
-  });
-}
-
+/**
+ * A free TCP port. Its own copy rather than @pemba/core/testing/node's: the console's type check runs with the DOM
+ * library, under which core's Node test servers do not compile.
+ */
 function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
@@ -31,6 +28,13 @@ function freePort(): Promise<number> {
       const { port } = server.address() as { port: number };
       server.close(() => done(port));
     });
+  });
+}
+
+/** Builds the `pemba` bundle when its sources changed (the console project's globalSetup and the bench call it). */
+export function buildPemba(): void {
+  execFileSync(process.execPath, [join(REPO_DIR, "packages/node-server/scripts/build.mjs"), "--quiet"], {
+    stdio: "inherit",
   });
 }
 
