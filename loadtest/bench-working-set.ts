@@ -195,16 +195,18 @@ try {
           ZIPF_S: values.zipf!,
         });
       if (values.warmup !== "0s") await load(values.warmup!);
+      const before = await metricsText(server.url); // also starts the event-loop delay's window afresh
       const cpu0 = cpuSeconds(server.pid);
       const run = await load(values.duration!);
       const cpu = cpuSeconds(server.pid) - cpu0;
+      const held = workingSet(before, await metricsText(server.url));
       const answered = metric(run.summary, "http_reqs", "count");
       const line =
         `round ${round} ${target.name}: first answer ${ready.toFixed(0)} ms, ` +
         `${answered} checks (${metric(run.summary, "dropped_iterations", "count")} dropped, ${metric(run.summary, "checks", "fails")} failed), ` +
         `CPU ${((1e6 * cpu) / Math.max(1, answered)).toFixed(0)} µs/check, ` +
         `p50 ${metric(run.summary, "http_req_duration", "med").toFixed(2)} ms, p99 ${metric(run.summary, "http_req_duration", "p(99)").toFixed(2)} ms, ` +
-        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB, load average ${loadavg()[0]!.toFixed(1)}`;
+        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB${held}, load average ${loadavg()[0]!.toFixed(1)}`;
       log(line);
       rows.push(line);
       await server.stop();
@@ -214,6 +216,32 @@ try {
 } finally {
   await stopDatabase();
   if (!values.keep) rmSync(dir, { recursive: true, force: true });
+}
+
+async function metricsText(url: string): Promise<string> {
+  return await (await fetch(`${url}/metrics`)).text();
+}
+
+/**
+ * The working set as the server's /metrics reports it after a run (B; A's whole-tenant build has no such gauges):
+ * estimated bytes held of the budget and entries evicted since the start; and, over the measured run (from the
+ * scrape `before` it to `text`), the longest event-loop delay (prom-client resets its window at each scrape) and the
+ * time in GC.
+ */
+function workingSet(before: string, text: string): string {
+  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+  const bytes = gauge("pemba_working_set_bytes");
+  // the longest event-loop delay since the start and the time in GC pauses (prom-client's default metrics)
+  const loop = `event loop delay max ${(1000 * gauge("pemba_nodejs_eventloop_lag_max_seconds")).toFixed(0)} ms`;
+  const gcSum = (t: string) =>
+    [...t.matchAll(/^pemba_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)].reduce(
+      (a, m) => a + Number(m[1]),
+      0,
+    );
+  const pauses = `GC ${(gcSum(text) - gcSum(before)).toFixed(2)} s`;
+  if (Number.isNaN(bytes)) return `, ${loop}, ${pauses}`;
+  const mb = (b: number) => (b / 1048576).toFixed(1);
+  return `, working set ${mb(bytes)} of ${mb(gauge("pemba_working_set_max_bytes"))} MB (${gauge("pemba_working_set_evictions")} evicted), ${loop}, ${pauses}`;
 }
 
 /** The tenant's newest schema version in a seeded database. */

@@ -339,7 +339,7 @@ export const SETTINGS = {
     arg: "<n>",
     runtimes: NODE,
     default: "10",
-    help: "PostgreSQL: connections this process's pool opens at most (plus 1 that listens for other instances' writes); see Running several instances",
+    help: "PostgreSQL: connections this process's pool opens at most, each opened when a read or write needs it and kept open (plus 1 that listens for other instances' writes); see Running several instances",
     schema: positiveCount,
   },
   shedLagMs: {

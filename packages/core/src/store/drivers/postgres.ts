@@ -412,6 +412,11 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, 
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.max ?? 10,
+      // A connection once opened stays open (node-postgres closes idle ones after 10 s by default). Under a steady
+      // load with bursts, the connections only a burst needs would otherwise close between bursts and the next
+      // burst would wait for new ones: a TCP connect, a new server process, and every named statement parsed and
+      // planned again on it, all on the path of the reads that are already queued.
+      idleTimeoutMillis: 0,
       // the library's pipelining: a transaction's statements go out without waiting for each other's answers
       pipeline: true,
       types: {

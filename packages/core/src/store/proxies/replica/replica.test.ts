@@ -319,6 +319,54 @@ describe("ReplicaStore over PostgreSQL", () => {
     await b.close();
   });
 
+  it("checks of keys not held, arriving together: their reads of missing keys go out as one statement per walk level", async () => {
+    const url = await freshUrl();
+    const rec = recorder();
+    const store = await replicaOf(await PostgresStore.open(url, { onQuery: rec.onQuery }));
+    const service = new PembaService(store);
+    await service.writeSchema("t1", SCHEMA);
+    const docs = Array.from({ length: 8 }, (_, i) => String(i + 1));
+    await service.writeData(
+      "t1",
+      "",
+      docs.map((d) => tuple(`doc:${d}#${Number(d) % 2 === 0 ? "owner" : "viewer"}@user:${d}`)),
+      [attr("doc:3$public", bool(true))],
+    );
+    await store.headSnap("t1"); // followed
+    const query = (d: string, u: string) => service.check("t1", meta, checkQuery(d, u));
+    // 5 checks at once, each of a document whose keys are not held: ONE statement (the walk's one level reads the
+    // document's owner and viewer rows and its attribute: 3 keys, one combined read per check)
+    const first = docs.slice(0, 5);
+    rec.kinds.length = 0;
+    const together = await Promise.all(first.map((d) => query(d, Number(d) <= 3 ? d : "9")));
+    expect(together.map((r) => r.can)).toEqual([
+      "CHECK_RESULT_ALLOWED", // doc:1 viewer user:1
+      "CHECK_RESULT_ALLOWED", // doc:2 owner user:2
+      "CHECK_RESULT_ALLOWED", // doc:3 public
+      "CHECK_RESULT_DENIED",
+      "CHECK_RESULT_DENIED",
+    ]);
+    expect(rec.kinds).toEqual(["query_reads"]);
+    expect(store.stats()).toMatchObject({ misses: 15, hits: 0 });
+    // every key is now held: no statement, and each check's own rows (not another's of the joined read)
+    rec.kinds.length = 0;
+    const again = await Promise.all(first.map((d) => query(d, d)));
+    expect(again.map((r) => r.can)).toEqual(first.map(() => "CHECK_RESULT_ALLOWED"));
+    expect((await query("4", "5")).can).toBe("CHECK_RESULT_DENIED");
+    expect(rec.kinds).toEqual([]);
+    // one at a time, each cold check is its own statement
+    const more = ["9", "10", "11"];
+    rec.kinds.length = 0;
+    for (const d of more) expect((await query(d, "1")).can).toBe("CHECK_RESULT_DENIED");
+    expect(rec.kinds).toEqual(["query_reads", "query_reads", "query_reads"]);
+    // more keys than one joined statement reads (16): 8 checks x 3 keys = 24 keys, so two statements (5 + 3 checks)
+    rec.kinds.length = 0;
+    const many = Array.from({ length: 8 }, (_, i) => String(20 + i));
+    await Promise.all(many.map((d) => query(d, "1")));
+    expect(rec.kinds).toEqual(["query_reads", "query_reads"]);
+    await store.close();
+  });
+
   /** The store without its write notices: its replica hears of other writes only when it asks. */
   const deaf = (store: PostgresStore): Store =>
     new Proxy(store, {

@@ -53,6 +53,27 @@ import { PRELOAD_STEPS_PER_RUN, type PreloadKeys, type PreloadProgress, TenantPr
 import { type Entry, WorkingSetBudget } from "./working-set.ts";
 
 const expired = () => new PembaError("ERROR_CODE_SNAP_TOKEN_EXPIRED");
+
+/**
+ * The most keys (ids x relations or attributes) one joined fill statement reads: within the PostgreSQL driver's
+ * lists of a statement prepared by name (NAMED_MAX_LIST), so joined fills keep one parsed statement per connection.
+ */
+const BATCH_MAX_KEYS = 16;
+
+/** Check reads' fills of one tenant at one snap, read by one statement (ReplicaStore.joinFills). */
+interface JoinedFills {
+  tuples: TupleQuery[];
+  attributes: AttributeQuery[];
+  keys: number;
+  rows: Promise<[Tuple[], Attribute[]]>;
+}
+
+/** A fill that may be joined with others: its missing keys, and its own answer picked from the joined rows. */
+interface BatchableFill<R> {
+  tuples: TupleQuery[];
+  attributes: AttributeQuery[];
+  pick: (rows: [Tuple[], Attribute[]]) => R;
+}
 const closedError = () => new Error("the replica is closed");
 
 export const DEFAULT_REPLICA_REFRESH_MS = 1000;
@@ -139,6 +160,10 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
   private readonly overlays?: NearestOverlays;
   /** Whole-tenant preloading, when asked for. */
   private readonly preloads?: TenantPreloads;
+  /** Whether check reads' fills of one turn are joined into one statement (joinFills). */
+  private readonly joinsFills: boolean;
+  /** The fills being joined, per tenant and snap, until the statement goes out. */
+  private readonly joining = new Map<string, JoinedFills>();
 
   private constructor(
     inner: Store & ReplicaSource,
@@ -174,6 +199,9 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     }
     this.refreshMs = opts.refreshMs ?? DEFAULT_REPLICA_REFRESH_MS;
     this.logger = opts.logger;
+    // PostgreSQL: a read is a round trip to another process; SQLite answers in-process at once (joining would only
+    // defer it); reads at a D1 request's nearest replica are the request's own (overlays)
+    this.joinsFills = inner.kind === "postgres" && freshnessMs === undefined;
     const feed = inner.freshnessAndChanges?.bind(inner);
     if (freshnessMs !== undefined && hasNearestReplica(inner) && feed !== undefined) {
       this.overlays = new NearestOverlays({
@@ -365,6 +393,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     rowsOf: (r: R) => { tuples?: Tuple[]; attributes?: Attribute[] },
     make: (rows: R) => Map<string, Entry>,
     answer: (made: Map<string, Entry>) => T,
+    batch?: BatchableFill<R>,
   ): MaybePromise<T> {
     if (report !== undefined) report.store = true;
     const fileable = this.freshness.startFill(st, snap);
@@ -379,11 +408,62 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     };
     let pending: MaybePromise<R>;
     try {
-      pending = this.readAt(tenantId, snap, readMissing, rowsOf);
+      const joined =
+        batch === undefined ? undefined : this.joinFills(tenantId, snap, batch.tuples, batch.attributes);
+      pending =
+        joined !== undefined ? joined.then(batch!.pick) : this.readAt(tenantId, snap, readMissing, rowsOf);
     } catch (e) {
       return fail(e);
     }
     return pending instanceof Promise ? pending.then(done, fail) : done(pending);
+  }
+
+  /**
+   * Over a store whose reads are network round trips (PostgreSQL), the keys a check's read misses are read together
+   * with the keys other reads of the tenant at the same snap miss in the same turn of the event loop: ONE statement
+   * once the turn's I/O callbacks have run (nextTurn), each read filing the entries of its own keys from the rows of
+   * all. Requests that arrive together (a burst) thus cost one round trip per walk level between them instead of one
+   * each. At most BATCH_MAX_KEYS keys per statement (a read with more goes alone); undefined = read alone.
+   */
+  private joinFills(
+    tenantId: string,
+    snap: Snap,
+    tuples: TupleQuery[],
+    attributes: AttributeQuery[],
+  ): Promise<[Tuple[], Attribute[]]> | undefined {
+    if (!this.joinsFills) return undefined;
+    let keys = 0;
+    for (const q of tuples) keys += q.entityIds.length * q.relations.length;
+    for (const q of attributes) {
+      if (q.entityIds === undefined) return undefined; // a read of a whole type is not a fill of keys
+      keys += q.entityIds.length * q.attributes.length;
+    }
+    if (keys > BATCH_MAX_KEYS) return undefined;
+    const id = `${tenantId}\u0000${snap}`;
+    let joined = this.joining.get(id);
+    if (joined === undefined || joined.keys + keys > BATCH_MAX_KEYS) {
+      const next: JoinedFills = { tuples: [], attributes: [], keys: 0, rows: undefined! };
+      next.rows = nextTurn().then(() => {
+        if (this.joining.get(id) === next) this.joining.delete(id);
+        const inner = this.inner;
+        if (next.attributes.length === 0) {
+          return Promise.resolve(inner.queryTuples(tenantId, snap, next.tuples, 0)).then((t) => [t, []]);
+        }
+        if (next.tuples.length === 0) {
+          return Promise.resolve(inner.queryAttributes(tenantId, snap, next.attributes, 0)).then((a) => [
+            [],
+            a,
+          ]);
+        }
+        return queryBoth(inner, tenantId, snap, next.tuples, next.attributes, 0);
+      });
+      this.joining.set(id, next);
+      joined = next;
+    }
+    joined.tuples.push(...tuples);
+    joined.attributes.push(...attributes);
+    joined.keys += keys;
+    return joined.rows;
   }
 
   /**
@@ -584,6 +664,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
           (tuples) => ({ tuples }),
           (rows) => keys.tupleEntries(missing, rows, snap),
           (made) => keys.answerTuples(queries, split, snap, at, made),
+          { tuples: missing, attributes: [], pick: ([t]) => t },
         );
       },
       () =>
@@ -665,6 +746,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
             return made;
           },
           (made) => keys.answerAttributes(queries, split, snap, at, made, byType),
+          { tuples: [], attributes: missing, pick: ([, a]) => a },
         );
       },
       () =>
@@ -718,6 +800,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
             keys.answerTuples(tuples, ts, snap, at, made),
             keys.answerAttributes(attributes, as, snap, at, made, byType),
           ],
+          { tuples: mt, attributes: ma, pick: (rows) => rows },
         );
       },
       () =>
