@@ -11,8 +11,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Writable } from "node:stream";
 import { parseArgs } from "node:util";
-import { PostgresStore } from "../packages/core/src/store/drivers/postgres.ts";
-import { startPostgres } from "../packages/core/src/store/testing/postgres-server.ts";
+import { PostgresStore } from "@pemba/core/node";
+import { startPostgres } from "@pemba/core/testing/node";
 
 // the PostgreSQL client is core's dependency, not the workspace root's
 const require = createRequire(new URL("../packages/core/package.json", import.meta.url));
