@@ -210,6 +210,7 @@ export {
   applyPartialWrite,
   attributeTypeOf,
   attributeTypeText,
+  attributeTypeWord,
   childToWire,
   diffSchemas,
   type EntityDefinition,

@@ -2,8 +2,7 @@
  * A schema -> TypeScript types for @pemba/sdk's TypedClient, so that an unknown entity type, relation, permission or
  * attribute, or a subject type a relation does not allow, fails to compile: what `pemba codegen` writes, as an API.
  */
-import type { AttributeType } from "@pemba/core";
-import { parseSchema } from "@pemba/core";
+import { attributeTypeWord, parseSchema } from "@pemba/core";
 
 export interface SchemaTypesOptions {
   /** Name of the schema type (default "AuthzSchema"); the client type is the same with "Client" for "Schema". */
@@ -13,17 +12,6 @@ export interface SchemaTypesOptions {
   /** Named in the header comment. */
   sourceName?: string;
 }
-
-const ATTRIBUTE_KINDS: Record<AttributeType, string> = {
-  ATTRIBUTE_TYPE_BOOLEAN: "boolean",
-  ATTRIBUTE_TYPE_BOOLEAN_ARRAY: "boolean[]",
-  ATTRIBUTE_TYPE_STRING: "string",
-  ATTRIBUTE_TYPE_STRING_ARRAY: "string[]",
-  ATTRIBUTE_TYPE_INTEGER: "integer",
-  ATTRIBUTE_TYPE_INTEGER_ARRAY: "integer[]",
-  ATTRIBUTE_TYPE_DOUBLE: "double",
-  ATTRIBUTE_TYPE_DOUBLE_ARRAY: "double[]",
-};
 
 const str = (s: string) => JSON.stringify(s);
 /** Schema names match `^[a-zA-Z_]{1,64}$`, so they are valid property names as they are. */
@@ -64,7 +52,7 @@ export function generateSchemaTypes(schemaText: string, options: SchemaTypesOpti
     lines.push(
       attributes.length === 0
         ? `    attributes: ${NONE};`
-        : `    attributes: { ${attributes.map((a) => `${key(a.name)}: ${str(ATTRIBUTE_KINDS[a.type])}`).join("; ")} };`,
+        : `    attributes: { ${attributes.map((a) => `${key(a.name)}: ${str(attributeTypeWord(a.type))}`).join("; ")} };`,
     );
     lines.push("  };");
   }

@@ -12,6 +12,7 @@ export {
 export type { Token, TokenKind } from "./lexer.ts";
 export { lex } from "./lexer.ts";
 export {
+  attributeTypeWord,
   formatAttribute,
   formatTuple,
   parseAttributeString,

@@ -76,6 +76,11 @@ const NAME_OF_TYPE = Object.fromEntries(Object.entries(TYPE_NAMES).map(([k, v]) 
   string
 >;
 
+/** The schema language's word for an attribute type: `ATTRIBUTE_TYPE_INTEGER_ARRAY` -> `integer[]`. */
+export function attributeTypeWord(type: AttributeType): string {
+  return NAME_OF_TYPE[type];
+}
+
 /** Go's strconv.ParseBool spellings. */
 function parseGoBool(s: string): boolean | undefined {
   if (["1", "t", "T", "TRUE", "true", "True"].includes(s)) return true;

@@ -10,6 +10,8 @@ import { fromBinary, toJson } from "@bufbuild/protobuf";
 import { StructSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Attribute,
+  type AttributeType,
+  attributeTypeWord,
   attributeValueFromWire,
   crc32,
   crcHex,
@@ -368,17 +370,6 @@ async function zedBackup(path: string, opts: MigrationOptions): Promise<Migratio
 // biome-ignore lint/suspicious/noExplicitAny: Permify's JSON answers are walked by hand, field by field
 type Json = Record<string, any>;
 
-const ATTRIBUTE_WORDS: Record<string, string> = {
-  ATTRIBUTE_TYPE_BOOLEAN: "boolean",
-  ATTRIBUTE_TYPE_BOOLEAN_ARRAY: "boolean[]",
-  ATTRIBUTE_TYPE_STRING: "string",
-  ATTRIBUTE_TYPE_STRING_ARRAY: "string[]",
-  ATTRIBUTE_TYPE_INTEGER: "integer",
-  ATTRIBUTE_TYPE_INTEGER_ARRAY: "integer[]",
-  ATTRIBUTE_TYPE_DOUBLE: "double",
-  ATTRIBUTE_TYPE_DOUBLE_ARRAY: "double[]",
-};
-
 const CEL_BINARY: Record<string, string> = {
   "_>_": ">",
   "_>=_": ">=",
@@ -461,13 +452,15 @@ function schemaText(def: Json): string {
         `  relation ${r.name} ${(r.relation_references as Json[]).map((x) => `@${x.type}${x.relation ? `#${x.relation}` : ""}`).join(" ")}`,
       );
     for (const a of Object.values(e.attributes ?? {}) as Json[])
-      body.push(`  attribute ${a.name} ${ATTRIBUTE_WORDS[a.type]}`);
+      body.push(`  attribute ${a.name} ${attributeTypeWord(a.type as AttributeType)}`);
     for (const p of Object.values(e.permissions ?? {}) as Json[])
       body.push(`  permission ${p.name} = ${childText(p.child).replace(/^\((.*)\)$/, "$1")}`);
     out.push(`entity ${e.name} {${body.length > 0 ? `\n${body.join("\n")}\n` : ""}}`);
   }
   for (const r of Object.values(def.rule_definitions ?? {}) as Json[]) {
-    const args = Object.entries(r.arguments ?? {}).map(([n, t]) => `${n} ${ATTRIBUTE_WORDS[t as string]}`);
+    const args = Object.entries(r.arguments ?? {}).map(
+      ([n, t]) => `${n} ${attributeTypeWord(t as AttributeType)}`,
+    );
     out.push(`rule ${r.name}(${args.join(", ")}) {\n  ${celText(r.expression?.expr, r.name)}\n}`);
   }
   return `${out.join("\n\n")}\n`;
