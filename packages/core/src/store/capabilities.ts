@@ -190,11 +190,10 @@ export interface FeedRead {
 export interface WriteFeed {
   writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap): Promise<FeedRead>;
   /**
-   * A write reads the feed also while a few other writes of its tenant are in flight (D1: each statement batch is a
+   * Every write reads the feed, also while other writes of its tenant are in flight (D1: each statement batch is a
    * round trip to the one primary, which runs them one at a time, so a catch-up after the write would cost two more
-   * round trips, queued behind everyone's); else only a tenant's one write in flight reads it. Past a few (the
-   * replica's MAX_FEED_READING_WRITES), concurrent writes share a catch-up after them instead of each reading the
-   * others' changes: the feed each would read grows with the writes ahead of it.
+   * round trips, queued behind everyone's); else only a tenant's one write in flight reads it, and concurrent ones
+   * share a catch-up after them instead of each reading the others' changes.
    */
   readonly feedInConcurrentWrites?: boolean;
 }

@@ -13,7 +13,6 @@ export {
   DEFAULT_REPLICA_MEMORY_BYTES,
   DEFAULT_REPLICA_REFRESH_MS,
   type LazyReplicaOptions,
-  MAX_FEED_READING_WRITES,
   type ReplicaOptions,
   type ReplicaStats,
   ReplicaStore,

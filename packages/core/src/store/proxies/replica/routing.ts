@@ -80,13 +80,6 @@ export const DEFAULT_REPLICA_REFRESH_MS = 1000;
 /** The Node server's working set: 256 MB. */
 export const DEFAULT_REPLICA_MEMORY_BYTES = 256 * 1048576;
 
-/**
- * Writes of one tenant in flight here that may each read the feed in their own transaction when the store asks for
- * it (WriteFeed.feedInConcurrentWrites): the feed a write reads holds every write committed since its start, so
- * past this many the rows read again would grow with the queue; later ones share a catch-up after them.
- */
-export const MAX_FEED_READING_WRITES = 4;
-
 /** Runs work after the current response is ready and keeps it alive (the Worker: `ctx.waitUntil`); never rejects. */
 export type BackgroundWork = (start: () => Promise<unknown>) => void;
 
@@ -878,10 +871,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       // concurrent writes of one tenant each reading the feed would read each other's changes again and again;
       // the catch-up after the write serves them together instead, unless the store's round trips cost more than
       // those rows (WriteFeed.feedInConcurrentWrites: D1)
-      const feed =
-        hasWriteFeed(inner) &&
-        (alone ||
-          (inner.feedInConcurrentWrites === true && this.writing.get(tenantId)! <= MAX_FEED_READING_WRITES));
+      const feed = hasWriteFeed(inner) && (alone || inner.feedInConcurrentWrites === true);
       if (st === undefined || !feed || !hasWriteFeed(inner)) snap = await inner.write(tenantId, req);
       else {
         const from = Math.max(st.caughtUp, st.applied);
