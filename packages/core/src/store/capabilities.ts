@@ -189,13 +189,6 @@ export interface FeedRead {
  */
 export interface WriteFeed {
   writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap): Promise<FeedRead>;
-  /**
-   * Every write reads the feed, also while other writes of its tenant are in flight (D1: each statement batch is a
-   * round trip to the one primary, which runs them one at a time, so a catch-up after the write would cost two more
-   * round trips, queued behind everyone's); else only a tenant's one write in flight reads it, and concurrent ones
-   * share a catch-up after them instead of each reading the others' changes.
-   */
-  readonly feedInConcurrentWrites?: boolean;
 }
 
 /**

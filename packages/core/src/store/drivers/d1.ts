@@ -13,13 +13,12 @@
  */
 import { getTableName, sql } from "drizzle-orm";
 import { PembaError } from "../../errors.ts";
-import type { FeedRead, NearestReplica, QueryBudget, SnapBookmarks, WriteFeed } from "../capabilities.ts";
+import type { NearestReplica, QueryBudget, SnapBookmarks } from "../capabilities.ts";
 import { type Dialect, list, name, P, type Statement, sqliteDialectWith } from "../sql/dialect.ts";
 import type { QueryObserver, SqlExecutor, StatementResult } from "../sql/executor.ts";
 import { asSqlError, timed } from "../sql/executor.ts";
 import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
-import type { Snap, WriteRequest } from "../store.ts";
 import {
   D1_LIMITS,
   type D1Database,
@@ -314,10 +313,8 @@ class D1NearestReads extends SqlStore {
   readonly kind = "d1" as const;
 }
 
-export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget, NearestReplica, WriteFeed {
+export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget, NearestReplica {
   readonly kind = "d1" as const;
-  /** Each write reads its tenant's feed in its own batch, however many others are in flight (WriteFeed). */
-  readonly feedInConcurrentWrites = true;
   readonly #sessions: () => D1Sessions;
   readonly #nearest: D1NearestReads;
   readonly #migrations: D1MigrationCheck;
@@ -340,15 +337,6 @@ export class D1Store extends SqlStore implements SnapBookmarks, QueryBudget, Nea
   /** Applies pending migrations now (what the first read or write does otherwise): a look at a replica first. */
   migrate(): Promise<void> {
     return this.#migrations.ensure();
-  }
-
-  /**
-   * Writes and reads the tenant's feed after `after` and the GC horizon in the same batch (WriteFeed): D1 runs a
-   * batch as one transaction at the primary, one batch at a time, so the feed it reads ends at the write's own snap;
-   * a replica over this store catches up to the write with no round trip of its own.
-   */
-  writeReadingFeed(tenantId: string, req: WriteRequest, after: Snap): Promise<FeedRead> {
-    return this.writeAndReadFeed(tenantId, req, after);
   }
 
   /** The D1 bookmark after this request's write, carried in its snap token (one database: any tenant's). */

@@ -869,10 +869,8 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     let snap: Snap;
     try {
       // concurrent writes of one tenant each reading the feed would read each other's changes again and again;
-      // the catch-up after the write serves them together instead, unless the store's round trips cost more than
-      // those rows (WriteFeed.feedInConcurrentWrites: D1)
-      const feed = hasWriteFeed(inner) && (alone || inner.feedInConcurrentWrites === true);
-      if (st === undefined || !feed || !hasWriteFeed(inner)) snap = await inner.write(tenantId, req);
+      // the catch-up after the write serves them together instead
+      if (st === undefined || !alone || !hasWriteFeed(inner)) snap = await inner.write(tenantId, req);
       else {
         const from = Math.max(st.caughtUp, st.applied);
         const read = await inner.writeReadingFeed(tenantId, req, from);
