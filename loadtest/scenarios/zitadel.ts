@@ -67,9 +67,9 @@ async function run(ctx: ScenarioContext) {
   const slope = rssSlopePer10Minutes(readings, slopeFrom);
   // the working set grows with the rows the soak writes (a cache filling toward its budget): the RSS besides it
   const besidesWorkingSet = lessWorkingSet(readings, heapReadings);
-  const workingSetSlope =
-    besidesWorkingSet === undefined ? Number.NaN : slope - rssSlopePer10Minutes(besidesWorkingSet, slopeFrom);
-  const slopeBesides = besidesWorkingSet === undefined ? Number.NaN : slope - workingSetSlope;
+  const slopeBesides =
+    besidesWorkingSet === undefined ? Number.NaN : rssSlopePer10Minutes(besidesWorkingSet, slopeFrom);
+  const workingSetSlope = slope - slopeBesides;
   const s = result.summary;
   const checks = checksOf(s);
   if (checks.percent < 100) failures.push(`checks ${checksText(s)}`);
