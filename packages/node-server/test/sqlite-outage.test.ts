@@ -170,12 +170,12 @@ describe("SQLite outages under load: a read-only file, a full disk", () => {
         checks: (statuses.get("check 200") ?? 0) - checksFrom,
       };
     };
-    /** Seconds until a write is acknowledged again. */
+    /** Writes acknowledged after the outage ends (waiting at most 30 s for the first one). */
     const recovery = async () => {
       const from = acked.size;
-      const started = performance.now();
-      while (acked.size === from && performance.now() - started < 30_000) await sleep(20);
-      return (performance.now() - started) / 1000;
+      const until = performance.now() + 30_000;
+      while (acked.size === from && performance.now() < until) await sleep(20);
+      return acked.size - from;
     };
 
     await sleep(500);
@@ -210,8 +210,9 @@ describe("SQLite outages under load: a read-only file, a full disk", () => {
     // checks went on being answered during each outage (the reader's failures are in `unexpected`)
     expect(readOnly.checks).toBeGreaterThan(10);
     expect(full.checks).toBeGreaterThan(10);
-    expect(readOnlyRecovery).toBeLessThan(30);
-    expect(fullRecovery).toBeLessThan(30);
+    // writes are taken again without a restart
+    expect(readOnlyRecovery).toBeGreaterThan(0);
+    expect(fullRecovery).toBeGreaterThan(0);
     // every acknowledged write is stored, no refused one is
     const stored = await storedIds();
     for (const id of acked) expect(stored.has(id), `acknowledged ${id} is stored`).toBe(true);
