@@ -71,7 +71,7 @@ if (values.profile && target === "worker")
 const started = new Date();
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const settings = Object.entries(process.env)
-  .filter(([name]) => name.startsWith("PEMBA_SOAK_"))
+  .filter(([name]) => name.startsWith("PEMBA_SOAK_") || name.startsWith("PEMBA_REPLICA_"))
   .map(([name, value]) => `${name}=${value} `)
   .join("");
 const command = `${settings}pnpm loadtest ${process.argv.slice(2).join(" ")}`;
