@@ -5,11 +5,11 @@
  * server on that database in turn:
  * startup to the first answered check, a Zipf (s = --zipf) open-model check load (k6 check-open-model.js) at --rate
  * for --duration (after --warmup of the same load, not measured), the server's CPU per answered check, p50/p99,
- * RSS after. --hot <n>: the checks draw from the first n ids only (every key warm after the warm-up: the cost of
+ * RSS after and its peak since the server started. --hot <n>: the checks draw from the first n ids only (every key warm after the warm-up: the cost of
  * hot keys).
  *
  *   node --experimental-strip-types loadtest/bench-working-set.ts [--ids 100000] [--rate 2000] [--duration 60s]
- *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256] [--store sqlite|postgres] [--seed fast|http]
+ *     [--warmup 0s] [--rounds 2] [--zipf 1.0] [--memory 256[,32,...]] [--store sqlite|postgres] [--seed fast|http]
  *     [--only A|B] [--database <seeded file or URL>] --base <checkout of main> [--base-args "--replica-max-rows 20000000"]
  *
  * --database: a database a former run seeded (kept with --keep, which prints it; PostgreSQL then stays running,
@@ -18,7 +18,9 @@
  * instead (B's sizes against A at 100,000 ids, alternating in one session).
  *
  * A: --base's bundled CLI as built there (packages/node-server/dist/pemba.mjs; it is run, never rebuilt), with
- * --base-args. B: this checkout's CLI with --replica-memory --memory. Both bind 127.0.0.1 only.
+ * --base-args. B: this checkout's CLI with --replica-memory --memory; a list (--memory 1,32,256) runs one B per
+ * value in turn (with --only B: the RSS at each budget under the same load, --replica-memory 1 giving the baseline
+ * of a server with almost no working set). Both bind 127.0.0.1 only.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -30,7 +32,7 @@ import { freePort } from "@pemba/core/testing/node";
 import { connectPg, startDatabase } from "./lib/database.ts";
 import { fastSeed } from "./lib/fast-seed.ts";
 import { metric, runK6 } from "./lib/k6.ts";
-import { cpuSeconds, rssMegabytes } from "./lib/proc.ts";
+import { cpuSeconds, peakRssMegabytes, rssMegabytes } from "./lib/proc.ts";
 import { check, seed, TENANT_ID, writeSeedSchema } from "./lib/seed.ts";
 import { buildPemba, REPO_DIR, startPemba } from "./lib/servers.ts";
 
@@ -157,6 +159,7 @@ try {
   const baseIds = values["base-database"] === undefined ? ids : Number(values["base-ids"]);
   if (!(baseIds > 0)) throw new Error("--base-database needs --base-ids");
   const baseVersion = baseDatabase === database ? schemaVersion : await headVersion(baseDatabase);
+  const seeded = database;
 
   const targets = [
     {
@@ -168,15 +171,15 @@ try {
       schemaVersion: baseVersion,
       ids: baseIds,
     },
-    {
+    ...values.memory!.split(",").map((memory) => ({
       side: "B",
-      name: `B working set (--replica-memory ${values.memory}, ${ids} ids)`,
+      name: `B working set (--replica-memory ${memory}, ${ids} ids)`,
       repo: REPO_DIR,
-      args: ["--replica-memory", values.memory!],
-      database,
+      args: ["--replica-memory", memory],
+      database: seeded,
       schemaVersion,
       ids,
-    },
+    })),
   ].filter((t) => values.only === undefined || t.side === values.only);
   const rows: string[] = [];
   for (let round = 1; round <= Number(values.rounds); round++) {
@@ -206,7 +209,7 @@ try {
         `${answered} checks (${metric(run.summary, "dropped_iterations", "count")} dropped, ${metric(run.summary, "checks", "fails")} failed), ` +
         `CPU ${((1e6 * cpu) / Math.max(1, answered)).toFixed(0)} µs/check, ` +
         `p50 ${metric(run.summary, "http_req_duration", "med").toFixed(2)} ms, p99 ${metric(run.summary, "http_req_duration", "p(99)").toFixed(2)} ms, ` +
-        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB${held}, load average ${loadavg()[0]!.toFixed(1)}`;
+        `RSS ${rssMegabytes(server.pid).toFixed(0)} MB (peak ${peakRssMegabytes(server.pid).toFixed(0)} MB)${held}, load average ${loadavg()[0]!.toFixed(1)}`;
       log(line);
       rows.push(line);
       await server.stop();
@@ -239,9 +242,14 @@ function workingSet(before: string, text: string): string {
       0,
     );
   const pauses = `GC ${(gcSum(text) - gcSum(before)).toFixed(2)} s`;
-  if (Number.isNaN(bytes)) return `, ${loop}, ${pauses}`;
   const mb = (b: number) => (b / 1048576).toFixed(1);
-  return `, working set ${mb(bytes)} of ${mb(gauge("pemba_working_set_max_bytes"))} MB (${gauge("pemba_working_set_evictions")} evicted), ${loop}, ${pauses}`;
+  // V8's heap at the end of the run: used (live objects and garbage not yet collected) and its old space
+  const oldSpace = Number(
+    /^pemba_nodejs_heap_space_size_used_bytes\{space="old"\} (\S+)$/m.exec(text)?.[1] ?? Number.NaN,
+  );
+  const heap = `heap used ${mb(gauge("pemba_nodejs_heap_size_used_bytes"))} MB (old space ${mb(oldSpace)} MB)`;
+  if (Number.isNaN(bytes)) return `, ${heap}, ${loop}, ${pauses}`;
+  return `, working set ${mb(bytes)} of ${mb(gauge("pemba_working_set_max_bytes"))} MB (${gauge("pemba_working_set_evictions")} evicted), ${heap}, ${loop}, ${pauses}`;
 }
 
 /** The tenant's newest schema version in a seeded database. */

@@ -46,8 +46,17 @@ export function cpuSeconds(pid: number): number {
 
 /** Resident set size in MB (VmRSS). */
 export function rssMegabytes(pid: number): number {
+  return statusMegabytes(pid, "VmRSS");
+}
+
+/** The largest resident set size the process has had since it started, in MB (VmHWM). */
+export function peakRssMegabytes(pid: number): number {
+  return statusMegabytes(pid, "VmHWM");
+}
+
+function statusMegabytes(pid: number, field: string): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
