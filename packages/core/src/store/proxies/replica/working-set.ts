@@ -40,11 +40,12 @@ export class Entry<T extends Tuple | Attribute = Tuple | Attribute> {
   readonly id: string;
   /** The entry answers reads at snaps >= from. */
   readonly from: Snap;
-  readonly rows: Row<T>[];
+  /** Replaced by a copy of exactly its length once filled (see `sized`). */
+  rows: Row<T>[];
   constructor(keys: TenantKeys, kind: Kind, group: string, id: string, from: Snap, rows: Row<T>[]) {
     this.keys = keys;
     this.kind = kind;
-    this.group = group;
+    this.group = keys.name(group);
     this.id = id;
     this.from = from;
     this.rows = rows;
@@ -59,7 +60,11 @@ const ENTRY_BYTES = 160;
 /** Bytes of a row besides its strings' text: the Row, the record's objects and the string headers. */
 const ROW_BYTES = 200;
 
-/** A record's estimated bytes in the working set (calibrated against RSS in loadtest/replica-memory.ts). */
+/**
+ * A record's estimated bytes in the working set. With the entry's bytes, calibrated against the heap really held
+ * in loadtest/working-set-memory.ts (rows made as a SQL driver makes them): Permify's dataset, one row per key, holds
+ * 0.99 bytes of heap per estimated byte.
+ */
 export function recordBytes(v: Tuple | Attribute): number {
   if ("relation" in v) {
     const t = v;
@@ -81,6 +86,8 @@ export function recordBytes(v: Tuple | Attribute): number {
 }
 
 const SEP = "\u0000";
+/** Names a tenant's entries keep one copy of (a schema's types, relations and attributes, and their groups). */
+const MAX_NAMES = 4096;
 export const tupleGroup = (type: string, relation: string): string => type + SEP + relation;
 export const subjectGroup = (
   type: string,
@@ -170,9 +177,43 @@ export class TenantKeys {
   hits = 0;
   misses = 0;
   readonly budget: WorkingSetBudget;
+  /**
+   * One copy of each name the entries hold (types, relations, attributes, groups): a driver gives every row its own
+   * strings, and a working set of millions of rows would hold as many copies of a few dozen names.
+   */
+  private readonly names = new Map<string, string>();
 
   constructor(budget: WorkingSetBudget) {
     this.budget = budget;
+  }
+
+  /** The kept copy of a name (at most MAX_NAMES are kept; past that a name is its own copy). */
+  name(text: string): string {
+    const kept = this.names.get(text);
+    if (kept !== undefined) return kept;
+    if (this.names.size < MAX_NAMES) this.names.set(text, text);
+    return text;
+  }
+
+  /** A store's tuple as an entry keeps it: kept names, and the key's own id string for the side it is keyed by. */
+  private keptTuple(t: Tuple, entityId: string, subjectId: string): Tuple {
+    const kept: Tuple = {
+      entity: { type: this.name(t.entity.type), id: entityId },
+      relation: this.name(t.relation),
+      subject: { type: this.name(t.subject.type), id: subjectId, relation: this.name(t.subject.relation) },
+    };
+    if (t.expiresAt !== undefined) kept.expiresAt = t.expiresAt;
+    return kept;
+  }
+
+  private keptAttribute(a: Attribute, entityId: string): Attribute {
+    const kept: Attribute = {
+      entity: { type: this.name(a.entity.type), id: entityId },
+      attribute: this.name(a.attribute),
+      value: { type: this.name(a.value.type) as Attribute["value"]["type"], data: a.value.data },
+    };
+    if (a.expiresAt !== undefined) kept.expiresAt = a.expiresAt;
+    return kept;
   }
 
   private table(kind: Kind): Map<string, Map<string, Entry>> {
@@ -404,7 +445,7 @@ export class TenantKeys {
       const e = made.get(`tuples${SEP}${tupleGroup(t.entity.type, t.relation)}${SEP}${t.entity.id}`) as
         | Entry<Tuple>
         | undefined;
-      e?.rows.push({ v: t, c: 0, d: LIVE });
+      e?.rows.push({ v: this.keptTuple(t, e.id, t.subject.id), c: 0, d: LIVE });
     }
     return sized(made);
   }
@@ -420,7 +461,7 @@ export class TenantKeys {
     for (const t of rows) {
       const g = subjectGroup(t.entity.type, t.relation, t.subject.type, t.subject.relation);
       const e = made.get(`subjects${SEP}${g}${SEP}${t.subject.id}`) as Entry<Tuple> | undefined;
-      e?.rows.push({ v: t, c: 0, d: LIVE });
+      e?.rows.push({ v: this.keptTuple(t, t.entity.id, e.id), c: 0, d: LIVE });
     }
     return sized(made);
   }
@@ -449,7 +490,8 @@ export class TenantKeys {
     for (const a of rows) {
       const g = attributeGroup(a.entity.type, a.attribute);
       const e = made.get(`attributes${SEP}${g}${SEP}${a.entity.id}`) as Entry<Attribute> | undefined;
-      if (e !== undefined && e.rows.length === 0) e.rows.push({ v: a, c: 0, d: LIVE });
+      if (e !== undefined && e.rows.length === 0)
+        e.rows.push({ v: this.keptAttribute(a, e.id), c: 0, d: LIVE });
       if (types.has(g) && !typed.has(g + SEP + a.entity.id)) {
         typed.add(g + SEP + a.entity.id);
         byType.push(a);
@@ -506,21 +548,23 @@ export class TenantKeys {
             subjectGroup(t.entity.type, t.relation, t.subject.type, t.subject.relation),
             t.subject.id,
           );
+          const kept = create && targets.length > 0 ? this.keptTuple(t, t.entity.id, t.subject.id) : t;
           for (const e of targets) {
             // a create of a tuple that is live replaces it (another expiry); a delete ends it
             const rows = (e as Entry<Tuple>).rows;
             for (const r of rows) if (r.d === LIVE && sameTuple(r.v, t)) r.d = x;
-            change(e, rows, t, create);
+            change(e, rows, kept, create);
           }
           continue;
         }
         const a = c.attribute;
         if (a === undefined) continue;
         collect("attributes", attributeGroup(a.entity.type, a.attribute), a.entity.id);
+        const kept = create && targets.length > 0 ? this.keptAttribute(a, a.entity.id) : a;
         for (const e of targets) {
           const rows = (e as Entry<Attribute>).rows;
           for (const r of rows) if (r.d === LIVE) r.d = x;
-          change(e, rows, a, create);
+          change(e, rows, kept, create);
         }
       }
     }
@@ -576,9 +620,13 @@ function prune(rows: Row<Tuple | Attribute>[], horizon: Snap): number {
   return delta;
 }
 
-/** Entries are built empty and filled: their bytes are counted once they hold their rows. */
+/**
+ * Entries are built empty and filled: their bytes are counted once they hold their rows, and a filled entry's rows
+ * are copied to an array of their length (a pushed-to array keeps room for 16 rows: 128 bytes for an entry of one).
+ */
 function sized(made: Map<string, Entry>): Map<string, Entry> {
   for (const e of made.values()) {
+    if (e.rows.length > 0) e.rows = e.rows.slice();
     let bytes = ENTRY_BYTES + 2 * (e.group.length + e.id.length);
     for (const r of e.rows) bytes += recordBytes(r.v);
     e.bytes = bytes;
