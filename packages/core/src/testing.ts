@@ -15,6 +15,11 @@ export {
   loadTestData,
   VIEW_PAIRS,
 } from "./service/testing/load-test-schema.ts";
+export {
+  type ReplicaPropertyCounts,
+  type ReplicaPropertyOptions,
+  replicaProperty,
+} from "./service/testing/replica-property.ts";
 export { describeStatementCounts, type Opener } from "./service/testing/statement-counts.ts";
 export { describeStoreContract, type StoreHandle } from "./store/contract/index.ts";
 /** SQL plans and dialects, for benchmarks that compare statement shapes (loadtest/bench-key-lists.ts). */
@@ -22,8 +27,3 @@ export { d1Dialect } from "./store/drivers/d1.ts";
 export { sqliteDialect } from "./store/sql/dialect.ts";
 export { queryTuplesStatement } from "./store/sql/read-plan.ts";
 export { attr, keys, tuple } from "./store/testing/fixtures.ts";
-export {
-  type ReplicaPropertyCounts,
-  type ReplicaPropertyOptions,
-  replicaProperty,
-} from "./store/testing/replica-property.ts";

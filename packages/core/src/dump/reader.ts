@@ -7,8 +7,8 @@
  */
 import { PembaError } from "../errors.ts";
 import { formatRfc3339, parseRfc3339 } from "../expiry.ts";
-import { NAME_PATTERN } from "../http/wire/common.ts";
 import type { Attribute, AttributeType, Tuple } from "../model.ts";
+import { NAME_PATTERN } from "../wire/common.ts";
 import { type Crc32, crcHex, crc32 as jsCrc32 } from "./crc32.ts";
 import {
   DUMP_FORMAT,

@@ -5,7 +5,7 @@
  * more per line than the rest of an import.
  */
 import { z } from "zod";
-import { NAME_PATTERN } from "../http/wire/common.ts";
+import { NAME_PATTERN } from "../wire/common.ts";
 
 export const DUMP_FORMAT = "pemba-dump";
 export const DUMP_VERSION = 1;

@@ -1,8 +1,8 @@
 import { create, fromBinary, type JsonObject, toBinary, toJson } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PermissionCheckRequestSchema as CheckRequestWire } from "../http/wire/permission.ts";
-import { parseWire } from "../http/wire/pgv.ts";
+import { PermissionCheckRequestSchema as CheckRequestWire } from "../wire/permission.ts";
+import { parseWire } from "../wire/pgv.ts";
 import { decodeCheckRequest, encodeCheckResponseFrame } from "./check-message.ts";
 import { ContextSchema } from "./gen/base/v1/base_pb.js";
 import { PermissionCheckRequestSchema, PermissionCheckResponseSchema } from "./gen/base/v1/service_pb.js";

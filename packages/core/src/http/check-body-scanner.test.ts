@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { PermissionCheckRequestSchema } from "../wire/permission.ts";
+import { parseWire } from "../wire/pgv.ts";
 import { type ScannedCheck, scanCheckBody } from "./check-body-scanner.ts";
 import { parseJsonText } from "./request-body.ts";
-import { PermissionCheckRequestSchema } from "./wire/permission.ts";
-import { parseWire } from "./wire/pgv.ts";
 
 /** What zod (the definition of a valid check request) makes of a body text; "refused" when it throws. */
 function zodReading(text: string): ScannedCheck | "refused" {
