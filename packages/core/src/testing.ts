@@ -1,8 +1,8 @@
 /**
  * @pemba/core/testing, runtime-neutral test support (it also runs inside workerd): the one store contract suite,
- * the statements-per-request suite, fixtures, the load-test schema and how browser tests launch Debian's Chromium
- * (a constant: no browser code here). Node-only harnesses (a throwaway
- * PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
+ * the statements-per-request suite, fixtures, the load-test schema, the outage tests' API calls and load loops,
+ * and how browser tests launch Debian's Chromium (a constant: no browser code here). Node-only harnesses (a
+ * throwaway PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
  */
 
 export { CHROMIUM_LAUNCH } from "./http/testing/chromium.ts";
@@ -27,3 +27,16 @@ export { d1Dialect } from "./store/drivers/d1.ts";
 export { sqliteDialect } from "./store/sql/dialect.ts";
 export { queryTuplesStatement } from "./store/sql/read-plan.ts";
 export { attr, keys, tuple } from "./store/testing/fixtures.ts";
+export {
+  type ApiAnswer,
+  type ApiCall,
+  allowedChecks,
+  isUnavailable,
+  type Load,
+  type LoadLoop,
+  readAllTuples,
+  reasonOf,
+  sleep,
+  startLoad,
+  tenantApi,
+} from "./testing/api-load.ts";
