@@ -9,15 +9,18 @@
  *
  *   node --experimental-strip-types --no-warnings loadtest/bench-check-inprocess.ts [--checks 20000]
  *        [--in-flight 16] [--rounds 5] [--total-ids 100000] [--hot-ids 1000] [--draws hot,seed]
- *        [--before <checkout>] >/dev/null
+ *        [--before <checkout>] [--cpu-prof <dir>] >/dev/null
  *
  * The servers' request logs go to stdout (send it to /dev/null); the results are printed on stderr. --before
  * <checkout> also starts that checkout's `startServer` (its sources, in this process) over the same SQLite file.
  * The hot draw takes ids below --hot-ids (the replica's working set holds them after the warm-up: no SQLite read);
- * the seed draw ids below --total-ids (Permify's check script).
+ * the seed draw ids below --total-ids (Permify's check script). --cpu-prof <dir> writes a V8 CPU profile of every
+ * measured window of each Pemba target (`<dir>/<target>.cpuprofile`, the windows only: no seeding, no warm-up,
+ * no bare windows); read it with profile-summary.ts (divide by the checks: --rounds x --checks per draw).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -37,6 +40,7 @@ const { values } = parseArgs({
     "hot-ids": { type: "string", default: "1000" },
     draws: { type: "string", default: "hot,seed" },
     before: { type: "string" },
+    "cpu-prof": { type: "string" },
   },
 });
 const CHECKS = Number(values.checks);
@@ -128,6 +132,14 @@ try {
     const warm = await run(t, draws.hot(t), CHECKS);
     if (warm.failed > 0) throw new Error(`${t.name}: ${warm.failed} checks failed`);
   }
+  let profiler: Session | undefined;
+  const profiles = new Map<string, object[]>();
+  if (values["cpu-prof"] !== undefined) {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post("Profiler.enable");
+    await profiler.post("Profiler.setSamplingInterval", { interval: 100 });
+  }
   const results = new Map<string, number[]>();
   const note = (key: string, x: number) => results.set(key, [...(results.get(key) ?? []), x]);
   for (let round = 1; round <= Number(values.rounds); round++) {
@@ -138,7 +150,13 @@ try {
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
       const measured = new Map<string, number>();
       for (const t of order) {
+        const profiled = t.name === "bare" ? undefined : profiler;
+        if (profiled !== undefined) await profiled.post("Profiler.start");
         const { us, failed } = await run(t, draws[kind](t), CHECKS);
+        if (profiled !== undefined) {
+          const { profile } = await profiled.post("Profiler.stop");
+          profiles.set(t.name, [...(profiles.get(t.name) ?? []), profile]);
+        }
         if (failed > 0) throw new Error(`${t.name}: ${failed} checks failed`);
         measured.set(t.name, us);
       }
@@ -157,8 +175,42 @@ try {
   for (const [key, xs] of results) {
     process.stderr.write(`${key}: ${median(xs).toFixed(2)} (${xs.map((x) => x.toFixed(1)).join(", ")})\n`);
   }
+  for (const [name, list] of profiles) {
+    writeFileSync(join(values["cpu-prof"]!, `${name}.cpuprofile`), JSON.stringify(mergeProfiles(list)));
+  }
   say(`load average after: ${loadAverage()}`);
 } finally {
   for (const t of targets) await t.close();
   rmSync(dir, { recursive: true, force: true });
+}
+
+interface ProfileNode {
+  id: number;
+  children?: number[];
+  [key: string]: unknown;
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+/** Several windows' profiles as one (node ids renumbered; the time between windows left out). */
+function mergeProfiles(list: object[]): CpuProfile {
+  const merged: CpuProfile = { nodes: [], samples: [], timeDeltas: [], startTime: 0, endTime: 0 };
+  let offset = 0;
+  for (const p of list as CpuProfile[]) {
+    let top = 0;
+    for (const n of p.nodes) {
+      merged.nodes.push({ ...n, id: n.id + offset, children: n.children?.map((c) => c + offset) });
+      top = Math.max(top, n.id);
+    }
+    merged.samples.push(...p.samples.map((id) => id + offset));
+    merged.timeDeltas.push(...p.timeDeltas.map((d, i) => (i === 0 ? 0 : d)));
+    merged.endTime += p.endTime - p.startTime;
+    offset += top + 1;
+  }
+  return merged;
 }

@@ -89,8 +89,8 @@ export const checkAnswer = (outcome: CheckOutcome): Answer => ({
 /** Registers the permission endpoints. */
 export function registerPermissionRoutes({ routes, service, limits }: AppDeps): void {
   const context = (c: WireContext | undefined) => contextWithin(limits, c);
-  const readCheck = async (req: ApiRequest, maxBytes: number) =>
-    checkRequestFromText(limits, await req.text(maxBytes));
+  const readCheck = (req: ApiRequest, maxBytes: number) =>
+    req.text(maxBytes).then((text) => checkRequestFromText(limits, text));
 
   routes.add(
     {

@@ -639,6 +639,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     queries: TupleQuery[],
     at: number,
   ): MaybePromise<Tuple[]> {
+    // a followed tenant caught up to the read's snap whose every key is held: answered without the closures
+    const followed = this.freshness.state(tenantId);
+    if (followed !== undefined && snap <= followed.caughtUp) {
+      const held = followed.keys.heldTuples(queries, snap, at);
+      if (held !== undefined) return held;
+    }
     return this.engineRead(
       report,
       tenantId,
@@ -678,6 +684,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     queries: SubjectTupleQuery[],
     at: number,
   ): MaybePromise<Tuple[]> {
+    // a followed tenant caught up to the read's snap whose every key is held: answered without the closures
+    const followed = this.freshness.state(tenantId);
+    if (followed !== undefined && snap <= followed.caughtUp) {
+      const held = followed.keys.heldSubjects(queries, snap, at);
+      if (held !== undefined) return held;
+    }
     return this.engineRead(
       report,
       tenantId,
@@ -716,6 +728,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     queries: AttributeQuery[],
     at: number,
   ): MaybePromise<Attribute[]> {
+    // a followed tenant caught up to the read's snap whose every key is held: answered without the closures
+    const followed = this.freshness.state(tenantId);
+    if (followed !== undefined && snap <= followed.caughtUp) {
+      const held = followed.keys.heldAttributes(queries, snap, at);
+      if (held !== undefined) return held;
+    }
     return this.engineRead(
       report,
       tenantId,
@@ -767,6 +785,13 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
       snap,
       (st): MaybePromise<[Tuple[], Attribute[]]> => {
         const keys = st.keys;
+        const hits = keys.hits;
+        const heldTuples = keys.heldTuples(tuples, snap, at);
+        if (heldTuples !== undefined) {
+          const heldAttributes = keys.heldAttributes(attributes, snap, at);
+          if (heldAttributes !== undefined) return [heldTuples, heldAttributes];
+          keys.hits = hits; // the split below counts the read's hits
+        }
         const ts = keys.splitTuples(tuples, snap);
         const as = keys.splitAttributes(attributes, snap);
         if (ts.missing === undefined && as.missing === undefined) {
