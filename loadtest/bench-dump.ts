@@ -3,6 +3,8 @@
  * SQLite file and a throwaway PostgreSQL server:
  *
  *   node --experimental-strip-types loadtest/bench-dump.ts [--rows 1000000] [--stores sqlite,postgres] [--once]
+ *   node --experimental-strip-types loadtest/bench-dump.ts --rows 1000000 --dump-only FILE   (only writes the dump,
+ *     for A/B runs of two builds' CLIs on the same file; `--dump FILE` then runs the steps on it instead of writing one)
  *
  * Writes a dump of --rows rows (nine tuples to one attribute, some expiring, some with a subject relation), then per
  * store: imports it (rows/s as the CLI reports it), exports it (rows/s), imports that export into a second database
@@ -25,6 +27,8 @@ const { values } = parseArgs({
     stores: { type: "string", default: "sqlite,postgres" },
     /** Import and export once (no second import of the export): the round trip is then the source's. */
     once: { type: "boolean", default: false },
+    "dump-only": { type: "string" },
+    dump: { type: "string" },
   },
 });
 const rows = Number(values.rows);
@@ -119,9 +123,14 @@ async function bodyHash(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-const src = join(dir, "src.ndjson");
+if (values["dump-only"] !== undefined) {
+  writeDump(resolve(values["dump-only"]));
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
+const src = values.dump === undefined ? join(dir, "src.ndjson") : resolve(values.dump);
 let t = performance.now();
-writeDump(src);
+if (values.dump === undefined) writeDump(src);
 console.log(
   `dump: ${rows} rows, ${(statSync(src).size / 1e6).toFixed(0)} MB written in ${((performance.now() - t) / 1000).toFixed(1)} s`,
 );

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { DumpWriter, headerLine, PembaService, schemaLine } from "@pemba/core";
 import { SqliteStore } from "@pemba/core/node";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_DIR, runCli, startCli, startServe } from "../src/testing/cli-process.ts";
 
@@ -31,6 +32,23 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "pemba-dump-cli-"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A SQLite file's indexes (name and definition), and those an import into it dropped and has not built yet. */
+function indexesOf(file: string): { live: { name: string; sql: string }[]; deferred: string[] } {
+  const db = new Database(file, { readonly: true });
+  try {
+    const deferred =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pemba_deferred_indexes'").get() === undefined
+        ? []
+        : (db.prepare("SELECT name FROM pemba_deferred_indexes ORDER BY name").all() as { name: string }[]);
+    const live = db
+      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+      .all() as { name: string; sql: string }[];
+    return { live, deferred: deferred.map((r) => r.name) };
+  } finally {
+    db.close();
+  }
+}
 
 /** A dump of `n` rows (every tenth an attribute, some with expiry or a subject relation), as the writer makes it. */
 function writeDump(path: string, n: number): void {
@@ -139,6 +157,7 @@ describe("pemba export / import", () => {
     const db = join(dir, "kill.db");
     const checkpoint = `${src}.checkpoint`;
     const lines: number[] = [];
+    const deferred: string[][] = [];
     for (const after of [2_000, 12_000, 25_000]) {
       const proc = startCli(["import", "--database", db, "--chunk-rows", "500", src]);
       for (;;) {
@@ -152,8 +171,23 @@ describe("pemba export / import", () => {
       const done = await proc.exited;
       expect(done.signal).toBe("SIGKILL");
       lines.push((JSON.parse(readFileSync(checkpoint, "utf8")) as { line: number }).line);
+      deferred.push(indexesOf(db).deferred);
     }
     expect(lines[0]!).toBeLessThan(lines[2]!);
+    // the first run found the file empty and loaded it without its non-unique indexes (their definitions kept in
+    // the file); the second run's open built them, so it and the third ran with every index
+    expect(deferred[0]).toEqual([
+      "attributes_created_idx",
+      "attributes_deleted_idx",
+      "attributes_entity_idx",
+      "attributes_expires_idx",
+      "tuples_created_idx",
+      "tuples_deleted_idx",
+      "tuples_entity_idx",
+      "tuples_expires_idx",
+      "tuples_subject_idx",
+    ]);
+    expect(deferred.slice(1)).toEqual([[], []]);
     const last = await cli("import", "--database", db, "--chunk-rows", "500", src);
     expect(last.code).toBe(0);
     expect(last.stderr).toContain(`resuming after line ${lines[2]}`);
@@ -168,6 +202,13 @@ describe("pemba export / import", () => {
     const rows = (f: string) => readFileSync(f, "utf8").split("\n").slice(2, -2).sort();
     expect(rows(exported)).toEqual(rows(refOut));
     expect(rows(exported)).toHaveLength(40_000);
+    // both files end with every index the migrations create, as a file with no import has them
+    const fresh = join(dir, "kill-fresh.db");
+    await SqliteStore.open(fresh).close();
+    const expected = indexesOf(fresh);
+    expect(expected.live.length).toBeGreaterThan(9);
+    expect(indexesOf(db)).toEqual(expected);
+    expect(indexesOf(reference)).toEqual(expected);
     const store = SqliteStore.open(db);
     try {
       expect(await store.countTuples("t1", await store.headSnap("t1"), {}, 0)).toBe(36_000);

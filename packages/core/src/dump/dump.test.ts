@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { PembaService } from "../service/pemba-service.ts";
@@ -528,6 +529,90 @@ describe.each(stores)("import into %s", (_name, openStore) => {
     });
     expect(again.counts).toEqual({ tuples: 4, attributes: 2, written: 2, unchanged: 4, errors: 0 });
     expect(body(await dumpOf(resumed))).toBe(body(first));
+  });
+});
+
+describe("import into an empty SQLite file (SqliteStore.bulkLoad)", () => {
+  /** The file's indexes on tuples and attributes, and the definitions an import keeps while it has them dropped. */
+  const indexesOf = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      const deferred =
+        db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pemba_deferred_indexes'").get() === undefined
+          ? []
+          : (db.prepare("SELECT name FROM pemba_deferred_indexes ORDER BY name").all() as { name: string }[]);
+      return {
+        live: db
+          .prepare(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('tuples', 'attributes') AND sql IS NOT NULL ORDER BY name",
+          )
+          .all() as { name: string; sql: string }[],
+        deferred: deferred.map((r) => r.name),
+      };
+    } finally {
+      db.close();
+    }
+  };
+  const SECONDARY = [
+    "attributes_created_idx",
+    "attributes_deleted_idx",
+    "attributes_entity_idx",
+    "attributes_expires_idx",
+    "tuples_created_idx",
+    "tuples_deleted_idx",
+    "tuples_entity_idx",
+    "tuples_expires_idx",
+    "tuples_subject_idx",
+  ];
+
+  it("drops the non-unique indexes for the load and builds the same ones after it; a file with rows keeps them", async () => {
+    const file = join(dir, `bulk-${databases++}.db`);
+    const store = SqliteStore.open(file);
+    const migrated = indexesOf(file).live;
+    expect(migrated.map((i) => i.name).filter((n) => !n.endsWith("_live_unique"))).toEqual(SECONDARY);
+    store.bulkLoad();
+    expect(indexesOf(file)).toEqual({
+      live: migrated.filter((i) => i.name.endsWith("_live_unique")),
+      deferred: SECONDARY,
+    });
+    const first = await dumpOf(await seeded(await SqliteStore.open(join(dir, `bulk-${databases++}.db`))));
+    const service = new PembaService(store);
+    const imported = await importBytes(service, first);
+    expect(imported.counts).toEqual({ tuples: 4, attributes: 2, written: 6, unchanged: 0, errors: 0 });
+    store.bulkLoadDone();
+    expect(indexesOf(file)).toEqual({ live: migrated, deferred: [] });
+    expect(body(await dumpOf(service))).toBe(body(first));
+    // rows are there now: a second import's bulkLoad leaves the indexes alone
+    store.bulkLoad();
+    expect(indexesOf(file)).toEqual({ live: migrated, deferred: [] });
+    await store.close();
+  });
+
+  it("a file left by an import killed before its indexes were built gets them back from whoever opens it next", async () => {
+    const file = join(dir, `bulk-${databases++}.db`);
+    const killed = SqliteStore.open(file);
+    const migrated = indexesOf(file).live;
+    killed.bulkLoad();
+    const first = await dumpOf(await seeded(await SqliteStore.open(join(dir, `bulk-${databases++}.db`))));
+    // chunks of 2 rows committed, then the process "dies": no bulkLoadDone, no close
+    await importBytes(new PembaService(killed), first);
+    expect(indexesOf(file).deferred).toEqual(SECONDARY);
+    const next = SqliteStore.open(file);
+    expect(indexesOf(file)).toEqual({ live: migrated, deferred: [] });
+    expect(body(await dumpOf(new PembaService(next)))).toBe(body(first));
+    await next.close();
+    await killed.close();
+    expect(indexesOf(file)).toEqual({ live: migrated, deferred: [] });
+  });
+
+  it("an import that stops on an error builds the indexes when the store closes", async () => {
+    const file = join(dir, `bulk-${databases++}.db`);
+    const store = SqliteStore.open(file);
+    const migrated = indexesOf(file).live;
+    store.bulkLoad();
+    expect(indexesOf(file).deferred).toEqual(SECONDARY);
+    await store.close();
+    expect(indexesOf(file)).toEqual({ live: migrated, deferred: [] });
   });
 });
 

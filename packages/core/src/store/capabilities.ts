@@ -275,9 +275,12 @@ export interface BulkImports {
   ): Promise<ImportChunkResult>;
   /**
    * Called once by a process whose only work is this import (`pemba import`), before its first chunk: the store may
-   * tune its connection for a bulk load (SQLite: a larger page cache; no fsync when the database holds no rows yet).
+   * tune its connection for a bulk load (SQLite: a larger page cache; no fsync and index builds after the load when
+   * the database holds no rows yet).
    */
   bulkLoad?(): void;
+  /** After the import's last chunk, when bulkLoad was called: the store finishes what bulkLoad deferred. */
+  bulkLoadDone?(): void;
 }
 
 export const hasBulkImports = <S extends Partial<BulkImports>>(s: S): s is S & BulkImports =>

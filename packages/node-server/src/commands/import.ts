@@ -206,6 +206,8 @@ async function importIntoDatabase(
       await importer.add(r);
     }
     await importer.flush();
+    if (!flags.dryRun && "bulkLoadDone" in store && typeof store.bulkLoadDone === "function")
+      store.bulkLoadDone();
     progress.done();
     if (flags.checkpointFile !== undefined && !flags.dryRun) removeCheckpoint(flags.checkpointFile);
     const c = importer.counts;

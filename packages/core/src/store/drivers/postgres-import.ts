@@ -53,12 +53,13 @@ function differing(
   return `WITH d AS (${found}), m AS (UPDATE ${table} t SET deleted_tx = currval('pemba_tx_ids') FROM d WHERE t.id = d.id) SELECT line FROM d ORDER BY line`;
 }
 
+/** In line order: each row's id follows its line, so an export gives the rows back in the dump's order. */
 const INSERT_TUPLES = `INSERT INTO tuples (tenant_id, ${TUPLE_KEY.join(", ")}, created_tx, expires_at)
   SELECT $1, ${TUPLE_KEY.map((c) => `s.${c}`).join(", ")}, currval('pemba_tx_ids'), s.expires_at FROM ${STAGE_TUPLES} s
-  ON CONFLICT (tenant_id, ${TUPLE_KEY.join(", ")}) WHERE deleted_tx IS NULL DO NOTHING`;
+  ORDER BY s.line ON CONFLICT (tenant_id, ${TUPLE_KEY.join(", ")}) WHERE deleted_tx IS NULL DO NOTHING`;
 const INSERT_ATTRIBUTES = `INSERT INTO attributes (tenant_id, ${ATTRIBUTE_KEY.join(", ")}, value_type, value, created_tx, expires_at)
   SELECT $1, ${ATTRIBUTE_KEY.map((c) => `s.${c}`).join(", ")}, s.value_type, s.value, currval('pemba_tx_ids'), s.expires_at
-  FROM ${STAGE_ATTRIBUTES} s ON CONFLICT (tenant_id, ${ATTRIBUTE_KEY.join(", ")}) WHERE deleted_tx IS NULL DO NOTHING`;
+  FROM ${STAGE_ATTRIBUTES} s ORDER BY s.line ON CONFLICT (tenant_id, ${ATTRIBUTE_KEY.join(", ")}) WHERE deleted_tx IS NULL DO NOTHING`;
 
 async function copyRows(client: pg.PoolClient, table: string, rows: Iterable<string>): Promise<void> {
   const stream = client.query(copyFrom(`COPY ${table} FROM STDIN`));

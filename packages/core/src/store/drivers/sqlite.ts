@@ -165,17 +165,82 @@ class BetterSqliteExecutor implements SqlExecutor {
   bulkLoad(): void {
     this.db.pragma("cache_size = -16384");
     const empty = (table: string) => this.db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() === undefined;
-    if (empty("tuples") && empty("attributes")) this.db.pragma("synchronous = OFF");
+    let deferred = false;
+    try {
+      deferred = this.db
+        .transaction(() => {
+          if (!(empty("tuples") && empty("attributes"))) return false;
+          deferIndexes(this.db);
+          return true;
+        })
+        .immediate();
+    } catch (e) {
+      // another connection is writing: the database is not being filled by this import alone
+      if (!isBusy(e)) throw asSqlError(e);
+    }
+    if (deferred) this.db.pragma("synchronous = OFF");
+  }
+
+  /** SqliteStore.bulkLoadDone. */
+  bulkLoadDone(): void {
+    restoreIndexes(this.db);
   }
 
   async close(): Promise<void> {
     this.statements.clear();
     this.rawStatements.clear();
     if (this.db.open) {
+      // an import that stopped on an error between bulkLoad and bulkLoadDone
+      restoreIndexes(this.db);
       this.db.pragma("optimize");
       this.db.close();
     }
   }
+}
+
+/**
+ * Where an import into an empty database keeps the definitions of the indexes it dropped (name, CREATE statement
+ * as sqlite_master had it) until it builds them again. A plain table outside the migrations: it exists only while
+ * such an import runs (or after one was killed), and whoever opens the file next builds the indexes it lists.
+ */
+const DEFERRED_INDEXES = "pemba_deferred_indexes";
+
+/**
+ * Drops the non-unique indexes of tuples and attributes, recording their definitions in DEFERRED_INDEXES, inside the
+ * caller's transaction. The unique indexes stay: the import's ON CONFLICT finds a tenant's live rows through them.
+ */
+function deferIndexes(db: Database.Database): void {
+  const indexes = db
+    .prepare(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('tuples', 'attributes') AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE INDEX%' ORDER BY name",
+    )
+    .all() as { name: string; sql: string }[];
+  db.exec(`CREATE TABLE IF NOT EXISTS ${DEFERRED_INDEXES} (name TEXT PRIMARY KEY, sql TEXT NOT NULL)`);
+  const keep = db.prepare(`INSERT INTO ${DEFERRED_INDEXES} (name, sql) VALUES (?, ?)`);
+  for (const i of indexes) {
+    keep.run(i.name, i.sql);
+    db.exec(`DROP INDEX "${i.name.replaceAll('"', '""')}"`);
+  }
+}
+
+/**
+ * Builds the indexes DEFERRED_INDEXES lists and drops that table, in one transaction (each index is built from the
+ * rows at once, a sort, not row by row). Answers whether there was anything to build.
+ */
+function restoreIndexes(db: Database.Database): boolean {
+  const listed = () =>
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(DEFERRED_INDEXES) !==
+    undefined;
+  if (!listed()) return false;
+  db.transaction(() => {
+    if (!listed()) return;
+    const indexes = db.prepare(`SELECT sql FROM ${DEFERRED_INDEXES} ORDER BY name`).all() as {
+      sql: string;
+    }[];
+    for (const i of indexes) db.exec(i.sql);
+    db.exec(`DROP TABLE ${DEFERRED_INDEXES}`);
+  }).immediate();
+  return true;
 }
 
 /** Thrown out of a transaction to roll it back, carrying the answer. */
@@ -216,9 +281,20 @@ export class SqliteStore extends SqlStore implements BulkImports {
    * file) synchronous=OFF: commits and WAL checkpoints stop waiting for the disk. A killed process loses nothing
    * the OS has; only an OS crash or power loss could leave that new file damaged, and the import is re-run into a
    * new file from the dump.
+   *
+   * Into such an empty database the non-unique indexes of tuples and attributes are also dropped for the load and
+   * built once from the loaded rows by bulkLoadDone (or by close, when the import stopped on an error). Their
+   * definitions are kept in the file, in the transaction that drops them, so after a kill -9 whoever opens the file
+   * next (`SqliteStore.open`: the re-run import, a server) builds them before anything else. The unique indexes
+   * stay, so conflicts and a resumed import's rows are found as always.
    */
   bulkLoad(): void {
     this.#rows.bulkLoad();
+  }
+
+  /** After the import's last chunk: builds the indexes bulkLoad dropped. */
+  bulkLoadDone(): void {
+    this.#rows.bulkLoadDone();
   }
 
   // better-sqlite3 answers synchronously: narrow the engine read types for callers that know the driver
@@ -258,6 +334,9 @@ export class SqliteStore extends SqlStore implements BulkImports {
     db.pragma("synchronous = NORMAL");
     // migrations run once at startup, before any request: they may wait for the lock synchronously
     db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
+    // indexes an import into this file dropped and was killed before building (bulkLoad); before the migrations,
+    // which may name them
+    restoreIndexes(db);
     migrate(drizzle(db), { migrationsFolder: SQLITE_MIGRATIONS });
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     return new SqliteStore(new BetterSqliteExecutor(db, opts.onQuery));
