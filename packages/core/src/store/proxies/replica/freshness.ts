@@ -59,6 +59,10 @@ export interface TenantState {
   applied: Snap;
   /** The catch-up in flight, if any (one at a time per tenant). */
   busy?: Promise<void>;
+  /** Catch-ups started so far that read the database's feed to its head as they start (`shared`). */
+  started: number;
+  /** The catch-up in flight's number among those (`started` when it began), 0 when it is not one of them. */
+  busyNumber: number;
   /** Date.now() of the tenant's last look at the database (request-driven freshness). */
   checkedAt: number;
   /** The tenant's entries. */
@@ -166,6 +170,8 @@ export class TenantFreshness {
       caughtUp: f.head,
       applied: f.head,
       checkedAt: lookedAt,
+      started: 0,
+      busyNumber: 0,
       keys: new TenantKeys(this.budget),
       fills: new Set(),
     };
@@ -212,32 +218,80 @@ export class TenantFreshness {
 
   // ---- catch-up ----
 
-  /** Brings the tenant up to at least `target` (or the source head when no trusted target is given). */
+  /**
+   * Brings the tenant up to at least `target` (or the source head when no trusted target is given). Callers that
+   * wait together share catch-ups (`shared`): a write waits for the catch-up in flight and at most one more. A lazy
+   * replica's catch-up is a look with the feed (one round trip), which reaches the head whatever the write changed.
+   */
   async catchUp(
     st: TenantState,
     target: Snap | undefined,
     trusted: boolean,
     read?: WriteFeedRead,
   ): Promise<void> {
-    await this.serially(st, async () => {
-      if (target !== undefined && st.caughtUp >= target) return;
-      await this.pull(st, trusted ? target : undefined, read);
-    });
+    const done = target === undefined ? undefined : () => st.caughtUp >= target;
+    // the sets a write read in its own transaction are applied by that write's own catch-up
+    const head = trusted ? target : undefined;
+    if (read !== undefined) return this.shared(st, () => this.pull(st, head, read), done, false, false);
+    const work = this.looksWithFeed() ? () => this.lookAndPull(st) : () => this.pull(st, head);
+    await this.shared(st, work, done, true, true);
+  }
+
+  /** Whether catch-ups are looks with the feed (a lazy replica over a source that reads both in one round trip). */
+  private looksWithFeed(): boolean {
+    return this.freshnessMs !== undefined && this.source.freshnessAndChanges !== undefined;
   }
 
   /**
    * Runs `work` on the tenant once no other catch-up of it is running, unless the tenant was forgotten meanwhile;
    * the catch-ups of one tenant never overlap.
    */
-  private async serially(st: TenantState, work: () => Promise<void>): Promise<void> {
-    while (st.busy !== undefined) await st.busy.catch(() => {});
-    if (this.states.get(st.id) !== st) return;
-    const run = work();
-    st.busy = run;
-    try {
-      await run;
-    } finally {
-      if (st.busy === run) st.busy = undefined;
+  private serially(st: TenantState, work: () => Promise<void>): Promise<void> {
+    return this.shared(st, work, undefined, false, false);
+  }
+
+  /**
+   * The tenant's catch-ups, one at a time, shared by their waiters: returns once `done()` holds (checked whenever
+   * no catch-up runs), or the tenant is forgotten, or once `work` ran. With `join`, a catch-up that started after
+   * this call and reads the feed to the head as it starts (`fresh`: a look or a pull, not sets read earlier)
+   * serves this call too: every caller that arrives while one runs joins the next one, so a waiter waits for the
+   * catch-up in flight and at most one more, however many arrive meanwhile (there is no queue in which each waits
+   * its turn behind the ones before it). Without `done`, being served is enough; with it, when the shared one did
+   * not make `done()` true (a look at a replica the change has not reached yet), the caller runs its own `work`
+   * once the tenant is free.
+   */
+  private async shared(
+    st: TenantState,
+    work: () => Promise<void>,
+    done: (() => boolean) | undefined,
+    join: boolean,
+    fresh: boolean,
+  ): Promise<void> {
+    const mark = st.started;
+    for (;;) {
+      if (done?.() === true || this.states.get(st.id) !== st) return;
+      const busy = st.busy;
+      if (busy === undefined) {
+        const number = fresh ? ++st.started : 0;
+        const run = work();
+        st.busy = run;
+        st.busyNumber = number;
+        try {
+          await run;
+        } finally {
+          if (st.busy === run) {
+            st.busy = undefined;
+            st.busyNumber = 0;
+          }
+        }
+        return;
+      }
+      const serves = join && st.busyNumber > mark;
+      await busy.catch(() => {});
+      if (serves) {
+        if (done === undefined) return;
+        join = false;
+      }
     }
   }
 
@@ -350,12 +404,13 @@ export class TenantFreshness {
    * A lazy replica's look at the database (one round trip with a SqlStore: the look and the feed together; one
    * statement, plus the feed when the head moved, with another FreshnessSource): catches the tenant up when the
    * head moved, mirrors a GC, forgets a tenant deleted (or re-created) elsewhere; answers the tenant's head snap, or
-   * undefined when the tenant is no longer followed. Requests meanwhile use the entries as they are.
+   * undefined when the tenant is no longer followed. Requests meanwhile use the entries as they are. A look that
+   * starts after this call while another catch-up runs serves it too (`shared`).
    */
   async lookAndCatchUp(st: TenantState): Promise<Snap | undefined> {
     st.checkedAt = Date.now();
     if (this.source.freshnessAndChanges !== undefined) {
-      await this.serially(st, () => this.lookAndPull(st));
+      await this.shared(st, () => this.lookAndPull(st), undefined, true, true);
       return this.states.get(st.id) === st ? st.caughtUp : undefined;
     }
     const f = await this.look(st.id);
@@ -366,15 +421,21 @@ export class TenantFreshness {
 
   /**
    * Brings the tenant to at least `snap` (a read's, not trusted as a head): ONE look and feed where the source reads
-   * them together (lazy replicas), else the head and the feed.
+   * them together (lazy replicas; the catch-up in flight may bring it there, or a look shared with others), else
+   * the head and the feed.
    */
   async catchUpToRead(st: TenantState, snap: Snap): Promise<void> {
-    if (this.freshnessMs === undefined || this.source.freshnessAndChanges === undefined) {
+    if (!this.looksWithFeed()) {
       await this.catchUp(st, snap, false);
       return;
     }
-    while (st.busy !== undefined) await st.busy.catch(() => {});
-    if (this.states.get(st.id) === st && st.caughtUp < snap) await this.lookAndCatchUp(st);
+    await this.shared(
+      st,
+      () => this.lookAndPull(st),
+      () => st.caughtUp >= snap,
+      true,
+      true,
+    );
   }
 
   /**
@@ -383,6 +444,7 @@ export class TenantFreshness {
    * the token's write, or at the primary.
    */
   private async lookAndPull(st: TenantState): Promise<void> {
+    st.checkedAt = Date.now();
     const from = Math.max(st.caughtUp, st.applied);
     const { freshness: f, changes: sets } = await this.source.freshnessAndChanges!(st.id, from);
     this.onSessionLook?.(st.id, f.head);

@@ -227,6 +227,74 @@ describe("ReplicaStore.lazy in a cold isolate", () => {
   });
 });
 
+describe("ReplicaStore.lazy: writes waiting for their catch-up", () => {
+  it("writes that commit while a catch-up is in flight share ONE more: each waits for at most two, however many and whatever they changed", async () => {
+    // the feed reads answer what the database held when they were sent, and are held back after that while
+    // `holding`: the writes below commit while the first catch-up is in flight
+    const held: (() => void)[] = [];
+    let holding = true;
+    let feedReads = 0;
+    let committed = 0;
+    const wrap = (inner: LibsqlStore) =>
+      new Proxy(inner, {
+        get(target, key) {
+          const value = Reflect.get(target, key, target);
+          if (typeof value !== "function") return value;
+          if (key === "changes" || key === "freshnessAndChanges") {
+            return async (...args: unknown[]) => {
+              feedReads++;
+              const answer = await value.apply(target, args);
+              if (holding) await new Promise<void>((go) => held.push(go));
+              return answer;
+            };
+          }
+          if (key === "write") {
+            return async (...args: unknown[]) => {
+              const snap = await value.apply(target, args);
+              committed++;
+              return snap;
+            };
+          }
+          return value.bind(target);
+        },
+      });
+    const { writer, replica, service } = await setUp({ freshnessMs: 60_000 }, 8, wrap);
+    await service.check("t1", meta, view("content", 1, 20)); // the tenant is followed
+    feedReads = 0;
+    const follower = (user: number) => tuple(`user:1#follower@user:${user}`);
+    const writes = [service.writeData("t1", "", [follower(20)], [])];
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    // while that write's catch-up is in flight: writes that add rows, then deletes that match none (a snap each
+    // with no row in the feed), each committed before the next is sent
+    for (let i = 0; i < 12; i++) {
+      writes.push(
+        i < 6
+          ? service.writeData("t1", "", [follower(21 + i)], [])
+          : service.deleteRelationships("t1", {
+              entity: { type: "user", ids: ["1"] },
+              relation: "follower",
+              subject: { type: "user", ids: [`nobody-${i}`], relation: "" },
+            }),
+      );
+      await vi.waitFor(() => expect(committed).toBe(writes.length));
+    }
+    expect(feedReads).toBe(1);
+    holding = false;
+    held.shift()!();
+    const tokens = await Promise.all(writes);
+    // the first catch-up and one shared by the twelve writes that committed during it
+    expect(feedReads).toBe(2);
+    expect(new Set(tokens).size).toBe(13);
+    // each write is seen by the checks that follow it (read your writes), with no look of theirs
+    for (let user = 20; user < 27; user++) {
+      expect((await service.check("t1", meta, view("content", 1, user))).can).toBe("CHECK_RESULT_ALLOWED");
+    }
+    expect(feedReads).toBe(2);
+    await replica.close();
+    await writer.store.close();
+  });
+});
+
 describe("ReplicaStore.lazy under a byte budget", () => {
   /** Tenants s0..s{n-1} with `ids` ids each (8 rows per id). */
   async function tenants(n: number, ids: number) {
