@@ -153,11 +153,6 @@ export {
   schemaDiffToWire,
   type WireProofNode,
 } from "./http/index.ts";
-/** The zod wire schemas: the one definition of a valid request and of each response (the SDK's types come from them). */
-export * as wireCommon from "./http/wire/common.ts";
-export * as wireData from "./http/wire/data.ts";
-export * as wirePermission from "./http/wire/permission.ts";
-export * as wireSchema from "./http/wire/schema.ts";
 export {
   type Attribute,
   type AttributeData,
@@ -426,3 +421,8 @@ export {
   validateFile,
   validationFileData,
 } from "./validation/index.ts";
+/** The zod wire schemas: the one definition of a valid request and of each response (the SDK's types come from them). */
+export * as wireCommon from "./wire/common.ts";
+export * as wireData from "./wire/data.ts";
+export * as wirePermission from "./wire/permission.ts";
+export * as wireSchema from "./wire/schema.ts";

@@ -5,14 +5,6 @@
  * the app served over real HTTP on a random port, and an OTLP/HTTP receiver for trace and log exports.
  */
 
-export {
-  AUTHZEN_AUTH_KEYS,
-  AUTHZEN_KEY,
-  AUTHZEN_OTHER_KEY,
-  AUTHZEN_ROOT_TENANT,
-  type AuthzenServer,
-  describeAuthzen,
-} from "./authzen/testing/suite.ts";
 export { startTestServer, TEST_SCHEMA, type TestServer } from "./http/testing/harness.ts";
 export { type Listening, listen } from "./http/testing/node-listen.ts";
 export {
@@ -51,3 +43,11 @@ export {
   tokenReadsThroughRestart,
   tokenReadsUntil,
 } from "./store/testing/token-reads.ts";
+export {
+  AUTHZEN_AUTH_KEYS,
+  AUTHZEN_KEY,
+  AUTHZEN_OTHER_KEY,
+  AUTHZEN_ROOT_TENANT,
+  type AuthzenServer,
+  describeAuthzen,
+} from "./testing/authzen/suite.ts";

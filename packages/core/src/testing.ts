@@ -1,8 +1,8 @@
 /**
  * @pemba/core/testing, runtime-neutral test support (it also runs inside workerd): the one store contract suite,
- * the statements-per-request suite, fixtures, the load-test schema and how browser tests launch Debian's Chromium
- * (a constant: no browser code here). Node-only harnesses (a throwaway
- * PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
+ * the statements-per-request suite, fixtures, the load-test schema, the outage tests' API calls and load loops,
+ * and how browser tests launch Debian's Chromium (a constant: no browser code here). Node-only harnesses (a
+ * throwaway PostgreSQL server, the app over real HTTP) are in `@pemba/core/testing/node`.
  */
 
 export { CHROMIUM_LAUNCH } from "./http/testing/chromium.ts";
@@ -15,6 +15,11 @@ export {
   loadTestData,
   VIEW_PAIRS,
 } from "./service/testing/load-test-schema.ts";
+export {
+  type ReplicaPropertyCounts,
+  type ReplicaPropertyOptions,
+  replicaProperty,
+} from "./service/testing/replica-property.ts";
 export { describeStatementCounts, type Opener } from "./service/testing/statement-counts.ts";
 export { describeStoreContract, type StoreHandle } from "./store/contract/index.ts";
 /** SQL plans and dialects, for benchmarks that compare statement shapes (loadtest/bench-key-lists.ts). */
@@ -23,7 +28,15 @@ export { sqliteDialect } from "./store/sql/dialect.ts";
 export { queryTuplesStatement } from "./store/sql/read-plan.ts";
 export { attr, keys, tuple } from "./store/testing/fixtures.ts";
 export {
-  type ReplicaPropertyCounts,
-  type ReplicaPropertyOptions,
-  replicaProperty,
-} from "./store/testing/replica-property.ts";
+  type ApiAnswer,
+  type ApiCall,
+  allowedChecks,
+  isUnavailable,
+  type Load,
+  type LoadLoop,
+  readAllTuples,
+  reasonOf,
+  sleep,
+  startLoad,
+  tenantApi,
+} from "./testing/api-load.ts";

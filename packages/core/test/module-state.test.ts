@@ -22,13 +22,13 @@ const LOOKUP_TABLES = [
   "grpc/transport.ts: PATH_FIELDS", // the request fields each RPC's route takes from its path, built at load
   "http/pipeline.ts: AUTHENTICATION_ERRORS", // error codes AuthZEN answers with 401
   "http/route-table.ts: PARAM_NAMES", // the path parameter names of each route in the table, built at load
-  "http/wire/pgv.ts: messageNames", // proto message names of the wire schemas, set while those modules load
   "rules/cel-rule.ts: ARITHMETIC", // CEL operator names
   "schema/lexer.ts: IGNORED", // token kinds the parser skips
   "schema/parser-tokens.ts: KNOWN_KINDS", // the token kinds the lexer defines
   "schema/parser.ts: CONTINUATIONS", // token names that continue an expression on the next line
   "service/testing/statement-counts.ts: SNAP_KINDS", // test support: statement kinds
   "service/testing/statement-counts.ts: READ_KINDS",
+  "wire/pgv.ts: messageNames", // proto message names of the wire schemas, set while those modules load
 ];
 
 function sources(dir: string): string[] {

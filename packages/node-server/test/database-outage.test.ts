@@ -8,6 +8,17 @@
  * request that needs the database answers 503 ERROR_CODE_SQL_EXECUTION ("database unavailable: ...") at once, never
  * a 500 or a hang; the instances, their LISTEN connections and the watch stream recover without a restart.
  */
+import {
+  type ApiAnswer,
+  allowedChecks,
+  isUnavailable,
+  type LoadLoop,
+  readAllTuples,
+  reasonOf,
+  sleep,
+  startLoad,
+  tenantApi,
+} from "@pemba/core/testing";
 import { type PostgresServer, startPostgres } from "@pemba/core/testing/node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,31 +47,11 @@ afterAll(async () => {
   await pg?.stop();
 });
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
+/** A request on tenant t1 of the instance at `url`, with a 10 s deadline (no answer in time is status 0). */
+const call = (url: string, path: string, body: unknown) => tenantApi(url)(path, body);
 
-/** A request with a deadline: no answer within 10 s is a hang (status 0). */
-async function call(url: string, path: string, body: unknown): Promise<Answer> {
-  try {
-    const r = await fetch(`${url}/v1/tenants/t1/${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    });
-    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-  } catch (e) {
-    return { status: 0, body: { error: String(e) } };
-  }
-}
-
-const reasonOf = (a: Answer) =>
-  String((a.body.details as { reason?: string }[] | undefined)?.[0]?.reason ?? "");
 /** A write refused before any statement ran: the database refused the connection or was not up yet. */
-const refusedBeforeSent = (a: Answer) => /ECONNREFUSED|starting up|shutting down|57P03/.test(reasonOf(a));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const refusedBeforeSent = (a: ApiAnswer) => /ECONNREFUSED|starting up|shutting down|57P03/.test(reasonOf(a));
 
 describe("PostgreSQL outages under load, three instances", () => {
   it("5 immediate stops and starts, then 30 s down: acknowledged writes kept, refused ones absent, checks answered, recovery without restart", async () => {
@@ -108,37 +99,26 @@ describe("PostgreSQL outages under load, three instances", () => {
     const acked = new Set<string>();
     const refused = new Set<string>();
     const unknownOutcome = new Set<string>();
-    const statuses = new Map<string, number>();
-    const unexpected: string[] = [];
-    const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
-    let running = true;
-    let n = 0;
-    const writer = async (s: RunningServer, i: number) => {
-      while (running) {
-        const id = `w${i}-${n++}`;
-        const r = await call(s.url, "data/write", {
+    const writer = (s: RunningServer, i: number): LoadLoop => ({
+      kind: "write",
+      send: (n) =>
+        call(s.url, "data/write", {
           metadata: {},
-          tuples: [tuple(`document:${id}`, "viewer", "user:1")],
-        });
-        count(`write ${r.status}`);
+          tuples: [tuple(`document:w${i}-${n}`, "viewer", "user:1")],
+        }),
+      expected: (r, n) => {
+        const id = `w${i}-${n}`;
         if (r.status === 200) acked.add(id);
-        else if (r.status === 503 && r.body.message === "ERROR_CODE_SQL_EXECUTION" && r.body.code === 14) {
-          if (refusedBeforeSent(r)) refused.add(id);
-          else unknownOutcome.add(id);
-        } else unexpected.push(`write ${r.status} ${JSON.stringify(r.body)}`);
-        await sleep(40);
-      }
-    };
-    const reader = async (s: RunningServer) => {
-      while (running) {
-        const r = await call(s.url, "permissions/check", checkBody("document:base", "view", "user:base"));
-        count(`check ${r.status}`);
-        if (r.status !== 200 || r.body.can !== "CHECK_RESULT_ALLOWED")
-          unexpected.push(`check ${r.status} ${JSON.stringify(r.body)}`);
-        await sleep(20);
-      }
-    };
-    const load = [...servers.map(writer), ...servers.map(reader)];
+        else if (!isUnavailable(r)) return false;
+        else if (refusedBeforeSent(r)) refused.add(id);
+        else unknownOutcome.add(id);
+        return true;
+      },
+      pauseMs: 40,
+    });
+    const reader = (s: RunningServer) =>
+      allowedChecks(tenantApi(s.url), checkBody("document:base", "view", "user:base"));
+    const load = startLoad([...servers.map(writer), ...servers.map(reader)]);
 
     await sleep(1000);
     for (let round = 0; round < 5; round++) {
@@ -199,8 +179,7 @@ describe("PostgreSQL outages under load, three instances", () => {
       noticed = c.body.can === "CHECK_RESULT_ALLOWED";
       if (!noticed) await sleep(100);
     }
-    running = false;
-    await Promise.all(load);
+    await load.stop();
     watchAbort.abort();
     expect(await watching).toBe("aborted");
 
@@ -212,24 +191,20 @@ describe("PostgreSQL outages under load, three instances", () => {
       tuples: [tuple("document:final", "viewer", "user:final")],
     });
     expect(last.status).toBe(200);
-    const stored = new Set<string>();
-    let token = "";
-    do {
-      const page = await call(servers[0]!.url, "data/relationships/read", {
-        metadata: { snap_token: last.body.snap_token },
-        filter: { entity: { type: "document" }, relation: "viewer" },
-        page_size: 1000,
-        continuous_token: token,
-      });
-      expect(page.status).toBe(200);
-      for (const t of page.body.tuples as { entity: { id: string } }[]) stored.add(t.entity.id);
-      token = page.body.continuous_token as string;
-    } while (token);
+    const stored = new Set(
+      (
+        await readAllTuples(tenantApi(servers[0]!.url), {
+          metadata: { snap_token: last.body.snap_token },
+          filter: { entity: { type: "document" }, relation: "viewer" },
+          page_size: 1000,
+        })
+      ).map((t) => t.entity.id),
+    );
 
     console.log(
-      `database outages: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(", ")}; writes acknowledged ${acked.size}, refused before sent ${refused.size}, cut in flight ${unknownOutcome.size} (of which stored ${[...unknownOutcome].filter((id) => stored.has(id)).length}); seconds from the database's return to full service per instance ${recovered.map((s) => s.toFixed(1)).join(", ")}, watch ${watchSeconds.toFixed(1)}`,
+      `database outages: ${[...load.statuses].map(([k, v]) => `${k}: ${v}`).join(", ")}; writes acknowledged ${acked.size}, refused before sent ${refused.size}, cut in flight ${unknownOutcome.size} (of which stored ${[...unknownOutcome].filter((id) => stored.has(id)).length}); seconds from the database's return to full service per instance ${recovered.map((s) => s.toFixed(1)).join(", ")}, watch ${watchSeconds.toFixed(1)}`,
     );
-    expect(unexpected.slice(0, 5)).toEqual([]);
+    expect(load.unexpected.slice(0, 5)).toEqual([]);
     expect([...acked].filter((id) => !stored.has(id))).toEqual([]);
     expect([...refused].filter((id) => stored.has(id))).toEqual([]);
     expect(refused.size).toBeGreaterThan(0);

@@ -81,7 +81,7 @@ const REGISTRY: Coverage[] = [
     // same scenarios' decisions against the loaded files instead
     by: [
       ["packages/node-server/test/load.test.ts", "writes the schema and 23 relationships in batches"],
-      ["packages/core/src/authzen/testing/suite.ts", "the interop scenarios (examples/authzen)"],
+      ["packages/core/src/testing/authzen/suite.ts", "the interop scenarios (examples/authzen)"],
     ],
   },
   {

@@ -16,6 +16,16 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  type ApiCall,
+  allowedChecks,
+  isUnavailable,
+  readAllTuples,
+  reasonOf,
+  sleep,
+  startLoad,
+  tenantApi,
+} from "@pemba/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliProcess, startServe } from "../src/testing/cli-process.ts";
 import { checkBody, tuple, writeSchema } from "./api-client.ts";
@@ -59,46 +69,17 @@ afterAll(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
+/** A request on tenant t1 of the server, with a 10 s deadline (no answer in time is status 0). */
+const call: ApiCall = (path, body) => tenantApi(server.url)(path, body);
 
-/** A request with a deadline: no answer within 10 s is a hang (status 0). */
-async function call(path: string, body: unknown): Promise<Answer> {
-  try {
-    const r = await fetch(`${server.url}/v1/tenants/t1/${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    });
-    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-  } catch (e) {
-    return { status: 0, body: { error: String(e) } };
-  }
-}
-
-const reasonOf = (a: Answer) =>
-  String((a.body.details as { reason?: string }[] | undefined)?.[0]?.reason ?? "");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Every document id with a viewer tuple stored now (paged data/read). */
+/** Every document id with a viewer tuple stored now. */
 async function storedIds(): Promise<Set<string>> {
-  const ids = new Set<string>();
-  let token = "";
-  do {
-    const r = await call("data/relationships/read", {
-      metadata: { snap_token: "" },
-      filter: { entity: { type: "document", ids: [] }, relation: "viewer" },
-      page_size: 100,
-      continuous_token: token,
-    });
-    expect(r.status).toBe(200);
-    for (const t of r.body.tuples as { entity: { id: string } }[]) ids.add(t.entity.id);
-    token = String(r.body.continuous_token ?? "");
-  } while (token !== "");
-  return ids;
+  const tuples = await readAllTuples(call, {
+    metadata: { snap_token: "" },
+    filter: { entity: { type: "document", ids: [] }, relation: "viewer" },
+    page_size: 100,
+  });
+  return new Set(tuples.map((t) => t.entity.id));
 }
 
 describe("SQLite outages under load: a read-only file, a full disk", () => {
@@ -112,48 +93,35 @@ describe("SQLite outages under load: a read-only file, a full disk", () => {
 
     const acked = new Set<string>();
     const refused = new Map<string, string>();
-    const statuses = new Map<string, number>();
-    const unexpected: string[] = [];
-    const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
-    let running = true;
-    let n = 0;
     // each write carries 50 tuples of ids over 100 characters, so the WAL's free room runs out soon on a full disk
     const pad = "x".repeat(100);
-    const writer = async () => {
-      while (running) {
-        const id = `w${n++}`;
-        const r = await call("data/write", {
-          metadata: {},
-          tuples: [
-            tuple(`document:${id}`, "viewer", "user:1"),
-            ...Array.from({ length: 49 }, (_, k) =>
-              tuple(`document:${id}-${k}-${pad}`, "owner", `user:${pad}`),
-            ),
-          ],
-        });
-        count(`write ${r.status}`);
-        if (r.status === 200) acked.add(id);
-        else if (
-          r.status === 503 &&
-          r.body.message === "ERROR_CODE_SQL_EXECUTION" &&
-          r.body.code === 14 &&
-          reasonOf(r).startsWith("database unavailable: ")
-        )
-          refused.set(id, reasonOf(r));
-        else unexpected.push(`write ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-        await sleep(20);
-      }
-    };
-    const reader = async () => {
-      while (running) {
-        const r = await call("permissions/check", checkBody("document:base", "view", "user:base"));
-        count(`check ${r.status}`);
-        if (r.status !== 200 || r.body.can !== "CHECK_RESULT_ALLOWED")
-          unexpected.push(`check ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-        await sleep(20);
-      }
-    };
-    const load = [writer(), reader(), reader()];
+    const reader = allowedChecks(call, checkBody("document:base", "view", "user:base"));
+    const load = startLoad([
+      {
+        kind: "write",
+        send: (n) =>
+          call("data/write", {
+            metadata: {},
+            tuples: [
+              tuple(`document:w${n}`, "viewer", "user:1"),
+              ...Array.from({ length: 49 }, (_, k) =>
+                tuple(`document:w${n}-${k}-${pad}`, "owner", `user:${pad}`),
+              ),
+            ],
+          }),
+        expected: (r, n) => {
+          if (r.status === 200) acked.add(`w${n}`);
+          else if (isUnavailable(r) && reasonOf(r).startsWith("database unavailable: "))
+            refused.set(`w${n}`, reasonOf(r));
+          else return false;
+          return true;
+        },
+        pauseMs: 20,
+      },
+      reader,
+      reader,
+    ]);
+    const statuses = load.statuses;
 
     /**
      * Waits until `refused` has grown by `more` (at most `ms`), then 3 s more of the outage (checks go on); the
@@ -199,10 +167,9 @@ describe("SQLite outages under load: a read-only file, a full disk", () => {
     inServer("rm", join(mnt(), "filler"));
     const fullRecovery = await recovery();
     await sleep(500);
-    running = false;
-    await Promise.all(load);
+    await load.stop();
 
-    expect(unexpected).toEqual([]);
+    expect(load.unexpected).toEqual([]);
     expect(readOnly.reasons.length).toBeGreaterThanOrEqual(3);
     for (const reason of readOnly.reasons) expect(reason).toMatch(/^database unavailable: /);
     expect(full.reasons.length).toBeGreaterThanOrEqual(3);

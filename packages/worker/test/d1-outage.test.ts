@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ApiAnswer, type ApiCall, isUnavailable, readAllTuples, reasonOf } from "@pemba/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, type WranglerDev } from "../src/testing/wrangler-dev.ts";
 import { checkBody, SCHEMA, tuple } from "./fixtures.ts";
@@ -30,20 +31,14 @@ describe("D1 errors in workerd (shipped entry and wrangler.toml, local D1)", () 
     rmSync(state, { recursive: true, force: true });
   });
 
-  type Answer = { status: number; body: Record<string, unknown> };
-  const call = async (path: string, body: unknown): Promise<Answer> => {
+  const call: ApiCall = async (path, body) => {
     const r = await w.call(`/v1/tenants/t1/${path}`, body);
     return { status: r.status, body: r.body as Record<string, unknown> };
   };
-  const reasonOf = (a: Answer) =>
-    String((a.body.details as { reason?: string }[] | undefined)?.[0]?.reason ?? "");
-  const isRefusal = (a: Answer) =>
-    a.status === 503 &&
-    a.body.message === "ERROR_CODE_SQL_EXECUTION" &&
-    a.body.code === 14 &&
-    /^database unavailable: (.* )?D1_ERROR: Network connection lost/.test(reasonOf(a));
+  const isRefusal = (a: ApiAnswer) =>
+    isUnavailable(a) && /^database unavailable: (.* )?D1_ERROR: Network connection lost/.test(reasonOf(a));
   /** A write, sent again while D1 refuses it (each refusal stored nothing). */
-  const writeUntilTaken = async (path: string, body: unknown): Promise<Answer> => {
+  const writeUntilTaken = async (path: string, body: unknown): Promise<ApiAnswer> => {
     for (;;) {
       const r = await call(path, body);
       if (!isRefusal(r)) return r;
@@ -96,21 +91,15 @@ describe("D1 errors in workerd (shipped entry and wrangler.toml, local D1)", () 
 
     // what is stored, read from D1 page by page (reads do not fail)
     const stored = new Map<string, number>();
-    let token = "";
-    do {
-      const r = await call("data/relationships/read", {
-        metadata: { snap_token: lastToken },
-        filter: { entity: { type: "document", ids: [] }, relation: "owner" },
-        page_size: 100,
-        continuous_token: token,
-      });
-      expect(r.status).toBe(200);
-      for (const t of r.body.tuples as { entity: { id: string } }[]) {
-        const write = /^w(\d+)-/.exec(t.entity.id)?.[1];
-        if (write !== undefined) stored.set(write, (stored.get(write) ?? 0) + 1);
-      }
-      token = String(r.body.continuous_token ?? "");
-    } while (token !== "");
+    const tuples = await readAllTuples(call, {
+      metadata: { snap_token: lastToken },
+      filter: { entity: { type: "document", ids: [] }, relation: "owner" },
+      page_size: 100,
+    });
+    for (const t of tuples) {
+      const write = /^w(\d+)-/.exec(t.entity.id)?.[1];
+      if (write !== undefined) stored.set(write, (stored.get(write) ?? 0) + 1);
+    }
     for (const i of acked) expect(stored.get(String(i)), `write ${i} acknowledged`).toBe(TUPLES_PER_WRITE);
     for (const i of refused) expect(stored.get(String(i)), `write ${i} refused`).toBeUndefined();
     // the isolate's own copy saw no refused write either: checks at the last acknowledged write's snap token

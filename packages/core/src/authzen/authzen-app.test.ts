@@ -2,7 +2,7 @@
 import { afterAll, beforeAll } from "vitest";
 import { startTestServer, type TestServer } from "../http/testing/harness.ts";
 import { parsePresharedKeys } from "../settings/parsers.ts";
-import { AUTHZEN_AUTH_KEYS, AUTHZEN_ROOT_TENANT, describeAuthzen } from "./testing/suite.ts";
+import { AUTHZEN_AUTH_KEYS, AUTHZEN_ROOT_TENANT, describeAuthzen } from "../testing/authzen/suite.ts";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -12,9 +12,10 @@ import { isPembaError, PembaError } from "../errors.ts";
 import type { Attribute, Tuple } from "../model.ts";
 import type { RequestObservation } from "../observe/observation.ts";
 import type { PembaService, PermissionMetadata } from "../service/index.ts";
+import { questionRecord } from "../service/observed.ts";
 import type { MaybePromise } from "../store/store.ts";
 import { type MappedQuestion, mapQuestion, type Refusal } from "./mapping.ts";
-import { inEvaluation, questionRecord, resolveObserved } from "./observed.ts";
+import { decidedAt, inEvaluation, resolveObserved } from "./observed.ts";
 import {
   type AccessDecision,
   type AccessEvaluationRequest,
@@ -271,7 +272,7 @@ export async function evaluateMany(
       if ("refusal" in item || d === undefined) return;
       const { query, context } = item.mapped;
       obs.decided(
-        questionRecord("authzen_evaluations", resolved, query, d.can, d.checkCount, context),
+        questionRecord("authzen_evaluations", decidedAt(resolved), query, d.can, d.checkCount, context),
         latency,
       );
     });

@@ -5,7 +5,7 @@
  * is stored and matched as `b64.` + its UTF-8 bytes in unpadded base64url, which only uses allowed characters.
  * The encoding is reversible: search results are decoded back to the AuthZEN id.
  */
-import { idRegex } from "../http/wire/common.ts";
+import { idRegex } from "../wire/common.ts";
 
 export const ENCODED_ID_PREFIX = "b64.";
 const MAX_ID = 128;

@@ -1,17 +1,14 @@
 /**
  * AuthZEN requests under tracing or the decision log: where the batch and search APIs resolve the schema and snap
- * (a `pemba.schema.resolve` span), evaluate (a `pemba.evaluate` span whose reads are `pemba.store` spans) and what
- * they record (a decision record per question decided, a lookup record per search page). Without an observation
- * each helper is the plain call.
+ * (a `pemba.schema.resolve` span) and evaluate (a `pemba.evaluate` span whose reads are `pemba.store` spans), and
+ * where their decision records say they decided (the records are service/observed.ts's, as for Permify's API: one per
+ * question decided, one lookup record per search page). Without an observation each helper is the plain call.
  */
 import type { Span } from "@opentelemetry/api";
 import type { CompiledSchema } from "../compile/index.ts";
-import type { CheckQuery } from "../engine/types.ts";
-import type { CheckResult, Context } from "../model.ts";
-import type { DecisionApi, DecisionFields } from "../observe/decision-log.ts";
 import { inSpan, type RequestObservation, SPAN } from "../observe/observation.ts";
 import type { PembaService, PermissionMetadata, ServiceTarget } from "../service/index.ts";
-import { entityText, subjectText } from "../service/observed.ts";
+import type { DecidedAt } from "../service/observed.ts";
 
 /** The compiled schema, its version and where questions are evaluated, at `meta`'s snap. */
 export interface ResolvedTarget {
@@ -52,50 +49,9 @@ export function inEvaluation<T>(
   return inSpan(span, () => run({ ...target, store }), describe) as Promise<T>;
 }
 
-/** A decided question's record (the request's tenant, principal, latency and trace are added by `decided`). */
-export function questionRecord(
-  api: DecisionApi,
-  r: ResolvedTarget,
-  query: CheckQuery,
-  can: CheckResult,
-  checkCount: number,
-  context: Context | undefined,
-): Omit<DecisionFields, "tenant" | "principal" | "latency_ms" | "trace_id"> {
-  return {
-    api,
-    subject: subjectText(query.subject),
-    permission: query.permission,
-    entity: entityText(query.entity),
-    decision: can,
-    snap_token: r.snapToken,
-    schema_version: r.schemaVersion,
-    check_count: checkCount,
-    depth: r.target.depth,
-    context,
-  };
-}
-
-/** A search page's record: the count and the first ids answered, as a lookup's. */
-export function searchRecord(
-  obs: RequestObservation | undefined,
-  api: DecisionApi,
-  r: ResolvedTarget,
-  fields: { subject: string; permission: string; entity: string },
-  ids: string[],
-  context: Context | undefined,
-): void {
-  const log = obs?.decisions;
-  if (log === undefined) return;
-  obs!.decided({
-    api,
-    ...fields,
-    decision: "LOOKUP",
-    snap_token: r.snapToken,
-    schema_version: r.schemaVersion,
-    check_count: 0,
-    count: ids.length,
-    ids: ids.slice(0, log.maxIds),
-    depth: r.target.depth,
-    context,
-  });
-}
+/** Where the request's questions were decided, as its decision records name it. */
+export const decidedAt = (r: ResolvedTarget): DecidedAt => ({
+  snapToken: r.snapToken,
+  schemaVersion: r.schemaVersion,
+  depth: r.target.depth,
+});

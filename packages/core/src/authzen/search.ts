@@ -9,17 +9,11 @@ import { decideAllOn, Evaluation, lookupEntity, lookupSubject } from "../engine/
 import { PembaError } from "../errors.ts";
 import type { RequestObservation } from "../observe/observation.ts";
 import type { PembaService, PermissionMetadata, ServiceTarget } from "../service/index.ts";
-import { entityText, subjectText } from "../service/observed.ts";
+import { entityText, lookupRecord, questionRecord, subjectText } from "../service/observed.ts";
 import { AUTHZEN_DEPTH } from "./evaluate.ts";
 import { decodeId } from "./ids.ts";
 import { type AuthzenQuestion, type MappedQuestion, mapQuestion } from "./mapping.ts";
-import {
-  inEvaluation,
-  questionRecord,
-  type ResolvedTarget,
-  resolveObserved,
-  searchRecord,
-} from "./observed.ts";
+import { decidedAt, inEvaluation, type ResolvedTarget, resolveObserved } from "./observed.ts";
 
 export interface SearchPage {
   token?: string;
@@ -143,7 +137,7 @@ export async function searchSubjects(
     permission: m.query.permission,
     entity: entityText(m.query.entity),
   };
-  searchRecord(obs, "authzen_subject_search", resolved, fields, out.subjectIds, m.context);
+  lookupRecord(obs, "authzen_subject_search", decidedAt(resolved), fields, out.subjectIds, m.context);
   return answer(results, out.continuousToken ? { c: out.continuousToken, s: snapToken, h: hash } : undefined);
 }
 
@@ -177,7 +171,7 @@ export async function searchResources(
     permission: m.query.permission,
     entity: req.resource.type,
   };
-  searchRecord(obs, "authzen_resource_search", resolved, fields, out.entityIds, m.context);
+  lookupRecord(obs, "authzen_resource_search", decidedAt(resolved), fields, out.entityIds, m.context);
   return answer(results, out.continuousToken ? { c: out.continuousToken, s: snapToken, h: hash } : undefined);
 }
 
@@ -210,7 +204,7 @@ export async function searchActions(
     decided.forEach((d, i) => {
       const record = questionRecord(
         "authzen_action_search",
-        resolved,
+        decidedAt(resolved),
         queries[i]!,
         d.can,
         d.checkCount,

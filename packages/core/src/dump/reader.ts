@@ -7,10 +7,11 @@
  */
 import { PembaError } from "../errors.ts";
 import { formatRfc3339, parseRfc3339 } from "../expiry.ts";
-import { NAME_PATTERN } from "../http/wire/common.ts";
 import type { Attribute, AttributeType, Tuple } from "../model.ts";
+import { NAME_PATTERN } from "../wire/common.ts";
 import { type Crc32, crcHex, crc32 as jsCrc32 } from "./crc32.ts";
 import {
+  DUMP_ATTRIBUTE_TYPES,
   DUMP_FORMAT,
   DUMP_ID_PATTERN,
   DUMP_VERSION,
@@ -45,16 +46,18 @@ export interface DumpPosition {
 
 const nameRe = new RegExp(NAME_PATTERN);
 const idRe = new RegExp(DUMP_ID_PATTERN);
-const ATTRIBUTE_TYPES = new Set<string>([
-  "ATTRIBUTE_TYPE_BOOLEAN",
-  "ATTRIBUTE_TYPE_BOOLEAN_ARRAY",
-  "ATTRIBUTE_TYPE_STRING",
-  "ATTRIBUTE_TYPE_STRING_ARRAY",
-  "ATTRIBUTE_TYPE_INTEGER",
-  "ATTRIBUTE_TYPE_INTEGER_ARRAY",
-  "ATTRIBUTE_TYPE_DOUBLE",
-  "ATTRIBUTE_TYPE_DOUBLE_ARRAY",
-]);
+const ATTRIBUTE_TYPES = new Set<string>(DUMP_ATTRIBUTE_TYPES);
+
+/** The unfinished line of the previous chunk and `bytes` as one array, and where its whole lines end (0: none). */
+function afterRest(rest: Uint8Array, bytes: Uint8Array): { data: Uint8Array; end: number } {
+  let data = bytes;
+  if (rest.length > 0) {
+    data = new Uint8Array(rest.length + bytes.length);
+    data.set(rest);
+    data.set(bytes, rest.length);
+  }
+  return { data, end: data.lastIndexOf(10) + 1 };
+}
 
 /** gzip's magic bytes: a dump may be compressed, and the first two bytes say so. */
 export const isGzip = (bytes: Uint8Array): boolean =>
@@ -193,13 +196,7 @@ export class DumpReader {
 
   /** The records of the whole lines in `bytes` (with what was left of the previous chunk). */
   push(bytes: Uint8Array): DumpLine[] {
-    let data = bytes;
-    if (this.#rest.length > 0) {
-      data = new Uint8Array(this.#rest.length + bytes.length);
-      data.set(this.#rest);
-      data.set(bytes, this.#rest.length);
-    }
-    const end = data.lastIndexOf(10) + 1;
+    const { data, end } = afterRest(this.#rest, bytes);
     if (end === 0) {
       this.#rest = data.slice();
       return [];
@@ -348,13 +345,7 @@ export class DumpFrameCheck {
   }
 
   push(bytes: Uint8Array): void {
-    let data = bytes;
-    if (this.#rest.length > 0) {
-      data = new Uint8Array(this.#rest.length + bytes.length);
-      data.set(this.#rest);
-      data.set(bytes, this.#rest.length);
-    }
-    const end = data.lastIndexOf(10) + 1;
+    const { data, end } = afterRest(this.#rest, bytes);
     if (end === 0) {
       this.#rest = data.slice();
       return;

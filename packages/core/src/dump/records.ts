@@ -5,7 +5,7 @@
  * more per line than the rest of an import.
  */
 import { z } from "zod";
-import { NAME_PATTERN } from "../http/wire/common.ts";
+import { NAME_PATTERN } from "../wire/common.ts";
 
 export const DUMP_FORMAT = "pemba-dump";
 export const DUMP_VERSION = 1;
@@ -59,7 +59,8 @@ export const DumpTupleSchema = z
   })
   .strict();
 
-const ATTRIBUTE_TYPES = [
+/** The attribute value types a dump record may name. */
+export const DUMP_ATTRIBUTE_TYPES = [
   "ATTRIBUTE_TYPE_BOOLEAN",
   "ATTRIBUTE_TYPE_BOOLEAN_ARRAY",
   "ATTRIBUTE_TYPE_STRING",
@@ -76,7 +77,7 @@ export const DumpAttributeSchema = z
     entity_type: name(),
     entity_id: id(),
     attribute: name(),
-    value_type: z.enum(ATTRIBUTE_TYPES),
+    value_type: z.enum(DUMP_ATTRIBUTE_TYPES),
     value: z
       .union([z.boolean(), z.string(), z.number(), z.array(z.union([z.boolean(), z.string(), z.number()]))])
       .describe("the JSON value of value_type: a boolean, string or number, or an array of one of them"),

@@ -1,8 +1,9 @@
-import { create, fromBinary, type JsonObject, toBinary, toJson } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJson, type JsonObject, toBinary, toJson } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PermissionCheckRequestSchema as CheckRequestWire } from "../http/wire/permission.ts";
-import { parseWire } from "../http/wire/pgv.ts";
+import { checkReading, K6_CHECK } from "../http/testing/check-reading.ts";
+import { PermissionCheckRequestSchema as CheckRequestWire } from "../wire/permission.ts";
+import { parseWire } from "../wire/pgv.ts";
 import { decodeCheckRequest, encodeCheckResponseFrame } from "./check-message.ts";
 import { ContextSchema } from "./gen/base/v1/base_pb.js";
 import { PermissionCheckRequestSchema, PermissionCheckResponseSchema } from "./gen/base/v1/service_pb.js";
@@ -26,19 +27,7 @@ function generalReading(bytes: Uint8Array): Reading {
     delete json.tenant_id;
     const r = parseWire(CheckRequestWire, json);
     if (r.context !== undefined || r.arguments.length > 0) return "refused";
-    return {
-      tenantId,
-      meta: {
-        schemaVersion: r.metadata.schema_version,
-        snapToken: r.metadata.snap_token,
-        depth: r.metadata.depth,
-      },
-      query: {
-        entity: { type: r.entity.type, id: r.entity.id },
-        permission: r.permission,
-        subject: { type: r.subject.type, id: r.subject.id, relation: r.subject.relation },
-      },
-    };
+    return { tenantId, ...checkReading(r) };
   } catch {
     return "refused";
   }
@@ -49,13 +38,7 @@ function directReading(bytes: Uint8Array): Reading {
   return decoded === undefined ? "refused" : { tenantId: decoded.tenantId, ...decoded.check };
 }
 
-const K6_MESSAGE = create(PermissionCheckRequestSchema, {
-  tenantId: "t1",
-  metadata: { snapToken: "", schemaVersion: "d4d7lm8rqiks73cl7nkg", depth: 20 },
-  entity: { type: "content", id: "4711" },
-  permission: "view",
-  subject: { type: "user", id: "99999" },
-});
+const K6_MESSAGE = fromJson(PermissionCheckRequestSchema, { tenant_id: "t1", ...K6_CHECK });
 
 const name = fc.oneof(
   fc.constantFrom("user", "document", "view", "owner", "_x", "", "a b", "é", "A".repeat(64), "a".repeat(65)),

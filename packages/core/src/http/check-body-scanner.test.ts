@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { PermissionCheckRequestSchema } from "../wire/permission.ts";
+import { parseWire } from "../wire/pgv.ts";
 import { type ScannedCheck, scanCheckBody } from "./check-body-scanner.ts";
 import { parseJsonText } from "./request-body.ts";
-import { PermissionCheckRequestSchema } from "./wire/permission.ts";
-import { parseWire } from "./wire/pgv.ts";
+import { checkReading, K6_CHECK } from "./testing/check-reading.ts";
 
 /** What zod (the definition of a valid check request) makes of a body text; "refused" when it throws. */
 function zodReading(text: string): ScannedCheck | "refused" {
@@ -14,30 +15,13 @@ function zodReading(text: string): ScannedCheck | "refused" {
       context !== undefined &&
       (context.tuples.length > 0 || context.attributes.length > 0 || Object.keys(context.data).length > 0);
     if (hasContext || r.arguments.length > 0) return "refused"; // the scanner never takes these
-    return {
-      meta: {
-        schemaVersion: r.metadata.schema_version,
-        snapToken: r.metadata.snap_token,
-        depth: r.metadata.depth,
-      },
-      query: {
-        entity: { type: r.entity.type, id: r.entity.id },
-        permission: r.permission,
-        subject: { type: r.subject.type, id: r.subject.id, relation: r.subject.relation },
-      },
-    };
+    return checkReading(r);
   } catch {
     return "refused";
   }
 }
 
-const K6_BODY = JSON.stringify({
-  metadata: { snap_token: "", schema_version: "d4d7lm8rqiks73cl7nkg", depth: 20 },
-  entity: { type: "content", id: "4711" },
-  permission: "view",
-  subject: { type: "user", id: "99999" },
-  page_size: 20,
-});
+const K6_BODY = JSON.stringify({ ...K6_CHECK, page_size: 20 });
 
 describe("scanCheckBody (a fast path of zod's check request schema)", () => {
   it("reads the load test's body exactly as zod does", () => {

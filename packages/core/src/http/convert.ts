@@ -8,8 +8,8 @@ import type { ExpandNode } from "../engine/types.ts";
 import type { AttributeValue } from "../model.ts";
 import type { SchemaDiffAnswer } from "../service/pemba-service.ts";
 import { orphanedRows } from "../service/schema-diff.ts";
-import { attributeValueToWire } from "./wire/convert.ts";
-import type { SchemaDiffResponse } from "./wire/schema.ts";
+import { attributeValueToWire } from "../wire/convert.ts";
+import type { SchemaDiffResponse } from "../wire/schema.ts";
 
 export {
   attributeFilterFromWire,
@@ -21,7 +21,7 @@ export {
   tupleFilterFromWire,
   tupleFromWire,
   tupleToWire,
-} from "./wire/convert.ts";
+} from "../wire/convert.ts";
 
 const isAttributeValue = (v: unknown): v is AttributeValue =>
   typeof v === "object" &&

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileSchema } from "../compile/index.ts";
 import { parseSchema } from "../schema/index.ts";
+import { PermissionExplainResponseSchema } from "../wire/permission.ts";
 import type { ExplainResponse } from "./convert.ts";
 import { verifyProof } from "./testing/explain-verify.ts";
 import { startTestServer, TEST_SCHEMA, type TestServer, tuple } from "./testing/harness.ts";
-import { PermissionExplainResponseSchema } from "./wire/permission.ts";
 
 const P = "/v1/tenants/t1/permissions";
 

@@ -19,12 +19,12 @@ import {
   type Tracing,
   traceIdOf,
 } from "../observe/tracing.ts";
+import { TENANT_ID_PATTERN, tenantIdRegex } from "../wire/common.ts";
 import type { Authenticator, Principal } from "./auth/index.ts";
 import { assertTenantAllowed, assertUnrestricted, UNRESTRICTED } from "./auth/index.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { errorResponseParts } from "./error-response.ts";
 import type { Answer, ApiRequest, Observe } from "./exchange.ts";
-import { TENANT_ID_PATTERN, tenantIdRegex } from "./wire/common.ts";
 
 export type { Answer, AnswerError, ApiRequest, Observe, RequestInfo } from "./exchange.ts";
 

@@ -8,11 +8,11 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { PembaError } from "../errors.ts";
+import { ErrorSchema } from "../wire/common.ts";
+import { parseWire } from "../wire/pgv.ts";
 import type { Answer, ApiRequest, Call, Endpoint, Handler, RequestPipeline } from "./pipeline.ts";
 import { readJsonBody, readStreamText } from "./request-body.ts";
 import type { ApiRoute } from "./route-table.ts";
-import { ErrorSchema } from "./wire/common.ts";
-import { parseWire } from "./wire/pgv.ts";
 
 export type PembaContext = Context;
 

@@ -10,9 +10,9 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import type { WireContext } from "../http/wire/common.ts";
-import { attributeToWire, tupleToWire } from "../http/wire/convert.ts";
 import type { Context } from "../model.ts";
+import type { WireContext } from "../wire/common.ts";
+import { attributeToWire, tupleToWire } from "../wire/convert.ts";
 
 /** The API whose answer a record is. */
 export type DecisionApi =

@@ -23,11 +23,70 @@ export const entityText = (e: Entity): string => `${e.type}:${e.id}`;
 export const subjectText = (s: Subject): string =>
   s.relation ? `${s.type}:${s.id}#${s.relation}` : `${s.type}:${s.id}`;
 
+/** Where a request's questions were decided, as its decision records name it. */
+export interface DecidedAt {
+  /** The snap token of the snap the evaluation read at. */
+  snapToken: string;
+  schemaVersion: string;
+  /** The request's depth. */
+  depth: number;
+}
+
+/** A record's fields before `decided` adds the request's tenant, principal, latency and trace. */
+type DecidedFields = Parameters<RequestObservation["decided"]>[0];
+
+/** A decided question's record. */
+export function questionRecord(
+  api: DecisionApi,
+  at: DecidedAt,
+  query: CheckQuery,
+  can: CheckResult,
+  checkCount: number,
+  context: Context | undefined,
+): DecidedFields {
+  return {
+    api,
+    subject: subjectText(query.subject),
+    permission: query.permission,
+    entity: entityText(query.entity),
+    decision: can,
+    snap_token: at.snapToken,
+    schema_version: at.schemaVersion,
+    check_count: checkCount,
+    depth: at.depth,
+    context,
+  };
+}
+
+/** A lookup's record, when the request's decisions are logged: the count and the first ids answered. */
+export function lookupRecord(
+  obs: RequestObservation | undefined,
+  api: DecisionApi,
+  at: DecidedAt,
+  fields: { subject: string; permission: string; entity: string },
+  ids: string[],
+  context: Context | undefined,
+): void {
+  const log = obs?.decisions;
+  if (log === undefined) return;
+  obs!.decided({
+    api,
+    ...fields,
+    decision: "LOOKUP",
+    snap_token: at.snapToken,
+    schema_version: at.schemaVersion,
+    check_count: 0,
+    count: ids.length,
+    ids: ids.slice(0, log.maxIds),
+    depth: at.depth,
+    context,
+  });
+}
+
 interface Resolved {
   schema: ResolvedSchema;
   target: ServiceTarget;
-  /** The snap token of the snap the evaluation reads at. */
-  snapToken: string;
+  at: DecidedAt;
 }
 
 /** The schema and snap, in a `pemba.schema.resolve` span. */
@@ -47,7 +106,12 @@ async function resolve(
       s.setAttribute("pemba.snap", r.target.snap);
     },
   );
-  return { schema, target, snapToken: service.snapTokenOf(tenantId, target.snap) };
+  const at = {
+    snapToken: service.snapTokenOf(tenantId, target.snap),
+    schemaVersion: schema.version,
+    depth: meta.depth,
+  };
+  return { schema, target, at };
 }
 
 /** Runs `evaluate` in a `pemba.evaluate` span whose store spans are its reads. */
@@ -67,29 +131,6 @@ const describeCheck = (span: Span, o: CheckOutcome) => {
   span.setAttribute("pemba.decision", o.can);
   span.setAttribute("pemba.check_count", o.checkCount);
 };
-
-function checkRecord(
-  api: DecisionApi,
-  r: Resolved,
-  meta: PermissionMetadata,
-  query: CheckQuery,
-  can: CheckResult,
-  checkCount: number,
-  context: Context | undefined,
-) {
-  return {
-    api,
-    subject: subjectText(query.subject),
-    permission: query.permission,
-    entity: entityText(query.entity),
-    decision: can,
-    snap_token: r.snapToken,
-    schema_version: r.schema.version,
-    check_count: checkCount,
-    depth: meta.depth,
-    context,
-  };
-}
 
 const checkAttributes = (query: CheckQuery, operation: string) => ({
   "pemba.operation": operation,
@@ -111,8 +152,12 @@ export function recordCheck(
 ): CheckOutcome | Promise<CheckOutcome> {
   const record = (o: CheckOutcome): CheckOutcome => {
     if (obs.decisions?.sampled(o.can) === true) {
-      const r = { schema, snapToken: service.snapTokenOf(obs.tenantId, snap) } as Resolved;
-      obs.decided(checkRecord(api, r, meta, query, o.can, o.checkCount, context), obs.latencyMs(), true);
+      const at = {
+        snapToken: service.snapTokenOf(obs.tenantId, snap),
+        schemaVersion: schema.version,
+        depth: meta.depth,
+      };
+      obs.decided(questionRecord(api, at, query, o.can, o.checkCount, context), obs.latencyMs(), true);
     }
     return o;
   };
@@ -135,7 +180,7 @@ export async function observedCheck(
     (target) => engine.check(r.schema.compiled, target, query),
     describeCheck,
   );
-  obs.decided(checkRecord("check", r, meta, query, outcome.can, outcome.checkCount, context));
+  obs.decided(questionRecord("check", r.at, query, outcome.can, outcome.checkCount, context));
   return outcome;
 }
 
@@ -164,7 +209,7 @@ export async function observedCheckWith(
       ),
     describeCheck,
   );
-  obs.decided(checkRecord(api, r, meta, query, outcome.can, outcome.checkCount, context));
+  obs.decided(questionRecord(api, r.at, query, outcome.can, outcome.checkCount, context));
   return outcome;
 }
 
@@ -197,7 +242,7 @@ export async function observedBulkCheck(
     const latency = obs.latencyMs();
     for (let i = 0; i < queries.length; i++) {
       const o = outcomes[i]!;
-      obs.decided(checkRecord("bulk_check", r, meta, queries[i]!, o.can, o.checkCount, context), latency);
+      obs.decided(questionRecord("bulk_check", r.at, queries[i]!, o.can, o.checkCount, context), latency);
     }
   }
   return outcomes;
@@ -222,34 +267,8 @@ export async function observedExplain(
       span.setAttribute("pemba.check_count", o.metadata.check_count);
     },
   );
-  obs.decided(checkRecord("explain", r, meta, query, out.can, out.metadata.check_count, context));
+  obs.decided(questionRecord("explain", r.at, query, out.can, out.metadata.check_count, context));
   return out;
-}
-
-/** A lookup's record: the count and the first ids answered. */
-function lookupRecord(
-  obs: RequestObservation,
-  api: DecisionApi,
-  r: Resolved,
-  meta: PermissionMetadata,
-  fields: { subject: string; permission: string; entity: string },
-  ids: string[],
-  context: Context | undefined,
-): void {
-  const log = obs.decisions;
-  if (log === undefined) return;
-  obs.decided({
-    api,
-    ...fields,
-    decision: "LOOKUP",
-    snap_token: r.snapToken,
-    schema_version: r.schema.version,
-    check_count: 0,
-    count: ids.length,
-    ids: ids.slice(0, log.maxIds),
-    depth: meta.depth,
-    context,
-  });
 }
 
 export async function observedLookupEntity(
@@ -277,7 +296,7 @@ export async function observedLookupEntity(
     permission: query.permission,
     entity: query.entityType,
   };
-  lookupRecord(obs, "lookup_entity", r, meta, fields, out.entityIds, context);
+  lookupRecord(obs, "lookup_entity", r.at, fields, out.entityIds, context);
   return out;
 }
 
@@ -307,7 +326,7 @@ export async function observedLookupSubject(
     permission: query.permission,
     entity: entityText(query.entity),
   };
-  lookupRecord(obs, "lookup_subject", r, meta, fields, out.subjectIds, context);
+  lookupRecord(obs, "lookup_subject", r.at, fields, out.subjectIds, context);
   return out;
 }
 
@@ -333,7 +352,7 @@ export async function observedSubjectPermission(
     const latency = obs.latencyMs();
     for (const [permission, can] of Object.entries(results)) {
       const query = { entity, permission, subject };
-      obs.decided(checkRecord("subject_permission", r, meta, query, can, 0, context), latency);
+      obs.decided(questionRecord("subject_permission", r.at, query, can, 0, context), latency);
     }
   }
   return results;

@@ -7,7 +7,6 @@
 import type { z } from "zod";
 import { PUBLIC_PATH_CHOICES } from "../http/app.ts";
 import { DEFAULT_CLOCK_TOLERANCE_SECONDS } from "../http/auth/oidc.ts";
-import { tenantIdRegex } from "../http/wire/common.ts";
 import { DECISION_REDACTIONS, DEFAULT_DECISION_BUFFER } from "../observe/decision-log.ts";
 import {
   DEFAULT_MAX_COMPILED_SCHEMA_BYTES,
@@ -15,6 +14,7 @@ import {
   SCHEMA_WRITES,
 } from "../service/index.ts";
 import { DEFAULT_DATABASE } from "../store/default-database.ts";
+import { tenantIdRegex } from "../wire/common.ts";
 import {
   count,
   d1Simulation,

@@ -3,7 +3,7 @@
  * server over its HTTP API: the schema first, then the data in batches of `batchSize` rows (each one
  * `data/write`), reporting progress after each batch. A tenant the server does not have is created. `pemba load` runs it; tests load their fixtures with it.
  */
-import { attributeToWire, tupleToWire } from "../http/wire/convert.ts";
+
 import type { Attribute, Tuple } from "../model.ts";
 import {
   parseAttributeString,
@@ -11,6 +11,7 @@ import {
   parseSubjectString,
   parseTupleString,
 } from "../schema/notation.ts";
+import { attributeToWire, tupleToWire } from "../wire/convert.ts";
 import { loadSchemaText, type SchemaFileReader } from "./schema-source.ts";
 import { decodeShape } from "./shape.ts";
 

@@ -1,7 +1,5 @@
 /** Bundle endpoints: write, read, delete (running a bundle is data/run-bundle). */
 
-import { jsonAnswer } from "../pipeline.ts";
-import { ROUTES } from "../route-table.ts";
 import {
   BundleDeleteRequestSchema,
   BundleDeleteResponseSchema,
@@ -9,7 +7,9 @@ import {
   BundleReadResponseSchema,
   BundleWriteRequestSchema,
   BundleWriteResponseSchema,
-} from "../wire/schema.ts";
+} from "../../wire/schema.ts";
+import { jsonAnswer } from "../pipeline.ts";
+import { ROUTES } from "../route-table.ts";
 import type { AppDeps } from "./deps.ts";
 
 export function registerBundleRoutes({ routes, service }: AppDeps): void {

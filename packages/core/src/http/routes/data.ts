@@ -1,16 +1,6 @@
 /** Data endpoints: writes, reads, deletes, run-bundle. */
 import { PembaError } from "../../errors.ts";
-import {
-  attributeFilterFromWire,
-  attributeFromWire,
-  attributeToWire,
-  tupleFilterFromWire,
-  tupleFromWire,
-  tupleToWire,
-} from "../convert.ts";
-import { jsonAnswer } from "../pipeline.ts";
-import { ROUTES } from "../route-table.ts";
-import { SnapTokenResponseSchema } from "../wire/common.ts";
+import { SnapTokenResponseSchema } from "../../wire/common.ts";
 import {
   AttributeReadRequestSchema,
   AttributeReadResponseSchema,
@@ -21,7 +11,17 @@ import {
   RelationshipReadRequestSchema,
   RelationshipReadResponseSchema,
   RelationshipWriteRequestSchema,
-} from "../wire/data.ts";
+} from "../../wire/data.ts";
+import {
+  attributeFilterFromWire,
+  attributeFromWire,
+  attributeToWire,
+  tupleFilterFromWire,
+  tupleFromWire,
+  tupleToWire,
+} from "../convert.ts";
+import { jsonAnswer } from "../pipeline.ts";
+import { ROUTES } from "../route-table.ts";
 import { type AppDeps, pageSize } from "./deps.ts";
 
 export function registerDataRoutes({ routes, service, limits }: AppDeps): void {

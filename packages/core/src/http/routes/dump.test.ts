@@ -4,8 +4,8 @@
  * the same rows and a verified trailer; a lost answer's chunk sent again changes nothing; the shared auth applies.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DataImportResponse } from "../../wire/dump.ts";
 import { startTestServer, TEST_SCHEMA, type TestServer } from "../testing/harness.ts";
-import type { DataImportResponse } from "../wire/dump.ts";
 
 const auth = { mode: "preshared" as const, keys: [{ key: "admin" }, { key: "k2", tenants: ["t2"] }] };
 const admin = { authorization: "Bearer admin" };

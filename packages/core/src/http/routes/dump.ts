@@ -17,14 +17,14 @@ import {
 } from "../../dump/import.ts";
 import { type DumpPosition, DumpReader } from "../../dump/reader.ts";
 import { PembaError } from "../../errors.ts";
-import { jsonAnswer, ndjsonAnswer } from "../pipeline.ts";
-import { ROUTES } from "../route-table.ts";
 import {
   DataExportRequestSchema,
   type DataImportResponse,
   DataImportResponseSchema,
   DumpLineSchema,
-} from "../wire/dump.ts";
+} from "../../wire/dump.ts";
+import { jsonAnswer, ndjsonAnswer } from "../pipeline.ts";
+import { ROUTES } from "../route-table.ts";
 import type { AppDeps } from "./deps.ts";
 
 /** What a multi-request import carries from one request to the next. */

@@ -6,19 +6,7 @@ import { PembaError } from "../../errors.ts";
 import type { Context } from "../../model.ts";
 import type { RequestObservation } from "../../observe/observation.ts";
 import type { PermissionMetadata } from "../../service/index.ts";
-import { scanCheckBody } from "../check-body-scanner.ts";
-import {
-  contextFromWire,
-  DEFAULT_EXPLAIN_BYTES,
-  DEFAULT_EXPLAIN_NODES,
-  expandToWire,
-  explainToWire,
-} from "../convert.ts";
-import type { Limits } from "../limits.ts";
-import { type Answer, type ApiRequest, jsonAnswer, jsonTextAnswer, ndjsonAnswer } from "../pipeline.ts";
-import { parseJsonText } from "../request-body.ts";
-import { ROUTES } from "../route-table.ts";
-import type { WireContext } from "../wire/common.ts";
+import type { WireContext } from "../../wire/common.ts";
 import {
   PermissionBulkCheckResponseSchema,
   PermissionCheckRequestSchema,
@@ -35,8 +23,20 @@ import {
   PermissionSubjectPermissionRequestSchema,
   PermissionSubjectPermissionResponseSchema,
   permissionBulkCheckRequestSchema,
-} from "../wire/permission.ts";
-import { parseWire } from "../wire/pgv.ts";
+} from "../../wire/permission.ts";
+import { parseWire } from "../../wire/pgv.ts";
+import { scanCheckBody } from "../check-body-scanner.ts";
+import {
+  contextFromWire,
+  DEFAULT_EXPLAIN_BYTES,
+  DEFAULT_EXPLAIN_NODES,
+  expandToWire,
+  explainToWire,
+} from "../convert.ts";
+import type { Limits } from "../limits.ts";
+import { type Answer, type ApiRequest, jsonAnswer, jsonTextAnswer, ndjsonAnswer } from "../pipeline.ts";
+import { parseJsonText } from "../request-body.ts";
+import { ROUTES } from "../route-table.ts";
 import type { AppDeps } from "./deps.ts";
 import { pageSize } from "./deps.ts";
 

@@ -1,9 +1,5 @@
 /** Schema endpoints: write, partial write, read, list. */
 import { schemaToWire } from "../../schema/index.ts";
-import { schemaDiffToWire } from "../convert.ts";
-import { jsonAnswer } from "../pipeline.ts";
-import { ROUTES } from "../route-table.ts";
-import { goTimeString } from "../time-format.ts";
 import {
   MAX_DIFF_SAMPLE,
   SchemaDiffRequestSchema,
@@ -15,7 +11,11 @@ import {
   SchemaReadResponseSchema,
   SchemaWriteRequestSchema,
   SchemaWriteResponseSchema,
-} from "../wire/schema.ts";
+} from "../../wire/schema.ts";
+import { schemaDiffToWire } from "../convert.ts";
+import { jsonAnswer } from "../pipeline.ts";
+import { ROUTES } from "../route-table.ts";
+import { goTimeString } from "../time-format.ts";
 import { type AppDeps, pageSize } from "./deps.ts";
 
 export function registerSchemaRoutes({ routes, service, limits }: AppDeps): void {

@@ -1,15 +1,15 @@
 /** Tenancy endpoints: create, list, delete (need an unrestricted key or token). */
 
-import { jsonAnswer } from "../pipeline.ts";
-import { ROUTES } from "../route-table.ts";
-import { rfc3339 } from "../time-format.ts";
 import {
   TenantCreateRequestSchema,
   TenantCreateResponseSchema,
   TenantDeleteResponseSchema,
   TenantListRequestSchema,
   TenantListResponseSchema,
-} from "../wire/schema.ts";
+} from "../../wire/schema.ts";
+import { jsonAnswer } from "../pipeline.ts";
+import { ROUTES } from "../route-table.ts";
+import { rfc3339 } from "../time-format.ts";
 import { type AppDeps, pageSize } from "./deps.ts";
 
 const tenantToWire = (t: { id: string; name: string; createdAt: Date }) => ({

@@ -6,10 +6,10 @@
  * after its last full line, and the client reconnects with that line's snap token.
  */
 
+import { WatchRequestSchema, WatchResponseSchema } from "../../wire/schema.ts";
 import { attributeToWire, tupleToWire } from "../convert.ts";
 import { ndjsonAnswer } from "../pipeline.ts";
 import { ROUTES } from "../route-table.ts";
-import { WatchRequestSchema, WatchResponseSchema } from "../wire/schema.ts";
 import type { AppDeps } from "./deps.ts";
 
 export function registerWatchRoutes({ routes, service, watchPollMs }: AppDeps): void {

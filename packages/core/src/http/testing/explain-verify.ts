@@ -21,8 +21,8 @@ import type { Attribute, Entity, Tuple } from "../../model.ts";
 import { tupleKey } from "../../model.ts";
 import { ruleArgument } from "../../rules/index.ts";
 import type { PermissionExpr } from "../../schema/ast.ts";
+import { attributeValueFromWire, attributeValueToWire } from "../../wire/convert.ts";
 import type { ExplainResponse, WireProofNode as ProofNode, ProofValue } from "../convert.ts";
-import { attributeValueFromWire, attributeValueToWire } from "../wire/convert.ts";
 
 const key = (e: Entity, name: string) => `${e.type}:${e.id}#${name}`;
 const allowed = (n: ProofNode) => n.result === "ALLOWED";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../memory/memory-store.ts";
 import { tuple } from "../../testing/fixtures.ts";
 import { type Fill, TenantFreshness, type TenantState } from "./freshness.ts";
-import { WorkingSetBudget } from "./working-set.ts";
+import { tupleGroup, WorkingSetBudget } from "./working-set.ts";
 
 const viewers = (ids: string[]) => [{ entityType: "doc", entityIds: ids, relations: ["viewer"] }];
 const held = (st: TenantState) => [...st.fills].reduce((n, f) => n + f.sets.length, 0);
@@ -16,10 +16,11 @@ const held = (st: TenantState) => [...st.fills].reduce((n, f) => n + f.sets.leng
 async function followed() {
   const store = new MemoryStore();
   await store.createTenant("t", "t");
-  const freshness = new TenantFreshness(store, new WorkingSetBudget(1 << 20), {});
+  const budget = new WorkingSetBudget(1 << 20);
+  const freshness = new TenantFreshness(store, budget, {});
   const st = await freshness.track("t");
   if (st === undefined) throw new Error("tenant not followed");
-  return { store, freshness, st };
+  return { store, freshness, st, budget };
 }
 
 describe("fills' change sets", () => {
@@ -67,5 +68,46 @@ describe("fills' change sets", () => {
     expect(answer.map((t) => `${t.entity.id}@${t.subject.id}`)).toEqual(["1@a"]);
     freshness.endFill(st, later, undefined);
     expect(st.fills.size).toBe(0);
+  });
+
+  it("a fill ending leaves the entries already filed as the feed made them, and the budget counts every byte", async () => {
+    const { store, freshness, st, budget } = await followed();
+    // doc:1's viewers are filed first (no rows), then a read of doc:2 starts
+    const one = viewers(["1"]);
+    freshness.endFill(st, freshness.startFill(st, st.caughtUp)!, st.keys.tupleEntries(one, [], st.caughtUp));
+    const before = st.caughtUp;
+    const fill = freshness.startFill(st, before)!;
+    const two = viewers(["2"]);
+    const rows = await store.queryTuples("t", before, two, 0);
+    // while it is in flight, writes touch both keys: the filed doc:1 gets them from the feed
+    const snaps: number[] = [];
+    for (const who of ["a", "b", "c"]) {
+      const snap = await store.write("t", {
+        tuples: [tuple(`doc:1#viewer@user:${who}`), tuple(`doc:2#viewer@user:${who}`)],
+      });
+      await freshness.catchUp(st, snap, true);
+      snaps.push(snap);
+    }
+    expect(fill.sets.map((s) => s.snap)).toEqual(snaps);
+    freshness.endFill(st, fill, st.keys.tupleEntries(two, rows, before));
+    // one live row per write, and nothing else (no dead second copy of a row from the fill's sets)
+    const [s1, s2, s3] = snaps;
+    const expected = [
+      ["a", s1, Number.POSITIVE_INFINITY],
+      ["b", s2, Number.POSITIVE_INFINITY],
+      ["c", s3, Number.POSITIVE_INFINITY],
+    ];
+    const viewersOf = (id: string) => st.keys.tuples.get(tupleGroup("doc", "viewer"))!.get(id)!;
+    expect(viewersOf("1").rows.map((r) => [r.v.subject.id, r.c, r.d])).toEqual(expected);
+    expect(viewersOf("2").rows.map((r) => [r.v.subject.id, r.c, r.d])).toEqual(expected);
+    expect(st.keys.rowCount()).toBe(6);
+    // the budget counts exactly the bytes of the entries filed
+    let bytes = 0;
+    for (const kind of ["tuples", "subjects", "attributes"] as const) {
+      for (const ids of st.keys[kind].values()) for (const e of ids.values()) bytes += e.bytes;
+    }
+    expect(budget.bytes).toBe(bytes);
+    const answer = st.keys.answerTuples(one, st.keys.splitTuples(one, st.caughtUp), st.caughtUp, 0);
+    expect(answer.map((t) => t.subject.id).sort()).toEqual(["a", "b", "c"]);
   });
 });

@@ -10,12 +10,12 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaPreloadKeys } from "../../../service/preload-keys.ts";
+import { replicaProperty } from "../../../service/testing/replica-property.ts";
 import { PostgresStore } from "../../drivers/postgres.ts";
 import { SqliteStore } from "../../drivers/sqlite.ts";
 import { MemoryStore } from "../../memory/memory-store.ts";
 import type { Store } from "../../store.ts";
 import { type PostgresServer, startPostgres } from "../../testing/postgres-server.ts";
-import { replicaProperty } from "../../testing/replica-property.ts";
 import { ReplicaStore, WorkingSetBudget } from "./index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pemba-replica-property-"));

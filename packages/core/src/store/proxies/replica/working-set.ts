@@ -469,20 +469,20 @@ export class TenantKeys {
   // ---- the change feed ----
 
   /**
-   * Applies one change set (snap x) to the entries it touches (and to `extra`, entries made from a store read that
-   * are not filed yet): deletes first, then creates, as the store applied them; rows deleted at or before `horizon`
-   * are dropped (no read can see them). Answers the bytes the entries grew by.
+   * Applies one change set (snap x) to the entries it touches: the filed entries, or (`made`) only the entries a store
+   * read made that are not filed yet. A filed entry already has every set applied since it was filed, so a read's
+   * entries are caught up on their own; applying a set to a filed entry twice would leave a dead copy of each row it
+   * creates there. Deletes first, then creates, as the store applied them; rows deleted at or before `horizon` are
+   * dropped (no read can see them). Answers the bytes the filed entries grew by.
    */
-  applySet(set: ChangeSet, horizon: Snap, extra?: Map<string, Entry>): number {
+  applySet(set: ChangeSet, horizon: Snap, made?: Map<string, Entry>): number {
     let grown = 0;
     const x = set.snap;
     const targets: Entry[] = [];
-    /** The filed entry of a key and the one a read in flight made for it (both must see the change). */
     const collect = (kind: Kind, group: string, id: string) => {
-      const e = this.table(kind).get(group)?.get(id);
+      const e =
+        made === undefined ? this.table(kind).get(group)?.get(id) : made.get(kind + SEP + group + SEP + id);
       if (e !== undefined) targets.push(e);
-      const made = extra?.get(kind + SEP + group + SEP + id);
-      if (made !== undefined && made !== e) targets.push(made);
     };
     const change = (e: Entry, rows: Row<Tuple | Attribute>[], v: Tuple | Attribute, create: boolean) => {
       let delta = prune(rows, horizon);
@@ -491,7 +491,7 @@ export class TenantKeys {
         delta += recordBytes(v);
       }
       e.bytes += delta;
-      if (this.table(e.kind).get(e.group)?.get(e.id) === e) grown += delta;
+      if (made === undefined) grown += delta;
     };
     for (const pass of ["OPERATION_DELETE", "OPERATION_CREATE"] as const) {
       const create = pass === "OPERATION_CREATE";

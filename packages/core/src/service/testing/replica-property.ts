@@ -8,8 +8,8 @@
  */
 import type { Attribute, Tuple } from "../../model.ts";
 import { seededRandom } from "../../random.ts";
-import { PembaService } from "../../service/pemba-service.ts";
-import type { Snap, Store, WriteRequest } from "../store.ts";
+import type { Snap, Store, WriteRequest } from "../../store/store.ts";
+import { PembaService } from "../pemba-service.ts";
 
 export interface ReplicaPropertyOptions {
   /** The store the replica is in front of, with tenant "t1" (empty). */

@@ -3,8 +3,8 @@
  * carry every field (protojson EmitUnpopulated).
  */
 
-import { PembaError } from "../../errors.ts";
-import { formatRfc3339, parseRfc3339 } from "../../expiry.ts";
+import { PembaError } from "../errors.ts";
+import { formatRfc3339, parseRfc3339 } from "../expiry.ts";
 import type {
   Attribute,
   AttributeFilter,
@@ -13,7 +13,7 @@ import type {
   Context,
   Tuple,
   TupleFilter,
-} from "../../model.ts";
+} from "../model.ts";
 import type { WireAttribute, WireAttributeValue, WireContext, WireTuple, WireTupleFilter } from "./common.ts";
 
 const TYPE_URL_PREFIX = "type.googleapis.com/base.v1.";

@@ -1,6 +1,6 @@
 /** Wire shapes shared by the endpoints (proto `base.v1` messages), with Permify's PGV rules. */
 import { z } from "@hono/zod-openapi";
-import { parseRfc3339 } from "../../expiry.ts";
+import { parseRfc3339 } from "../expiry.ts";
 import { optionalMessage, patternString, plainString, protoMessage, repeated } from "./pgv.ts";
 
 export const TENANT_ID_PATTERN = "^([a-zA-Z0-9_\\-@\\.:+]{1,128}|\\*)$";

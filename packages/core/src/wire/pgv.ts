@@ -6,7 +6,7 @@
  * PermissionCheckRequestMetadata.Depth: value must be greater than or equal to 3`.
  */
 import { z } from "@hono/zod-openapi";
-import { PembaError } from "../../errors.ts";
+import { PembaError } from "../errors.ts";
 
 const messageNames = new WeakMap<object, string>();
 
