@@ -15,6 +15,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "@pemba/core/testing/node";
@@ -53,6 +54,7 @@ const PROFILE_FLAGS = [
   ...values["node-flags"].split(" ").filter((f) => f !== ""),
 ];
 const PERF_DIR = values["perf-dir"];
+if (PERF_DIR !== undefined) mkdirSync(PERF_DIR, { recursive: true });
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 type Protocol = "http" | "grpc";

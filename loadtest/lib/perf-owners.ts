@@ -54,13 +54,17 @@ export function perfRecord(pid: number, dataFile: string): () => Promise<void> {
   const perf = spawn(
     "perf",
     ["record", "-e", "cpu-clock:u", "-F", "999", "-g", "-p", String(pid), "-o", dataFile],
-    {
-      stdio: "ignore",
-    },
+    { stdio: ["ignore", "ignore", "pipe"] },
   );
-  return () =>
-    new Promise((resolve) => {
-      perf.once("exit", () => resolve());
-      perf.kill("SIGINT");
-    });
+  let stderr = "";
+  perf.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  // perf may have ended already (it could not start or write): the stop then reports why instead of waiting
+  const exited = new Promise<number | null>((resolve) => perf.once("close", resolve));
+  return async () => {
+    if (perf.exitCode === null) perf.kill("SIGINT");
+    const code = await exited;
+    if (code !== 0 && code !== null) throw new Error(`perf record exited with ${code}: ${stderr.trim()}`);
+  };
 }
