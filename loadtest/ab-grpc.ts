@@ -5,17 +5,22 @@
  * CPU per answered check of each window and the ratio gRPC / HTTP over all windows.
  *   node --experimental-strip-types loadtest/ab-grpc.ts [--rate 150] [--duration 15] [--rounds 3] [--ids 10000]
  *        [--bare]   (the transports alone instead of pemba: grpc-bare-server.ts answers a fixed decision)
+ *        [--bare-variant end|tuned|first-data|no-trailers]   (how the bare HTTP/2 side answers: grpc-bare-server.ts)
  *        [--warmup 5]   (seconds of each protocol's load before the measured windows, and an idle window after)
  *        [--protocols http,grpc]   (the windows of a round, in that order; one protocol alone for a profile)
  *        [--node-flags="<flags for the server's node>"]
  *        [--cpu-prof-dir <dir>]   (the server's V8 CPU profile: read it with profile-summary.ts, skipping the seeding)
+ *        [--perf-dir <dir>]   (`perf record` of the server over each window: who spends its user CPU per check,
+ *                              lib/perf-owners.ts; the server runs with --perf-basic-prof)
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "@pemba/core/testing/node";
 import { metric, runK6 } from "./lib/k6.ts";
+import { perfOwners, perfRecord } from "./lib/perf-owners.ts";
 import { cpuSplit } from "./lib/proc.ts";
 import { seed, spotCheck, writeSeedSchema } from "./lib/seed.ts";
 import { startPemba } from "./lib/servers.ts";
@@ -27,9 +32,11 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     ids: { type: "string", default: "10000" },
     bare: { type: "boolean", default: false },
+    "bare-variant": { type: "string", default: "end" },
     protocols: { type: "string", default: "http,grpc" },
     warmup: { type: "string", default: "5" },
     "cpu-prof-dir": { type: "string" },
+    "perf-dir": { type: "string" },
     "node-flags": { type: "string", default: "" },
   },
 });
@@ -43,8 +50,11 @@ if (PROTOCOLS.some((p) => p !== "http" && p !== "grpc")) throw new Error("--prot
 /** The server's node flags: the profile's, and any given (e.g. --perf-basic-prof for perf record). */
 const PROFILE_FLAGS = [
   ...(values["cpu-prof-dir"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof-dir"]}`] : []),
+  ...(values["perf-dir"] ? ["--perf-basic-prof"] : []),
   ...values["node-flags"].split(" ").filter((f) => f !== ""),
 ];
+const PERF_DIR = values["perf-dir"];
+if (PERF_DIR !== undefined) mkdirSync(PERF_DIR, { recursive: true });
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 type Protocol = "http" | "grpc";
@@ -60,6 +70,8 @@ interface Window {
   idle: number;
   p50: number;
   p99: number;
+  /** The window's perf.data (--perf-dir). */
+  perfData?: string;
 }
 
 /** The bare transports (grpc-bare-server.ts) on two free ports, as a server of the A/B. */
@@ -74,6 +86,7 @@ async function startBare(grpcPort: number): Promise<{ url: string; pid: number; 
       join(import.meta.dirname, "grpc-bare-server.ts"),
       String(port),
       String(grpcPort),
+      values["bare-variant"],
     ],
     { stdio: "inherit" },
   );
@@ -146,10 +159,14 @@ try {
     const order = round % 2 === 0 ? PROTOCOLS : [...PROTOCOLS].reverse();
     for (const protocol of order) {
       const script = protocol === "http" ? "check-open-model.js" : "check-open-model-grpc.js";
+      const perfData =
+        PERF_DIR === undefined ? undefined : join(PERF_DIR, `round${round + 1}-${protocol}.data`);
+      const stopPerf = perfData === undefined ? undefined : perfRecord(server.pid, perfData);
       const before = cpuSplit(server.pid);
       const started = performance.now();
       const run = await runK6(script, env);
       const after = cpuSplit(server.pid);
+      await stopPerf?.();
       const seconds = (performance.now() - started) / 1000;
       const system = after.system - before.system;
       const cpu = after.user - before.user + system;
@@ -166,6 +183,7 @@ try {
         idle: idlePerSecond * seconds,
         p50: metric(s, duration, "med"),
         p99: metric(s, duration, "p(99)"),
+        perfData,
       };
       windows.push(w);
       log(
@@ -195,11 +213,33 @@ const http = perCheck("http");
 const grpc = perCheck("grpc");
 const failed = windows.reduce((n, w) => n + w.failed, 0);
 console.log(
-  `\n${values.bare ? "bare transports: " : ""}server CPU per check at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} s windows: HTTP ${http.us.toFixed(1)} µs ` +
+  `\n${values.bare ? `bare transports (${values["bare-variant"]}): ` : ""}server CPU per check at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} s windows: HTTP ${http.us.toFixed(1)} µs ` +
     `(kernel ${http.kernel.toFixed(1)}; ${http.answered} checks), gRPC ${grpc.us.toFixed(1)} µs ` +
     `(kernel ${grpc.kernel.toFixed(1)}; ${grpc.answered} checks); ` +
     `gRPC / HTTP = ${(grpc.us / http.us).toFixed(3)}; above the idle server's ${(idlePerSecond * 1e3).toFixed(2)} ms/s: ` +
     `HTTP ${http.aboveIdle.toFixed(1)} µs, gRPC ${grpc.aboveIdle.toFixed(1)} µs, ` +
     `gRPC / HTTP = ${(grpc.aboveIdle / http.aboveIdle).toFixed(3)}; failed checks ${failed}`,
 );
+if (PERF_DIR !== undefined) {
+  // per protocol, over its windows: each owner's share of the samples times the user CPU per check
+  for (const protocol of PROTOCOLS) {
+    const of = windows.filter((w) => w.protocol === protocol);
+    const answered = of.reduce((n, w) => n + w.answered, 0);
+    const userUs = (of.reduce((n, w) => n + w.cpu - w.system, 0) * 1e6) / Math.max(1, answered);
+    const owners = new Map<string, number>();
+    let samples = 0;
+    for (const w of of) {
+      const r = perfOwners(w.perfData!);
+      samples += r.samples;
+      for (const [owner, n] of r.owners) owners.set(owner, (owners.get(owner) ?? 0) + n);
+    }
+    console.log(
+      `\n${protocol}: user CPU ${userUs.toFixed(1)} µs/check, ${samples} perf samples; by owner (µs/check):`,
+    );
+    for (const [owner, n] of [...owners].sort((a, b) => b[1] - a[1]))
+      console.log(
+        `  ${((n / samples) * userUs).toFixed(1).padStart(7)}  ${((100 * n) / samples).toFixed(1).padStart(5)}%  ${owner}`,
+      );
+  }
+}
 if (failed > 0) process.exitCode = 1;
