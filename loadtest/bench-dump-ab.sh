@@ -1,6 +1,6 @@
 #!/bin/bash
 # A/B alternating: `pemba import` of the same dump into a new SQLite file by two builds of the CLI, for a ratio that
-# holds on a shared machine (run it under `/work/wt/cpu heavy`):
+# holds on a shared machine (run it at low priority, e.g. under `nice -n 19`):
 #
 #   A=<checkout>/packages/node-server/dist/pemba.mjs B=packages/node-server/dist/pemba.mjs \
 #     DUMP=d1m.ndjson ROWS=1000000 ROUNDS=3 loadtest/bench-dump-ab.sh

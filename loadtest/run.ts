@@ -69,6 +69,8 @@ if (values.profile && target === "worker")
   throw new Error("--profile needs a node target (node-sqlite, node-postgres)");
 
 const started = new Date();
+// the code that runs is the checkout as it is now (a commit made while the run goes on is not what ran)
+const commit = gitCommit();
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const settings = Object.entries(process.env)
   .filter(([name]) => name.startsWith("PEMBA_SOAK_") || name.startsWith("PEMBA_REPLICA_"))
@@ -204,7 +206,7 @@ try {
     scenario.title,
     [
       `- command: \`${command}\``,
-      `- commit: ${gitCommit()}`,
+      `- commit: ${commit}`,
       `- machine: ${machineText()}`,
       `- load average before / after: ${loadBefore} / ${loadAverage()}; wall time ${minutes} min`,
       `- result: ${result.failures.length === 0 ? "passed" : `FAILED: ${result.failures.join("; ")}`}`,

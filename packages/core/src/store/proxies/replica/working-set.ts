@@ -283,14 +283,15 @@ export class TenantKeys {
     let keys = 0;
     for (const q of queries) {
       for (const relation of q.relations) {
-        const ids = this.tuples.get(this.#pairGroup(q.entityType, relation));
-        for (const id of q.entityIds) {
-          const e = ids?.get(id);
-          if (e === undefined || e.from > snap) return undefined;
-          e.used = true;
-          keys++;
-          for (const r of e.rows) if (visible(r, snap, at)) out.push(r.v);
-        }
+        const n = this.#appendHeld(
+          this.tuples.get(this.#pairGroup(q.entityType, relation)),
+          q.entityIds,
+          snap,
+          at,
+          out,
+        );
+        if (n < 0) return undefined;
+        keys += n;
       }
     }
     this.hits += keys;
@@ -304,13 +305,9 @@ export class TenantKeys {
     for (const q of queries) {
       for (const relation of q.relations) {
         const ids = this.subjects.get(subjectGroup(q.entityType, relation, q.subjectType, q.subjectRelation));
-        for (const id of q.subjectIds) {
-          const e = ids?.get(id);
-          if (e === undefined || e.from > snap) return undefined;
-          e.used = true;
-          keys++;
-          for (const r of e.rows) if (visible(r, snap, at)) out.push(r.v);
-        }
+        const n = this.#appendHeld(ids, q.subjectIds, snap, at, out);
+        if (n < 0) return undefined;
+        keys += n;
       }
     }
     this.hits += keys;
@@ -325,18 +322,39 @@ export class TenantKeys {
       const entityIds = q.entityIds;
       if (entityIds === undefined) return undefined;
       for (const name of q.attributes) {
-        const ids = this.attributes.get(this.#pairGroup(q.entityType, name));
-        for (const id of entityIds) {
-          const e = ids?.get(id);
-          if (e === undefined || e.from > snap) return undefined;
-          e.used = true;
-          keys++;
-          for (const r of e.rows) if (visible(r, snap, at)) out.push(r.v);
-        }
+        const n = this.#appendHeld(
+          this.attributes.get(this.#pairGroup(q.entityType, name)),
+          entityIds,
+          snap,
+          at,
+          out,
+        );
+        if (n < 0) return undefined;
+        keys += n;
       }
     }
     this.hits += keys;
     return out;
+  }
+
+  /**
+   * Appends the rows the entries of `wanted` in `ids` show at `snap` (marking them used); answers how many keys it
+   * read, or -1 at the first key not held.
+   */
+  #appendHeld<T extends Tuple | Attribute>(
+    ids: Map<string, Entry<T>> | undefined,
+    wanted: string[],
+    snap: Snap,
+    at: number,
+    out: T[],
+  ): number {
+    for (const id of wanted) {
+      const e = ids?.get(id);
+      if (e === undefined || e.from > snap) return -1;
+      e.used = true;
+      for (const r of e.rows) if (visible(r, snap, at)) out.push(r.v);
+    }
+    return wanted.length;
   }
 
   // ---- splitting a read into entries found and keys missing ----
