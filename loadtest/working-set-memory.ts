@@ -22,9 +22,10 @@ const file = resolve(
   values.core ?? resolve(import.meta.dirname, ".."),
   "packages/core/src/store/proxies/replica/working-set.ts",
 );
-const { TenantKeys, WorkingSetBudget } = (await import(
-  file
-)) as typeof import("../packages/core/src/store/proxies/replica/working-set.ts");
+const { TenantKeys, WorkingSetBudget } = (await import(file)) as Pick<
+  typeof import("@pemba/core/testing"),
+  "TenantKeys" | "WorkingSetBudget"
+>;
 
 /** A new flat string of the same text, as a driver's row or a parsed request gives it. */
 const fresh = (text: string) => Buffer.from(text).toString();

@@ -24,6 +24,8 @@ export { describeStatementCounts, type Opener } from "./service/testing/statemen
 export { describeStoreContract, type StoreHandle } from "./store/contract/index.ts";
 /** SQL plans and dialects, for benchmarks that compare statement shapes (loadtest/bench-key-lists.ts). */
 export { d1Dialect } from "./store/drivers/d1.ts";
+/** The working set's parts, for weighing what its entries hold (loadtest/working-set-memory.ts). */
+export { TenantKeys, WorkingSetBudget } from "./store/proxies/replica/working-set.ts";
 export { sqliteDialect } from "./store/sql/dialect.ts";
 export { queryTuplesStatement } from "./store/sql/read-plan.ts";
 export { attr, keys, tuple } from "./store/testing/fixtures.ts";
