@@ -37,6 +37,7 @@ import {
   removeCheckpoint,
   writeCheckpoint,
 } from "./dump-files.ts";
+import { dumpRecordsThreaded } from "./dump-read.ts";
 import { importOverHttp } from "./import-http.ts";
 import { countsText, type ImportFlags, ImportProgressReport } from "./import-progress.ts";
 import { MIGRATION_SOURCES, migrationLines } from "./migrate-sources.ts";
@@ -132,7 +133,8 @@ export async function runImport(args: string[]): Promise<number> {
           schemaFile: values.schema,
         });
   const total = source?.totals ?? (path === "-" ? undefined : await checkFrame(path));
-  const records = source?.lines ?? dumpRecords(path);
+  // a file's records are parsed on a worker thread, beside the store's writes (dump-read.ts); stdin on this one
+  const records = source?.lines ?? (path === "-" ? dumpRecords(path) : dumpRecordsThreaded(path));
   if (values.url !== undefined)
     return importOverHttp(
       values.url,
