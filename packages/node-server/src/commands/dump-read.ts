@@ -14,9 +14,8 @@ export async function* dumpRecordsThreaded(path: string): AsyncGenerator<DumpLin
   const worker = new Worker(DUMP_READ_THREAD_URL, {
     name: "pemba-dump-read",
     workerData: { path: callerPath(path) },
-    // the thread keeps a few input chunks and their records at a time; the old generation's bound leaves room for
-    // its modules (run from source, the whole of core's), the young generation is kept small as the CLI's own is
-    resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 8 },
+    // the thread holds a few input chunks and their records at a time: a small heap keeps the process's RSS low
+    resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
   });
   const queue: ReadMessage[] = [];
   let wake: (() => void) | undefined;
