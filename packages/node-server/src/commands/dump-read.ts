@@ -15,7 +15,7 @@ export async function* dumpRecordsThreaded(path: string): AsyncGenerator<DumpLin
     name: "pemba-dump-read",
     workerData: { path: callerPath(path) },
     // the thread holds a few input chunks and their records at a time: a small heap keeps the process's RSS low
-    resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
+    resourceLimits: { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 },
   });
   const queue: ReadMessage[] = [];
   let wake: (() => void) | undefined;
