@@ -90,16 +90,6 @@ const parseThreadFromBundle = {
     }));
   },
 };
-// The dump read thread likewise: dist/dump-read-thread.mjs beside the bundle.
-const dumpReadThreadFromBundle = {
-  name: "dump-read-thread-location",
-  setup(b) {
-    b.onLoad({ filter: /commands[\\/]dump-read-thread-location\.ts$/ }, () => ({
-      loader: "ts",
-      contents: 'export const DUMP_READ_THREAD_URL = new URL("./dump-read-thread.mjs", import.meta.url);',
-    }));
-  },
-};
 // cli.ts is a small entry (the Node version check) that turns on Node's compile cache and then imports the rest,
 // pemba-main.mjs: V8's code for the 4 MB bundle is then read from the cache instead of compiled at every start.
 const mainFromBundle = {
@@ -117,7 +107,6 @@ await build({
     pemba: path.join(pkgDir, "src/cli.ts"),
     "pemba-main": path.join(pkgDir, "src/run-command.ts"),
     "parse-thread": path.join(coreDir, "src/service/parse-worker/parse-thread.ts"),
-    "dump-read-thread": path.join(pkgDir, "src/commands/dump-read-thread.ts"),
   },
   outdir,
   outExtension: { ".js": ".mjs" },
@@ -126,7 +115,7 @@ await build({
   format: "esm",
   target: "node22",
   external: EXTERNAL,
-  plugins: [migrationsFromBundle, parseThreadFromBundle, dumpReadThreadFromBundle, mainFromBundle],
+  plugins: [migrationsFromBundle, parseThreadFromBundle, mainFromBundle],
   // CommonJS dependencies bundled into ESM call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __pembaRequire } from 'node:module'; const require = __pembaRequire(import.meta.url);",

@@ -37,7 +37,6 @@ import {
   removeCheckpoint,
   writeCheckpoint,
 } from "./dump-files.ts";
-import { dumpRecordsThreaded } from "./dump-read.ts";
 import { importOverHttp } from "./import-http.ts";
 import { countsText, type ImportFlags, ImportProgressReport } from "./import-progress.ts";
 import { MIGRATION_SOURCES, migrationLines } from "./migrate-sources.ts";
@@ -133,8 +132,7 @@ export async function runImport(args: string[]): Promise<number> {
           schemaFile: values.schema,
         });
   const total = source?.totals ?? (path === "-" ? undefined : await checkFrame(path));
-  // a file's records are parsed on a worker thread, beside the store's writes (dump-read.ts); stdin on this one
-  const records = source?.lines ?? (path === "-" ? dumpRecords(path) : dumpRecordsThreaded(path));
+  const records = source?.lines ?? dumpRecords(path);
   if (values.url !== undefined)
     return importOverHttp(
       values.url,
