@@ -19,11 +19,11 @@ import type {
 import { endFailed, SPAN } from "./tracing.ts";
 
 /** Rows a read answered: tuples + attributes, ids. */
-type Rows = Tuple[] | Attribute[] | string[] | [Tuple[], Attribute[]];
+type Rows = readonly Tuple[] | readonly Attribute[] | string[] | [readonly Tuple[], readonly Attribute[]];
 
 function rowCount(statement: string, rows: Rows): number {
   if (statement === "query_tuples_and_attributes") {
-    const [tuples, attributes] = rows as [Tuple[], Attribute[]];
+    const [tuples, attributes] = rows as [readonly Tuple[], readonly Attribute[]];
     return tuples.length + attributes.length;
   }
   return rows.length;
@@ -92,7 +92,7 @@ export class TracedReads extends ForwardingStore {
     snap: Snap,
     queries: TupleQuery[],
     at?: number,
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     return this.#traced("query_tuples", tenantId, snap, (reads) =>
       reads.queryTuples(tenantId, snap, queries, at),
     );
@@ -103,7 +103,7 @@ export class TracedReads extends ForwardingStore {
     snap: Snap,
     queries: SubjectTupleQuery[],
     at?: number,
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     return this.#traced("query_subject_tuples", tenantId, snap, (reads) =>
       reads.querySubjectTuples(tenantId, snap, queries, at),
     );
@@ -114,7 +114,7 @@ export class TracedReads extends ForwardingStore {
     snap: Snap,
     queries: AttributeQuery[],
     at?: number,
-  ): MaybePromise<Attribute[]> {
+  ): MaybePromise<readonly Attribute[]> {
     return this.#traced("query_attributes", tenantId, snap, (reads) =>
       reads.queryAttributes(tenantId, snap, queries, at),
     );
@@ -126,7 +126,7 @@ export class TracedReads extends ForwardingStore {
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
     at?: number,
-  ): MaybePromise<[Tuple[], Attribute[]]> {
+  ): MaybePromise<[readonly Tuple[], readonly Attribute[]]> {
     return this.#traced("query_tuples_and_attributes", tenantId, snap, (reads) =>
       queryBoth(reads, tenantId, snap, tuples, attributes, at),
     );

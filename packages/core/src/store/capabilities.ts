@@ -28,7 +28,7 @@ export interface CombinedReads {
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
     at?: number,
-  ): MaybePromise<[Tuple[], Attribute[]]>;
+  ): MaybePromise<[readonly Tuple[], readonly Attribute[]]>;
 }
 
 /**
@@ -67,19 +67,24 @@ export interface NearestReplica {
 
 /** The engine's reads at a snapshot, batched (every Store has them; `at`: the request's evaluation time). */
 export interface EngineReads {
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]>;
+  queryTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: TupleQuery[],
+    at?: number,
+  ): MaybePromise<readonly Tuple[]>;
   querySubjectTuples(
     tenantId: string,
     snap: Snap,
     queries: SubjectTupleQuery[],
     at?: number,
-  ): MaybePromise<Tuple[]>;
+  ): MaybePromise<readonly Tuple[]>;
   queryAttributes(
     tenantId: string,
     snap: Snap,
     queries: AttributeQuery[],
     at?: number,
-  ): MaybePromise<Attribute[]>;
+  ): MaybePromise<readonly Attribute[]>;
 }
 
 /** The ids an object type has at a snapshot: lookups start from them when any id could be an answer. */
@@ -216,7 +221,7 @@ export const hasCombinedReads = <S extends Partial<CombinedReads>>(s: S): s is S
 export function queryBoth(
   s: EngineReads & Partial<CombinedReads>,
   ...[tenantId, snap, tuples, attributes, at]: Parameters<CombinedReads["queryTuplesAndAttributes"]>
-): MaybePromise<[Tuple[], Attribute[]]> {
+): MaybePromise<[readonly Tuple[], readonly Attribute[]]> {
   if (hasCombinedReads(s)) return s.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
   return both(s.queryTuples(tenantId, snap, tuples, at), s.queryAttributes(tenantId, snap, attributes, at));
 }

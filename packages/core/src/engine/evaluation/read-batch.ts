@@ -133,8 +133,8 @@ export class ReadBatch {
       throw new PembaError("ERROR_CODE_INTERNAL", "evaluation pending without reads");
     this.#pendingTuples = [];
     this.#pendingAttributes = [];
-    let tupleRows: Tuple[] | Promise<Tuple[]> | undefined;
-    let attributeRows: Attribute[] | Promise<Attribute[]> | undefined;
+    let tupleRows: readonly Tuple[] | Promise<readonly Tuple[]> | undefined;
+    let attributeRows: readonly Attribute[] | Promise<readonly Attribute[]> | undefined;
     const store = this.store;
     if (tuples.length > 0 && attributes.length > 0 && store.queryTuplesAndAttributes !== undefined) {
       // one round trip for the level instead of two
@@ -187,7 +187,7 @@ export class ReadBatch {
     return undefined;
   }
 
-  #fillTuples(entries: EntryTable, pending: number[], rows: Tuple[]): void {
+  #fillTuples(entries: EntryTable, pending: number[], rows: readonly Tuple[]): void {
     const column = this.#column;
     for (const e of pending) column[e] = EMPTY;
     const byKey = keyed(entries, pending);
@@ -204,7 +204,7 @@ export class ReadBatch {
     for (const [key, e] of byKey) column[e] = context.merge(column[e] as readonly Tuple[], key);
   }
 
-  #fillAttributes(entries: EntryTable, pending: number[], rows: Attribute[]): void {
+  #fillAttributes(entries: EntryTable, pending: number[], rows: readonly Attribute[]): void {
     const column = this.#column;
     for (const e of pending) column[e] = null;
     const byKey = keyed(entries, pending);

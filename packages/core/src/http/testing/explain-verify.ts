@@ -42,7 +42,7 @@ export async function verifyProof(
   const fail = (n: ProofNode, message: string) =>
     problems.push(`${n.kind} ${key(n.entity, n.name)}: ${message}`);
 
-  const storedTuples = async (e: Entity, relation: string): Promise<Tuple[]> =>
+  const storedTuples = async (e: Entity, relation: string): Promise<readonly Tuple[]> =>
     target.store.queryTuples(
       target.tenantId,
       target.snap,
@@ -50,7 +50,7 @@ export async function verifyProof(
       target.at,
     );
   const readTuples = async (e: Entity, relation: string): Promise<Tuple[]> => {
-    const stored = await storedTuples(e, relation);
+    const stored = [...(await storedTuples(e, relation))];
     const seen = new Set(stored.map(tupleKey));
     for (const t of context?.tuples ?? [])
       if (

@@ -194,7 +194,7 @@ export function describeDataContract(h: StoreHandle): void {
           attributeQueries,
         );
         expect(keys(tuples)).toEqual(keys(await s.queryTuples("t1", snap, tupleQueries)));
-        const byKey = (list: Attribute[]) =>
+        const byKey = (list: readonly Attribute[]) =>
           list.map((a) => `${a.entity.id}$${a.attribute}=${JSON.stringify(a.value)}`).sort();
         expect(byKey(attributes)).toEqual(byKey(await s.queryAttributes("t1", snap, attributeQueries)));
         expect(attributes.length).toBeGreaterThan(0);

@@ -100,7 +100,7 @@ export function describeExpiryContract(h: StoreHandle): void {
       });
       const byId = [{ entityType: "doc", entityIds: ["1", "2"], attributes: ["public"] }];
       const byType = [{ entityType: "doc", attributes: ["public"] }];
-      const names = (rows: Attribute[]) => rows.map((a) => `${a.entity.id}=${a.value.data}`).sort();
+      const names = (rows: readonly Attribute[]) => rows.map((a) => `${a.entity.id}=${a.value.data}`).sort();
       expect(names(await s.queryAttributes("t1", snap, byId, T0 + 999))).toEqual(["1=true", "2=false"]);
       expect(names(await s.queryAttributes("t1", snap, byType, T0 + 999))).toEqual(["1=true", "2=false"]);
       expect(names(await s.queryAttributes("t1", snap, byId, T0 + 1000))).toEqual(["2=false"]);

@@ -104,7 +104,12 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     return this.storeFor(tenantId).assertSnapReadable(tenantId, snap);
   }
 
-  queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): MaybePromise<Tuple[]> {
+  queryTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: TupleQuery[],
+    at?: number,
+  ): MaybePromise<readonly Tuple[]> {
     return this.storeFor(tenantId).queryTuples(tenantId, snap, queries, at);
   }
 
@@ -113,7 +118,7 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     snap: Snap,
     queries: SubjectTupleQuery[],
     at?: number,
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     return this.storeFor(tenantId).querySubjectTuples(tenantId, snap, queries, at);
   }
 
@@ -122,7 +127,7 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     snap: Snap,
     queries: AttributeQuery[],
     at?: number,
-  ): MaybePromise<Attribute[]> {
+  ): MaybePromise<readonly Attribute[]> {
     return this.storeFor(tenantId).queryAttributes(tenantId, snap, queries, at);
   }
 
@@ -133,7 +138,7 @@ export class ForwardingStore implements Store, CombinedReads, SnapBookmarks, Que
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
     at?: number,
-  ): MaybePromise<[Tuple[], Attribute[]]> {
+  ): MaybePromise<[readonly Tuple[], readonly Attribute[]]> {
     return queryBoth(this.storeFor(tenantId), tenantId, snap, tuples, attributes, at);
   }
 

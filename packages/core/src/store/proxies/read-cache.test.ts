@@ -66,11 +66,11 @@ const call = fc.oneof(
 );
 type Call = { tuples?: TupleQuery[]; attributes?: AttributeQuery[]; kind: "tuples" | "attributes" | "both" };
 
-const attributeKeys = (list: Attribute[]) =>
+const attributeKeys = (list: readonly Attribute[]) =>
   [
     ...new Set(list.map((a) => `${a.entity.type}:${a.entity.id}$${a.attribute}=${JSON.stringify(a.value)}`)),
   ].sort();
-const tupleKeys = (list: Tuple[]) => [...new Set(keys(list))].sort();
+const tupleKeys = (list: readonly Tuple[]) => [...new Set(keys(list))].sort();
 
 /**
  * What a store answers a call, as sorted distinct keys: order is not part of the contract, and neither is how often

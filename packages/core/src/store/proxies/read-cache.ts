@@ -78,7 +78,7 @@ export class ReadCache extends ForwardingStore {
     return { hits, missing };
   }
 
-  #fileTuples(split: Split<TupleQuery, Tuple>, rows: Tuple[]): Tuple[] {
+  #fileTuples(split: Split<TupleQuery, Tuple>, rows: readonly Tuple[]): Tuple[] {
     let ids: Map<string, Tuple[]> | undefined;
     let last = "";
     for (const t of rows) {
@@ -125,7 +125,7 @@ export class ReadCache extends ForwardingStore {
     return { hits, missing };
   }
 
-  #fileAttributes(split: Split<AttributeQuery, Attribute>, rows: Attribute[]): Attribute[] {
+  #fileAttributes(split: Split<AttributeQuery, Attribute>, rows: readonly Attribute[]): Attribute[] {
     for (const a of rows) {
       const ids = this.#attributes.get(group(a.entity.type, a.attribute));
       // a read of every entity of the type also returns keys nobody asked by id: those stay unfiled
@@ -168,7 +168,7 @@ export class ReadCache extends ForwardingStore {
     snap: Snap,
     queries: TupleQuery[],
     at?: number,
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     if (this.#busy) return this.inner.queryTuples(tenantId, snap, queries, at);
     const split = this.#splitTuples(queries);
     if (split.missing.length === 0) return split.hits;
@@ -183,7 +183,7 @@ export class ReadCache extends ForwardingStore {
     snap: Snap,
     queries: AttributeQuery[],
     at?: number,
-  ): MaybePromise<Attribute[]> {
+  ): MaybePromise<readonly Attribute[]> {
     if (this.#busy) return this.inner.queryAttributes(tenantId, snap, queries, at);
     const split = this.#splitAttributes(queries);
     if (split.missing.length === 0) return split.hits;
@@ -200,17 +200,17 @@ export class ReadCache extends ForwardingStore {
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
     at?: number,
-  ): MaybePromise<[Tuple[], Attribute[]]> {
+  ): MaybePromise<[readonly Tuple[], readonly Attribute[]]> {
     if (this.#busy) return super.queryTuplesAndAttributes(tenantId, snap, tuples, attributes, at);
     const t = this.#splitTuples(tuples);
     const a = this.#splitAttributes(attributes);
     if (t.missing.length === 0 && a.missing.length === 0) return [t.hits, a.hits];
-    const read = (): MaybePromise<[Tuple[], Attribute[]]> => {
+    const read = (): MaybePromise<[readonly Tuple[], readonly Attribute[]]> => {
       if (a.missing.length === 0) return both(this.inner.queryTuples(tenantId, snap, t.missing, at), []);
       if (t.missing.length === 0) return both([], this.inner.queryAttributes(tenantId, snap, a.missing, at));
       return super.queryTuplesAndAttributes(tenantId, snap, t.missing, a.missing, at);
     };
-    return this.#settle(read, ([rt, ra]): [Tuple[], Attribute[]] => [
+    return this.#settle(read, ([rt, ra]): [readonly Tuple[], readonly Attribute[]] => [
       this.#fileTuples(t, rt),
       this.#fileAttributes(a, ra),
     ]);

@@ -19,4 +19,4 @@ export function attr(text: string, value: AttributeValue): Attribute {
 }
 
 /** Tuples as sorted text keys, for order-independent comparisons. */
-export const keys = (tuples: Tuple[]): string[] => tuples.map(tupleKey).sort();
+export const keys = (tuples: readonly Tuple[]): string[] => tuples.map(tupleKey).sort();

@@ -463,7 +463,12 @@ export class ReadReplicaStore
     return this.#read(tenantId, snap, "gc_horizon", (s) => s.assertSnapReadable(tenantId, snap));
   }
 
-  override queryTuples(tenantId: string, snap: Snap, queries: TupleQuery[], at?: number): Promise<Tuple[]> {
+  override queryTuples(
+    tenantId: string,
+    snap: Snap,
+    queries: TupleQuery[],
+    at?: number,
+  ): Promise<readonly Tuple[]> {
     return this.#read(tenantId, snap, "query_tuples", (s) => s.queryTuples(tenantId, snap, queries, at));
   }
 
@@ -472,7 +477,7 @@ export class ReadReplicaStore
     snap: Snap,
     queries: SubjectTupleQuery[],
     at?: number,
-  ): Promise<Tuple[]> {
+  ): Promise<readonly Tuple[]> {
     return this.#read(tenantId, snap, "query_subject_tuples", (s) =>
       s.querySubjectTuples(tenantId, snap, queries, at),
     );
@@ -483,7 +488,7 @@ export class ReadReplicaStore
     snap: Snap,
     queries: AttributeQuery[],
     at?: number,
-  ): Promise<Attribute[]> {
+  ): Promise<readonly Attribute[]> {
     return this.#read(tenantId, snap, "query_attributes", (s) =>
       s.queryAttributes(tenantId, snap, queries, at),
     );
@@ -495,7 +500,7 @@ export class ReadReplicaStore
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
     at?: number,
-  ): Promise<[Tuple[], Attribute[]]> {
+  ): Promise<[readonly Tuple[], readonly Attribute[]]> {
     return this.#read(tenantId, snap, "query_reads", (s) =>
       queryBoth(s, tenantId, snap, tuples, attributes, at),
     );

@@ -136,7 +136,7 @@ export class NearestOverlays {
   }
 }
 
-const created = (rows: { tuples?: Tuple[]; attributes?: Attribute[] }): DataChange[] => {
+const created = (rows: { tuples?: readonly Tuple[]; attributes?: readonly Attribute[] }): DataChange[] => {
   const out: DataChange[] = [];
   for (const tuple of rows.tuples ?? []) out.push({ operation: "OPERATION_CREATE", tuple });
   for (const attribute of rows.attributes ?? []) out.push({ operation: "OPERATION_CREATE", attribute });
@@ -152,7 +152,7 @@ export function laidOver<T>(
   tenantId: string,
   snap: Snap,
   read: (reads: ReplicaReads) => MaybePromise<T>,
-  rows: (result: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
+  rows: (result: T) => { tuples?: readonly Tuple[]; attributes?: readonly Attribute[] },
   again: (scratch: MemoryStore, snap: Snap) => MaybePromise<T>,
 ): MaybePromise<T> {
   const sets = overlay.sets.filter((s) => s.snap <= snap);

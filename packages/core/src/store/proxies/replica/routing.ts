@@ -65,14 +65,14 @@ interface JoinedFills {
   tuples: TupleQuery[];
   attributes: AttributeQuery[];
   keys: number;
-  rows: Promise<[Tuple[], Attribute[]]>;
+  rows: Promise<[readonly Tuple[], readonly Attribute[]]>;
 }
 
 /** A fill that may be joined with others: its missing keys, and its own answer picked from the joined rows. */
 interface BatchableFill<R> {
   tuples: TupleQuery[];
   attributes: AttributeQuery[];
-  pick: (rows: [Tuple[], Attribute[]]) => R;
+  pick: (rows: [readonly Tuple[], readonly Attribute[]]) => R;
 }
 const closedError = () => new Error("the replica is closed");
 
@@ -383,7 +383,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     st: TenantState,
     snap: Snap,
     readMissing: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<R>,
-    rowsOf: (r: R) => { tuples?: Tuple[]; attributes?: Attribute[] },
+    rowsOf: (r: R) => { tuples?: readonly Tuple[]; attributes?: readonly Attribute[] },
     make: (rows: R) => Map<string, Entry>,
     answer: (made: Map<string, Entry>) => T,
     batch?: BatchableFill<R>,
@@ -423,7 +423,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
-  ): Promise<[Tuple[], Attribute[]]> | undefined {
+  ): Promise<[readonly Tuple[], readonly Attribute[]]> | undefined {
     if (!this.joinsFills) return undefined;
     let keys = 0;
     for (const q of tuples) keys += q.entityIds.length * q.relations.length;
@@ -468,7 +468,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tenantId: string,
     snap: Snap,
     read: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<R>,
-    rowsOf: (r: R) => { tuples?: Tuple[]; attributes?: Attribute[] },
+    rowsOf: (r: R) => { tuples?: readonly Tuple[]; attributes?: readonly Attribute[] },
   ): MaybePromise<R> {
     const overlays = this.overlays;
     if (overlays === undefined) return read(this.inner);
@@ -537,7 +537,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tenantId: string,
     snap: Snap,
     read: (store: EngineReads & Partial<CombinedReads>) => MaybePromise<T>,
-    rowsOf: (r: T) => { tuples?: Tuple[]; attributes?: Attribute[] },
+    rowsOf: (r: T) => { tuples?: readonly Tuple[]; attributes?: readonly Attribute[] },
   ): MaybePromise<T> {
     if (report !== undefined) report.store = true;
     const overlay = this.overlays?.at(tenantId, snap);
@@ -638,7 +638,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     queries: TupleQuery[],
     at: number,
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     // a followed tenant caught up to the read's snap whose every key is held: answered without the closures
     const followed = this.freshness.state(tenantId);
     if (followed !== undefined && snap <= followed.caughtUp) {
@@ -683,7 +683,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     queries: SubjectTupleQuery[],
     at: number,
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     // a followed tenant caught up to the read's snap whose every key is held: answered without the closures
     const followed = this.freshness.state(tenantId);
     if (followed !== undefined && snap <= followed.caughtUp) {
@@ -727,7 +727,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     queries: AttributeQuery[],
     at: number,
-  ): MaybePromise<Attribute[]> {
+  ): MaybePromise<readonly Attribute[]> {
     // a followed tenant caught up to the read's snap whose every key is held: answered without the closures
     const followed = this.freshness.state(tenantId);
     if (followed !== undefined && snap <= followed.caughtUp) {
@@ -778,12 +778,12 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
     at: number,
-  ): MaybePromise<[Tuple[], Attribute[]]> {
+  ): MaybePromise<[readonly Tuple[], readonly Attribute[]]> {
     return this.engineRead(
       report,
       tenantId,
       snap,
-      (st): MaybePromise<[Tuple[], Attribute[]]> => {
+      (st): MaybePromise<[readonly Tuple[], readonly Attribute[]]> => {
         const keys = st.keys;
         const hits = keys.hits;
         const heldTuples = keys.heldTuples(tuples, snap, at);
@@ -837,7 +837,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     queries: TupleQuery[],
     at = Date.now(),
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     return this.queryTuplesReported(undefined, tenantId, snap, queries, at);
   }
 
@@ -846,7 +846,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     queries: SubjectTupleQuery[],
     at = Date.now(),
-  ): MaybePromise<Tuple[]> {
+  ): MaybePromise<readonly Tuple[]> {
     return this.querySubjectTuplesReported(undefined, tenantId, snap, queries, at);
   }
 
@@ -855,7 +855,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     snap: Snap,
     queries: AttributeQuery[],
     at = Date.now(),
-  ): MaybePromise<Attribute[]> {
+  ): MaybePromise<readonly Attribute[]> {
     return this.queryAttributesReported(undefined, tenantId, snap, queries, at);
   }
 
@@ -865,7 +865,7 @@ export class ReplicaStore extends ForwardingStore implements HeadSchemaSource {
     tuples: TupleQuery[],
     attributes: AttributeQuery[],
     at = Date.now(),
-  ): MaybePromise<[Tuple[], Attribute[]]> {
+  ): MaybePromise<[readonly Tuple[], readonly Attribute[]]> {
     return this.queryTuplesAndAttributesReported(undefined, tenantId, snap, tuples, attributes, at);
   }
 

@@ -10,6 +10,10 @@
  *   filters by its own evaluation time.
  * - The change feed updates every entry a change touches (`applySet`), so a key, once filled, needs no read again
  *   while it stays in the budget.
+ * - A read of a held entry answers the entry's `view`: the records its rows show, built by the first read that can
+ *   keep it and handed to every later read (a shared frozen array, not a copy per read). It is kept only when it
+ *   holds at every snap from `viewFrom` on (every row's create and delete snap is at or before the read's) and at
+ *   every evaluation time (no row it shows expires); any change to the rows drops it.
  * - The budget (WorkingSetBudget) counts estimated bytes of every entry of every tenant of the replicas that share
  *   it (the Worker's D1 bindings share one) and evicts the least recently used entries past `maxBytes`: second
  *   chance, which approximates LRU with a flag set per hit (no reordering on the hot path).
@@ -42,6 +46,12 @@ export class Entry<T extends Tuple | Attribute = Tuple | Attribute> {
   readonly from: Snap;
   /** Replaced by a copy of exactly its length once filled (see `sized`). */
   rows: Row<T>[];
+  /**
+   * The records the rows show to every read at a snap >= `viewFrom` whatever its evaluation time (see `viewOf`);
+   * undefined until a read keeps one, and dropped (`dropView`) whenever `rows` changes.
+   */
+  view: readonly T[] | undefined = undefined;
+  viewFrom: Snap = 0;
   constructor(keys: TenantKeys, kind: Kind, group: string, id: string, from: Snap, rows: Row<T>[]) {
     this.keys = keys;
     this.kind = kind;
@@ -59,6 +69,9 @@ export class Entry<T extends Tuple | Attribute = Tuple | Attribute> {
 const ENTRY_BYTES = 160;
 /** Bytes of a row besides its strings' text: the Row, the record's objects and the string headers. */
 const ROW_BYTES = 200;
+/** Bytes of an entry's view of n > 0 records: the array and its elements' store (an empty view is shared). */
+const viewBytes = (n: number): number => (n === 0 ? 0 : 48 + 8 * n);
+const NO_RECORDS: readonly never[] = Object.freeze([]);
 
 /**
  * A record's estimated bytes in the working set. With the entry's bytes, calibrated against the heap really held
@@ -100,6 +113,55 @@ export const attributeGroup = (type: string, attribute: string): string => type 
 /** Whether a row is seen by a read at `snap` and evaluation time `at`. */
 const visible = (r: Row<Tuple | Attribute>, snap: Snap, at: number): boolean =>
   r.c <= snap && r.d > snap && (r.v.expiresAt === undefined || r.v.expiresAt > at);
+
+/**
+ * The records entry `e` shows to a read at (snap, at), snap >= e.from: its view when that holds at `snap`, else the
+ * visible rows' records, kept as its view (its bytes counted) when they are the same at every snap from the newest
+ * create or delete on and none expires.
+ */
+function viewOf<T extends Tuple | Attribute>(e: Entry<T>, snap: Snap, at: number): readonly T[] {
+  const view = e.view;
+  if (view !== undefined && snap >= e.viewFrom) return view;
+  const rows = e.rows;
+  let out: T[] | undefined;
+  let from = e.from;
+  let keep = true;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (r.c > snap || (r.d !== LIVE && r.d > snap)) keep = false; // a later change: other snaps see other rows
+    if (r.c > from) from = r.c;
+    if (r.d !== LIVE && r.d > from) from = r.d;
+    if (r.c > snap || r.d <= snap) continue;
+    const expiresAt = r.v.expiresAt;
+    if (expiresAt !== undefined) {
+      keep = false; // what it shows depends on the evaluation time
+      if (expiresAt <= at) continue;
+    }
+    if (out === undefined) out = [r.v];
+    else out.push(r.v);
+  }
+  if (!keep) return out ?? NO_RECORDS;
+  if (out === undefined) {
+    e.view = NO_RECORDS;
+  } else {
+    e.view = Object.freeze(out);
+    const bytes = viewBytes(out.length);
+    e.bytes += bytes;
+    const budget = e.keys.budget;
+    budget.grow(bytes);
+    budget.evict(); // `e` is marked used: evicted last, and this read answers from it either way
+  }
+  e.viewFrom = from;
+  return e.view;
+}
+
+/** Drops an entry's view (its rows are about to change); answers the (negative) change in its bytes. */
+function dropView(e: Entry): number {
+  const view = e.view;
+  if (view === undefined) return 0;
+  e.view = undefined;
+  return -viewBytes(view.length);
+}
 
 /**
  * The byte budget and use order of the entries of every replica that shares it. `maxBytes` may be changed at any
@@ -276,9 +338,16 @@ export class TenantKeys {
   /**
    * The rows of a read whose every key is held at `snap`, as `answerTuples` gives them (one hit per key);
    * undefined when a key is missing (nothing counted: `splitTuples` then counts the read's hits and misses).
-   * A hot read answers without the split's arrays.
+   * A hot read answers without the split's arrays; a read of one key answers that entry's view (not a copy).
    */
-  heldTuples(queries: TupleQuery[], snap: Snap, at: number): Tuple[] | undefined {
+  heldTuples(queries: TupleQuery[], snap: Snap, at: number): readonly Tuple[] | undefined {
+    if (queries.length === 1) {
+      const q = queries[0];
+      if (q.relations.length === 1 && q.entityIds.length === 1) {
+        const ids = this.tuples.get(this.#pairGroup(q.entityType, q.relations[0]));
+        return this.#heldOne(ids, q.entityIds[0], snap, at);
+      }
+    }
     const out: Tuple[] = [];
     let keys = 0;
     for (const q of queries) {
@@ -299,7 +368,16 @@ export class TenantKeys {
   }
 
   /** `heldTuples` for subject reads. */
-  heldSubjects(queries: SubjectTupleQuery[], snap: Snap, at: number): Tuple[] | undefined {
+  heldSubjects(queries: SubjectTupleQuery[], snap: Snap, at: number): readonly Tuple[] | undefined {
+    if (queries.length === 1) {
+      const q = queries[0];
+      if (q.relations.length === 1 && q.subjectIds.length === 1) {
+        const ids = this.subjects.get(
+          subjectGroup(q.entityType, q.relations[0], q.subjectType, q.subjectRelation),
+        );
+        return this.#heldOne(ids, q.subjectIds[0], snap, at);
+      }
+    }
     const out: Tuple[] = [];
     let keys = 0;
     for (const q of queries) {
@@ -315,7 +393,15 @@ export class TenantKeys {
   }
 
   /** `heldTuples` for attribute reads; a read of every entity of a type is never held. */
-  heldAttributes(queries: AttributeQuery[], snap: Snap, at: number): Attribute[] | undefined {
+  heldAttributes(queries: AttributeQuery[], snap: Snap, at: number): readonly Attribute[] | undefined {
+    if (queries.length === 1) {
+      const q = queries[0];
+      const entityIds = q.entityIds;
+      if (entityIds !== undefined && q.attributes.length === 1 && entityIds.length === 1) {
+        const ids = this.attributes.get(this.#pairGroup(q.entityType, q.attributes[0]));
+        return this.#heldOne(ids, entityIds[0], snap, at);
+      }
+    }
     const out: Attribute[] = [];
     let keys = 0;
     for (const q of queries) {
@@ -337,9 +423,23 @@ export class TenantKeys {
     return out;
   }
 
+  /** The view of the entry of `id` in `ids` at (snap, at), one hit; undefined when not held (nothing counted). */
+  #heldOne<T extends Tuple | Attribute>(
+    ids: Map<string, Entry<T>> | undefined,
+    id: string,
+    snap: Snap,
+    at: number,
+  ): readonly T[] | undefined {
+    const e = ids?.get(id);
+    if (e === undefined || e.from > snap) return undefined;
+    e.used = true;
+    this.hits++;
+    return viewOf(e, snap, at);
+  }
+
   /**
-   * Appends the rows the entries of `wanted` in `ids` show at `snap` (marking them used); answers how many keys it
-   * read, or -1 at the first key not held.
+   * Appends the records the entries of `wanted` in `ids` show at (snap, at) (marking them used); answers how many
+   * keys it read, or -1 at the first key not held.
    */
   #appendHeld<T extends Tuple | Attribute>(
     ids: Map<string, Entry<T>> | undefined,
@@ -352,7 +452,8 @@ export class TenantKeys {
       const e = ids?.get(id);
       if (e === undefined || e.from > snap) return -1;
       e.used = true;
-      for (const r of e.rows) if (visible(r, snap, at)) out.push(r.v);
+      const view = viewOf(e, snap, at);
+      for (let i = 0; i < view.length; i++) out.push(view[i]);
     }
     return wanted.length;
   }
@@ -537,7 +638,7 @@ export class TenantKeys {
    * The store's answer to the missing keys (read at `snap` with `at` = 0: every row, expired or not) as new entries
    * from `snap`, by group and id (keys with no row get an empty entry: "none" is worth keeping too).
    */
-  tupleEntries(missing: TupleQuery[], rows: Tuple[], snap: Snap): Map<string, Entry> {
+  tupleEntries(missing: TupleQuery[], rows: readonly Tuple[], snap: Snap): Map<string, Entry> {
     const made = new Map<string, Entry>();
     for (const q of missing) {
       const group = tupleGroup(q.entityType, q.relations[0]);
@@ -553,7 +654,7 @@ export class TenantKeys {
     return sized(made);
   }
 
-  subjectEntries(missing: SubjectTupleQuery[], rows: Tuple[], snap: Snap): Map<string, Entry> {
+  subjectEntries(missing: SubjectTupleQuery[], rows: readonly Tuple[], snap: Snap): Map<string, Entry> {
     const made = new Map<string, Entry>();
     for (const q of missing) {
       const group = subjectGroup(q.entityType, q.relations[0], q.subjectType, q.subjectRelation);
@@ -572,7 +673,7 @@ export class TenantKeys {
   /** Only reads by id make entries; the rows of reads of a whole type are answered, not kept. */
   attributeEntries(
     missing: AttributeQuery[],
-    rows: Attribute[],
+    rows: readonly Attribute[],
     snap: Snap,
   ): [Map<string, Entry>, Attribute[]] {
     const made = new Map<string, Entry>();
@@ -630,7 +731,7 @@ export class TenantKeys {
       if (e !== undefined) targets.push(e);
     };
     const change = (e: Entry, rows: Row<Tuple | Attribute>[], v: Tuple | Attribute, create: boolean) => {
-      let delta = prune(rows, horizon);
+      let delta = dropView(e) + prune(rows, horizon);
       if (create) {
         rows.push({ v, c: x, d: LIVE });
         delta += recordBytes(v);
@@ -680,7 +781,8 @@ export class TenantKeys {
     for (const kind of ["tuples", "subjects", "attributes"] as const) {
       for (const ids of this.table(kind).values()) {
         for (const e of ids.values()) {
-          const delta = prune(e.rows, horizon);
+          let delta = prune(e.rows, horizon);
+          if (delta !== 0) delta += dropView(e);
           e.bytes += delta;
           freed -= delta;
         }
