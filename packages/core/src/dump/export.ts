@@ -7,7 +7,7 @@
  */
 import { PembaError } from "../errors.ts";
 import type { PembaService } from "../service/pemba-service.ts";
-import { hasBulkExports } from "../store/capabilities.ts";
+import { hasBulkExports, hasLineExports } from "../store/capabilities.ts";
 import type { Snap } from "../store/store.ts";
 import type { Crc32 } from "./crc32.ts";
 import { DumpWriter, headerLine, schemaLine } from "./writer.ts";
@@ -55,6 +55,18 @@ export async function exportDump(
       }),
     );
     if (schema !== undefined) writer.line(schemaLine({ version: schema.version, text: schema.schema }));
+    if (hasLineExports(store)) {
+      // the store writes the lines itself: their bytes are passed on
+      const tuples = await store.exportLines(tenantId, snap, "tuples");
+      const attributes = tuples && (await store.exportLines(tenantId, snap, "attributes"));
+      if (tuples !== undefined && attributes !== undefined) {
+        for await (const bytes of tuples) yield* writer.rawLines(bytes, "tuples");
+        for await (const bytes of attributes) yield* writer.rawLines(bytes, "attributes");
+        await store.assertSnapReadable(tenantId, snap);
+        yield writer.finish();
+        return;
+      }
+    }
     if (hasBulkExports(store)) {
       // the store's cells straight into lines: no model object per row
       for await (const rows of store.exportPages(tenantId, snap, "tuples", pageSize)) {

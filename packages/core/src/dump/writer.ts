@@ -126,6 +126,24 @@ export class DumpWriter {
     return this.#pending.length >= this.#chunkBytes ? this.flush() : undefined;
   }
 
+  /**
+   * Lines a store wrote itself (LineExports), as they are: `bytes` holds whole or partial lines of `kind` rows (the
+   * lines are counted by their newlines), after the lines gathered so far. Answers the chunks to write, in order.
+   */
+  rawLines(bytes: Uint8Array, kind: keyof DumpCounts): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    const before = this.flush();
+    if (before !== undefined) out.push(before);
+    if (bytes.length === 0) return out;
+    let lines = 0;
+    for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) lines++;
+    this.counts[kind] += lines;
+    this.#lines += lines;
+    this.#crc = this.#crc32(bytes, this.#crc);
+    out.push(bytes);
+    return out;
+  }
+
   /** The gathered lines as bytes (each with its newline), counted into the checksum. */
   flush(): Uint8Array | undefined {
     if (this.#pending.length === 0) return undefined;

@@ -315,3 +315,20 @@ export interface BulkExports {
 
 export const hasBulkExports = <S extends Partial<BulkExports>>(s: S): s is S & BulkExports =>
   s.exportPages !== undefined;
+
+/**
+ * A store that writes a dump's row lines itself (PostgreSQL: the server formats them in one COPY per table), so the
+ * export only passes bytes on. Every row of `table` visible at `snap`, expired ones included, in id order, as the
+ * exact bytes of writer.ts's lines (UTF-8, each ending in a newline), in chunks that need not end at a line's end;
+ * undefined when some row of the tenant cannot be written so exactly (then the caller reads pages: BulkExports).
+ */
+export interface LineExports {
+  exportLines(
+    tenantId: string,
+    snap: Snap,
+    table: "tuples" | "attributes",
+  ): Promise<AsyncIterable<Uint8Array> | undefined>;
+}
+
+export const hasLineExports = <S extends Partial<LineExports>>(s: S): s is S & LineExports =>
+  s.exportLines !== undefined;

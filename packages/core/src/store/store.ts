@@ -24,6 +24,7 @@ import type {
   EmptyTenants,
   EngineReads,
   HeadSchemaSource,
+  LineExports,
   ObjectIdListing,
   QueryBudget,
   RowCounts,
@@ -60,7 +61,8 @@ export interface Store
     Partial<EmptyTenants>,
     Partial<RowCounts>,
     Partial<BulkImports>,
-    Partial<BulkExports> {
+    Partial<BulkExports>,
+    Partial<LineExports> {
   readonly kind: "memory" | "sqlite" | "libsql" | "postgres" | "d1";
 
   // tenants ("t1" exists after `open`)

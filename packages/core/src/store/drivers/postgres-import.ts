@@ -3,7 +3,8 @@
  * one stream of text rows, no parameters, no statement per row), then ONE merge statement per table does the rest
  * inside the same transaction: the staged rows whose live row differs are found (and marked deleted under
  * "touch"), and `INSERT ... SELECT ... ON CONFLICT DO NOTHING` writes every staged row without a live one. Both
- * find live rows through the live unique index, one probe per staged row.
+ * find live rows through the live unique index, one probe per staged row. The inserts go first, under a savepoint:
+ * when they write every staged row, no row had a live one and nothing is left to compare.
  */
 import { once } from "node:events";
 import type pg from "pg";
@@ -76,6 +77,19 @@ async function copyRows(client: pg.PoolClient, table: string, rows: Iterable<str
   await done;
 }
 
+/** The staged rows without a live row, inserted: how many. */
+async function insertStaged(
+  client: pg.PoolClient,
+  tenantId: string,
+  tuples: number,
+  attributes: number,
+): Promise<number> {
+  let written = 0;
+  if (tuples > 0) written += (await client.query(INSERT_TUPLES, [tenantId])).rowCount ?? 0;
+  if (attributes > 0) written += (await client.query(INSERT_ATTRIBUTES, [tenantId])).rowCount ?? 0;
+  return written;
+}
+
 export async function importChunkByCopy(
   client: pg.PoolClient,
   tenantId: string,
@@ -117,6 +131,17 @@ export async function importChunkByCopy(
         }),
       );
     }
+    // Every staged row new (a restore, a migration into an empty tenant): the inserts alone are the whole merge, and
+    // the comparison's probe per row is not needed. A row the tenant has makes them roll back to the comparison.
+    if (opts.onConflict !== "skip" && !opts.dryRun) {
+      await client.query("SAVEPOINT pemba_import_new");
+      const inserted = await insertStaged(client, tenantId, tuples.length, attributes.length);
+      if (inserted > 0 && inserted === tuples.length + attributes.length) {
+        await client.query("COMMIT");
+        return { ...result, snap, written: inserted };
+      }
+      await client.query("ROLLBACK TO SAVEPOINT pemba_import_new");
+    }
     const differ: number[] = [];
     if (tuples.length > 0 && opts.onConflict !== "skip") {
       const differs = "l.expires_at IS DISTINCT FROM s.expires_at";
@@ -141,9 +166,7 @@ export async function importChunkByCopy(
         );
       }
     }
-    if (tuples.length > 0) result.written += (await client.query(INSERT_TUPLES, [tenantId])).rowCount ?? 0;
-    if (attributes.length > 0)
-      result.written += (await client.query(INSERT_ATTRIBUTES, [tenantId])).rowCount ?? 0;
+    result.written = await insertStaged(client, tenantId, tuples.length, attributes.length);
     result.unchanged = tuples.length + attributes.length - result.written - result.conflicts.length;
     if (opts.dryRun || result.written === 0) {
       await client.query("ROLLBACK");

@@ -14,6 +14,7 @@ import type {
   FeedRead,
   ImportChunkResult,
   ImportRow,
+  LineExports,
   WriteFeed,
   WriteListener,
   WriteNotices,
@@ -28,6 +29,7 @@ import type { Row } from "../sql/rows.ts";
 import { SqlStore } from "../sql/sql-store.ts";
 import { WRITES_CHANNEL } from "../sql/write-plan.ts";
 import type { Snap, WriteRequest } from "../store.ts";
+import { copyLines, ODD_EXPIRY } from "./postgres-export.ts";
 import { importChunkByCopy } from "./postgres-import.ts";
 
 export const PG_MIGRATIONS = fileURLToPath(PG_MIGRATIONS_URL);
@@ -360,12 +362,14 @@ class WriteNoticeConnection {
   }
 }
 
-export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, BulkImports {
+export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, BulkImports, LineExports {
   readonly kind = "postgres" as const;
   readonly #notices: WriteNoticeConnection;
   readonly #url: string;
   /** Imports' own connection, opened by the first: COPY streams cannot run on the pool's pipelined connections. */
   #imports: pg.Pool | undefined;
+  /** Exports' connections (a COPY stream holds its connection to its end), opened by the first. */
+  #exports: pg.Pool | undefined;
 
   private constructor(exec: PostgresExecutor, url: string) {
     super(exec);
@@ -391,6 +395,32 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, 
     }
   }
 
+  /** A table's dump lines, written by the server in one COPY (postgres-export.ts). */
+  async exportLines(
+    tenantId: string,
+    snap: Snap,
+    table: "tuples" | "attributes",
+  ): Promise<AsyncIterable<Uint8Array> | undefined> {
+    const check: Statement<{ odd: boolean }> = { sql: ODD_EXPIRY, params: [tenantId] };
+    const [{ odd }] = (await this.exec.all("export_odd_expiry", check)) as [{ odd: boolean }];
+    if (odd) return undefined;
+    this.#exports ??= new pg.Pool({ connectionString: this.#url, max: 4, idleTimeoutMillis: 10_000 });
+    const exports = this.#exports;
+    return (async function* () {
+      let client: pg.PoolClient;
+      try {
+        client = await exports.connect();
+      } catch (e) {
+        throw asSqlError(e);
+      }
+      try {
+        yield* copyLines(client, table, tenantId, snap);
+      } catch (e) {
+        throw asSqlError(e);
+      }
+    })();
+  }
+
   /** Hears every committed write of the database, this process's and other processes' (LISTEN/NOTIFY). */
   onWrite(listener: WriteListener): Promise<void> {
     return this.#notices.add(listener);
@@ -404,6 +434,7 @@ export class PostgresStore extends SqlStore implements WriteNotices, WriteFeed, 
   override async close(): Promise<void> {
     await this.#notices.close();
     await this.#imports?.end();
+    await this.#exports?.end();
     await super.close();
   }
 
