@@ -136,6 +136,9 @@ export {
   explainToWire,
   type Limits,
   matchRoute,
+  type DecodedMatch,
+  decodedParams,
+  fetchRoutes,
   type Observe,
   type OidcConfig,
   type PembaApp,
@@ -150,6 +153,7 @@ export {
   type RouteMatch,
   readStreamText,
   requestTooLarge,
+  routeMatcher,
   schemaDiffToWire,
   type WireProofNode,
 } from "./http/index.ts";
