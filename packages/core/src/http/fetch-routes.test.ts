@@ -31,7 +31,11 @@ function setup(maxBodyBytes = 20_000) {
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
   new Request(BASE + path, {
     method: "POST",
-    headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers },
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(body)),
+      ...headers,
+    },
     body,
   });
 
