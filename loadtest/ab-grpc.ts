@@ -12,6 +12,8 @@
  *        [--cpu-prof-dir <dir>]   (the server's V8 CPU profile: read it with profile-summary.ts, skipping the seeding)
  *        [--perf-dir <dir>]   (`perf record` of the server over each window: who spends its user CPU per check,
  *                              lib/perf-owners.ts; the server runs with --perf-basic-prof)
+ *        [--heap-sample-dir <dir>]   (V8's sampling heap profile of the server over each window, collected objects
+ *                                     included, and its GC pauses: lib/heap-sample.mjs; read with heap-summary.ts)
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     "cpu-prof-dir": { type: "string" },
     "perf-dir": { type: "string" },
     "node-flags": { type: "string", default: "" },
+    "heap-sample-dir": { type: "string" },
   },
 });
 const RATE = Number(values.rate);
@@ -53,6 +56,13 @@ const PROFILE_FLAGS = [
   ...(values["perf-dir"] ? ["--perf-basic-prof"] : []),
   ...values["node-flags"].split(" ").filter((f) => f !== ""),
 ];
+const HEAP_SAMPLE_DIR = values["heap-sample-dir"];
+if (HEAP_SAMPLE_DIR !== undefined) {
+  mkdirSync(HEAP_SAMPLE_DIR, { recursive: true });
+  // the server inherits the variable; its preload toggles the sampling on each SIGUSR2
+  process.env.HEAP_SAMPLE_DIR = HEAP_SAMPLE_DIR;
+  PROFILE_FLAGS.push(`--import=${join(import.meta.dirname, "lib", "heap-sample.mjs")}`);
+}
 const PERF_DIR = values["perf-dir"];
 if (PERF_DIR !== undefined) mkdirSync(PERF_DIR, { recursive: true });
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -162,11 +172,18 @@ try {
       const perfData =
         PERF_DIR === undefined ? undefined : join(PERF_DIR, `round${round + 1}-${protocol}.data`);
       const stopPerf = perfData === undefined ? undefined : perfRecord(server.pid, perfData);
+      if (HEAP_SAMPLE_DIR !== undefined) process.kill(server.pid, "SIGUSR2");
       const before = cpuSplit(server.pid);
       const started = performance.now();
       const run = await runK6(script, env);
       const after = cpuSplit(server.pid);
       await stopPerf?.();
+      if (HEAP_SAMPLE_DIR !== undefined) {
+        process.kill(server.pid, "SIGUSR2");
+        // the server writes the window's profile before the next window (or its stop) begins
+        await new Promise((r) => setTimeout(r, 1000));
+        log(`heap sample window ${windows.length + 1}: ${protocol}`);
+      }
       const seconds = (performance.now() - started) / 1000;
       const system = after.system - before.system;
       const cpu = after.user - before.user + system;

@@ -11,7 +11,7 @@
  * signal aborts (a handler that streams or waits stops); a client that resets the stream aborts it too.
  */
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type Answer,
@@ -33,7 +33,8 @@ const CHECK_PATH = "/base.v1.Permission/Check";
 /** Header block of a successful answer (the status follows in trailers). */
 const OK_HEADERS = { ":status": 200, "content-type": "application/grpc" };
 const OK_TRAILERS = { "grpc-status": "0" };
-const OK_OPTIONS = { waitForTrailers: true };
+/** No `date` header: gRPC has no use for it (grpc-go servers, Permify's among them, send none). */
+const OK_OPTIONS = { waitForTrailers: true, sendDate: false };
 
 /** The OK status as the answer's trailers (a 'wantTrailers' listener: `this` is the stream). */
 function sendOkTrailers(this: ServerHttp2Stream): void {
@@ -82,31 +83,60 @@ export function failStream(stream: ServerHttp2Stream, code: Code, message: strin
   );
 }
 
+/** A header of a call by lower-case name (repeated ones joined with ", "). */
+function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** Where a call keeps its state on its stream, for the module's listeners (`this` is the stream). */
+const CALL = Symbol("unaryCall");
+type CallStream = ServerHttp2Stream & { [CALL]?: UnaryCall };
+
 /**
- * One call's deadline and cancellation: the abort controller is made only when a handler asks for the signal; the
- * timer runs only when the call has a deadline.
+ * One native unary call: its request message as it arrives, its deadline and its cancellation. The abort
+ * controller is made only when a handler asks for the signal; the timer runs only when the call has a deadline.
+ * The stream's listeners are the module's functions below, which find the call on the stream, so a call costs no
+ * closures of its own.
  */
-class CallState {
-  readonly #stream: ServerHttp2Stream;
+class UnaryCall {
+  readonly stream: CallStream;
+  readonly headers: IncomingHttpHeaders;
+  readonly path: string;
+  readonly rpc: RpcRoute;
+  readonly app: PembaApp;
+  readonly maxBytes: number;
+  /** The message's chunks: the first alone (a unary message is usually one), then all in `chunks`. */
+  first: Buffer | undefined;
+  chunks: Buffer[] | undefined;
+  size = 0;
+  done = false;
   #controller: AbortController | undefined;
   #timer: NodeJS.Timeout | undefined;
-  done = false;
 
-  constructor(stream: ServerHttp2Stream, timeoutMs: number | undefined) {
-    this.#stream = stream;
-    if (timeoutMs !== undefined) {
-      this.#timer = setTimeout(() => {
-        failStream(stream, Code.DeadlineExceeded, "deadline exceeded");
-        this.finish(true);
-      }, timeoutMs);
-    }
+  constructor(
+    stream: CallStream,
+    headers: IncomingHttpHeaders,
+    path: string,
+    rpc: RpcRoute,
+    app: PembaApp,
+    maxBytes: number,
+    timeoutMs: number | undefined,
+  ) {
+    this.stream = stream;
+    this.headers = headers;
+    this.path = path;
+    this.rpc = rpc;
+    this.app = app;
+    this.maxBytes = maxBytes;
+    if (timeoutMs !== undefined) this.#timer = setTimeout(onDeadline, timeoutMs, this);
   }
 
   /** Aborted at the deadline, or when the stream closes before the answer (the client reset it). */
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
-      this.#stream.once("close", () => this.finish(true));
+      this.stream.once("close", onCallClose);
     }
     return this.#controller.signal;
   }
@@ -117,12 +147,156 @@ class CallState {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (abort) this.#controller?.abort();
   }
+
+  /** Takes the answer's turn: true when the call is still open (it is then finished); false when it is over. */
+  answered(): boolean {
+    if (this.done || this.stream.destroyed || this.stream.closed) return false;
+    this.finish(false);
+    return true;
+  }
+
+  fail(e: unknown): void {
+    if (!this.answered()) return;
+    const error = ConnectError.from(e);
+    failStream(this.stream, error.code, error.rawMessage);
+  }
+
+  answerCheck(a: Answer): void {
+    if (!this.answered()) return;
+    if (a.error !== undefined) {
+      failStream(this.stream, a.error.code as Code, a.error.message);
+      return;
+    }
+    const frame = encodeCheckResponseFrame(a.decision ?? "", a.checkCount ?? -1);
+    if (frame === undefined) failStream(this.stream, Code.Internal, "ERROR_CODE_INTERNAL: no check decision");
+    else respondMessage(this.stream, frame);
+  }
+
+  answerMessage(response: Message): void {
+    if (this.answered()) respondMessage(this.stream, frameOf(toBinary(this.rpc.method.output, response)));
+  }
+
+  /** The call's whole message is in: answer it. */
+  run(): void {
+    const body = this.chunks !== undefined ? Buffer.concat(this.chunks) : (this.first ?? Buffer.alloc(0));
+    this.first = undefined;
+    this.chunks = undefined;
+    if (body.length < PREFIX_BYTES || body[0] !== 0 || body.readUInt32BE(1) !== body.length - PREFIX_BYTES) {
+      if (this.answered())
+        failStream(
+          this.stream,
+          Code.Internal,
+          "protocol error: one uncompressed length-prefixed message expected",
+        );
+      return;
+    }
+    const bytes = body.subarray(PREFIX_BYTES);
+    const decoded = this.path === CHECK_PATH ? decodeCheckRequest(bytes) : undefined;
+    if (decoded !== undefined) {
+      this.app.handle(ROUTES.check, new CheckCallRequest(this, decoded.tenantId, decoded.check))!.then(
+        (a: Answer) => this.answerCheck(a),
+        (e: unknown) => this.fail(e),
+      );
+      return;
+    }
+    let message: Message;
+    try {
+      message = fromBinary(this.rpc.method.input, bytes);
+    } catch (e) {
+      if (this.answered())
+        failStream(
+          this.stream,
+          Code.Internal,
+          `cannot decode ${this.rpc.method.input.typeName}: ${String(e)}`,
+        );
+      return;
+    }
+    callUnary(this.app, this.rpc, message, this).then(
+      (response) => this.answerMessage(response),
+      (e: unknown) => this.fail(e),
+    );
+  }
+
+  /** The call context of the general path (`callUnary`): the call's headers and signal. */
+  header(name: string): string | undefined {
+    return headerOf(this.headers, name);
+  }
+}
+
+/** The call's deadline: DEADLINE_EXCEEDED, and its request's signal aborts. */
+function onDeadline(call: UnaryCall): void {
+  failStream(call.stream, Code.DeadlineExceeded, "deadline exceeded");
+  call.finish(true);
+}
+
+/** The stream closed (answered, or reset by the client): a handler still at work is aborted. */
+function onCallClose(this: CallStream): void {
+  this[CALL]?.finish(true);
+}
+
+function onCallData(this: CallStream, chunk: Buffer): void {
+  const call = this[CALL]!;
+  if (call.done) return;
+  call.size += chunk.length;
+  if (call.size > call.maxBytes + PREFIX_BYTES) {
+    call.first = undefined;
+    call.chunks = undefined;
+    if (!call.answered()) return;
+    failStream(this, Code.ResourceExhausted, `message larger than ${call.maxBytes} bytes`);
+    this.close();
+    return;
+  }
+  if (call.first === undefined && call.chunks === undefined) call.first = chunk;
+  else {
+    if (call.chunks === undefined) {
+      call.chunks = [call.first!];
+      call.first = undefined;
+    }
+    call.chunks.push(chunk);
+  }
+}
+
+function onCallEnd(this: CallStream): void {
+  const call = this[CALL]!;
+  if (call.done || this.destroyed || this.closed) return;
+  call.run();
+}
+
+/** The check route's request for a Check decoded directly: the body is given, the tenant is the message's. */
+class CheckCallRequest implements ApiRequest {
+  readonly method = "POST";
+  readonly #call: UnaryCall;
+  readonly #tenantId: string;
+  readonly parsedBody: unknown;
+
+  constructor(call: UnaryCall, tenantId: string, parsedBody: unknown) {
+    this.#call = call;
+    this.#tenantId = tenantId;
+    this.parsedBody = parsedBody;
+  }
+
+  header(name: string): string | undefined {
+    return headerOf(this.#call.headers, name);
+  }
+
+  text(): Promise<string> {
+    return Promise.reject(new Error("the check's message was decoded already"));
+  }
+
+  param(name: string): string | undefined {
+    return name === "tenant_id" ? this.#tenantId : undefined;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal;
+  }
 }
 
 /** Sends one message and the OK status. */
 function respondMessage(stream: ServerHttp2Stream, frame: Uint8Array): void {
   stream.respond(OK_HEADERS, OK_OPTIONS);
-  stream.once("wantTrailers", sendOkTrailers);
+  // 'wantTrailers' comes once per stream: a plain listener, no once-wrapper per call
+  stream.on("wantTrailers", sendOkTrailers);
   stream.end(frame);
 }
 
@@ -135,45 +309,12 @@ function frameOf(bytes: Uint8Array): Buffer {
   return frame;
 }
 
-/** The check route's request for a Check decoded directly: the body is given, the tenant is the message's. */
-function checkRequest(
-  headers: IncomingHttpHeaders,
-  tenantId: string,
-  parsedBody: unknown,
-  state: CallState,
-): ApiRequest {
-  return {
-    method: "POST",
-    header: (name) => {
-      const value = headers[name];
-      return Array.isArray(value) ? value.join(", ") : value;
-    },
-    text: () => Promise.reject(new Error("the check's message was decoded already")),
-    param: (name) => (name === "tenant_id" ? tenantId : undefined),
-    parsedBody,
-    get signal() {
-      return state.signal;
-    },
-  };
-}
-
 /**
  * A `stream` listener's first look: answers `stream` and returns true when it is a native gRPC unary call of
  * base.v1 with an uncompressed message of at most `maxBytes`; false leaves it to the generic path.
  */
 export function unaryGrpcHandler(app: PembaApp, maxBytes: number) {
-  const answered = (stream: ServerHttp2Stream, state: CallState) => {
-    if (state.done || stream.destroyed || stream.closed) return false;
-    state.finish(false);
-    return true;
-  };
-  const failed = (stream: ServerHttp2Stream, state: CallState) => (e: unknown) => {
-    if (!answered(stream, state)) return;
-    const error = ConnectError.from(e);
-    failStream(stream, error.code, error.rawMessage);
-  };
-
-  return (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): boolean => {
+  return (stream: CallStream, headers: IncomingHttpHeaders): boolean => {
     if (headers[":method"] !== "POST") return false;
     const path = headers[":path"] ?? "";
     const rpc = UNARY.get(path);
@@ -182,83 +323,18 @@ export function unaryGrpcHandler(app: PembaApp, maxBytes: number) {
     const encoding = headers["grpc-encoding"];
     if (encoding !== undefined && encoding !== "identity") return false;
 
-    const state = new CallState(stream, grpcTimeoutMs(headers["grpc-timeout"]));
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes + PREFIX_BYTES) {
-        if (!answered(stream, state)) return;
-        failStream(stream, Code.ResourceExhausted, `message larger than ${maxBytes} bytes`);
-        stream.close();
-        return;
-      }
-      chunks.push(chunk);
-    });
+    stream[CALL] = new UnaryCall(
+      stream,
+      headers,
+      path,
+      rpc,
+      app,
+      maxBytes,
+      grpcTimeoutMs(headers["grpc-timeout"]),
+    );
+    stream.on("data", onCallData);
     stream.on("error", ignoreStreamError);
-    stream.on("end", () => {
-      if (state.done || stream.destroyed || stream.closed) return;
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      if (
-        body.length < PREFIX_BYTES ||
-        body[0] !== 0 ||
-        body.readUInt32BE(1) !== body.length - PREFIX_BYTES
-      ) {
-        if (answered(stream, state))
-          failStream(
-            stream,
-            Code.Internal,
-            "protocol error: one uncompressed length-prefixed message expected",
-          );
-        return;
-      }
-      const bytes = body.subarray(PREFIX_BYTES);
-      const decoded = path === CHECK_PATH ? decodeCheckRequest(bytes) : undefined;
-      if (decoded !== undefined) {
-        const answer = app.handle(
-          ROUTES.check,
-          checkRequest(headers, decoded.tenantId, decoded.check, state),
-        )!;
-        answer.then(
-          (a: Answer) => {
-            if (!answered(stream, state)) return;
-            if (a.error !== undefined) {
-              failStream(stream, a.error.code as Code, a.error.message);
-              return;
-            }
-            const frame = encodeCheckResponseFrame(a.decision ?? "", a.checkCount ?? -1);
-            if (frame === undefined)
-              failStream(stream, Code.Internal, "ERROR_CODE_INTERNAL: no check decision");
-            else respondMessage(stream, frame);
-          },
-          failed(stream, state),
-        );
-        return;
-      }
-      let message: ReturnType<typeof fromBinary>;
-      try {
-        message = fromBinary(rpc.method.input, bytes);
-      } catch (e) {
-        if (answered(stream, state))
-          failStream(stream, Code.Internal, `cannot decode ${rpc.method.input.typeName}: ${String(e)}`);
-        return;
-      }
-      const header = (name: string): string | undefined => {
-        const value = headers[name];
-        return Array.isArray(value) ? value.join(", ") : value;
-      };
-      callUnary(app, rpc, message, {
-        header,
-        get signal() {
-          return state.signal;
-        },
-      }).then(
-        (response) => {
-          if (answered(stream, state)) respondMessage(stream, frameOf(toBinary(rpc.method.output, response)));
-        },
-        failed(stream, state),
-      );
-    });
+    stream.on("end", onCallEnd);
     return true;
   };
 }

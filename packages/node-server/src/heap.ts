@@ -36,6 +36,20 @@ export function keepTickObjectShape(): void {
 }
 
 /**
+ * Memory the server takes per estimated byte of the working set's entries while it is full and evicting, so
+ * `--replica-memory` bounds the RSS the working set adds (its entries hold at most the budget divided by this).
+ *
+ * At rest the entries' estimate matches the heap they hold (loadtest/working-set-memory.ts); a working set that
+ * evicts does not stay at rest. Evicted entries die in the old space at random places, so the old space holds, beside
+ * the live entries, the garbage V8 lets it grow by before a full collection (`--heap-growth`, 30 % by default) and
+ * the holes of pages still partly in use, which a full collection frees but does not give back (V8 compacts only
+ * pages that are mostly empty). Measured at the default `--heap-growth` over Permify's dataset at 20 M rows (a Zipf
+ * check load evicting 3,000 keys a second; loadtest/RESULTS.md): the RSS over the baseline's was 1.5x the entries'
+ * estimate after 2 minutes of eviction and still creeping; 2 leaves room for that.
+ */
+export const MEMORY_PER_ESTIMATED_BYTE = 2;
+
+/**
  * Bounds how far V8 lets its old space grow past the live heap before a full collection (V8's
  * `--heap-growing-percent`, read at each collection, so it holds from the next one on).
  *

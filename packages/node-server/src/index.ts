@@ -19,7 +19,12 @@ import { openStore, SchemaParseWorker } from "@pemba/core/node";
 import type { Logger } from "pino";
 import { assertSafeBind, resolveServeConfig, type ServeConfig } from "./config.ts";
 import { type GrpcServer, startGrpcServer } from "./grpc-server.ts";
-import { createHeapCompactor, keepTickObjectShape, limitHeapGrowth } from "./heap.ts";
+import {
+  createHeapCompactor,
+  keepTickObjectShape,
+  limitHeapGrowth,
+  MEMORY_PER_ESTIMATED_BYTE,
+} from "./heap.ts";
 import { pembaVersion } from "./help.ts";
 import { createServerLogger, requestLog } from "./logger.ts";
 import { createServerMetrics, type ServerMetrics } from "./metrics.ts";
@@ -81,7 +86,7 @@ export async function startServer({
     onError: (error) => logger.error({ err: error }, "decision log write failed"),
   });
   const pemba = await createPemba(
-    { ...config, replica: replicaSettings(config) },
+    { ...config, replica: replicaSettings(config, MEMORY_PER_ESTIMATED_BYTE) },
     {
       name: "node",
       openStore: (database, readReplicas) =>

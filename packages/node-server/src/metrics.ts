@@ -184,7 +184,11 @@ export function createServerMetrics(): ServerMetrics {
     "Estimated bytes of the rows the replica's working set holds",
     (w) => w.bytes,
   );
-  gauge("pemba_working_set_max_bytes", "The working set's byte budget (--replica-memory)", (w) => w.maxBytes);
+  gauge(
+    "pemba_working_set_max_bytes",
+    "Estimated bytes the working set's entries hold at most (half of --replica-memory: the rest is left for V8's garbage)",
+    (w) => w.maxBytes,
+  );
   gauge("pemba_working_set_entries", "Entries the replica's working set holds", (w) => w.entries);
   gauge(
     "pemba_working_set_evictions",

@@ -48,6 +48,7 @@ export function createOverloadGuard(opts: { shedLagMs: number; maxInFlight: numb
   let inFlight = 0;
   let shedCount = 0;
   let expected = performance.now() + SAMPLE_MS;
+
   const timer =
     opts.shedLagMs > 0
       ? setInterval(() => {
@@ -118,7 +119,7 @@ export function createOverloadGuard(opts: { shedLagMs: number; maxInFlight: numb
       }
       if (opts.maxInFlight > 0) {
         inFlight++;
-        stream.once("close", () => inFlight--);
+        stream.on("close", answered);
       }
       return false;
     },

@@ -125,6 +125,19 @@ describe("decodeCheckRequest", () => {
     });
     expect(decodeCheckRequest(toBinary(PermissionCheckRequestSchema, negative))).toBeUndefined();
   });
+
+  it("reads text up to 1,024 bytes and leaves a longer one to the general path", () => {
+    const tenant = (tenantId: string) =>
+      decodeCheckRequest(
+        toBinary(
+          PermissionCheckRequestSchema,
+          create(PermissionCheckRequestSchema, { ...K6_MESSAGE, tenantId }),
+        ),
+      )?.tenantId;
+    expect(tenant("t".repeat(1024))).toBe("t".repeat(1024));
+    expect(tenant("t".repeat(1025))).toBeUndefined();
+    expect(tenant("x".repeat(100_000))).toBeUndefined();
+  });
 });
 
 describe("encodeCheckResponseFrame", () => {

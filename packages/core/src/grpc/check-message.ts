@@ -19,6 +19,11 @@ export interface DecodedCheck {
 }
 
 const VARINT = 0;
+/**
+ * The longest text read here: more than any valid name or id (ids: 128), and few enough bytes to pass as the
+ * arguments of one call. A longer value is left to the general path.
+ */
+const MAX_TEXT = 1024;
 const LENGTH_DELIMITED = 2;
 
 /** Reads protobuf bytes: a position and, for the field just read, where its value lies. */
@@ -70,16 +75,18 @@ class Reader {
     return true;
   }
 
-  /** The last length-delimited value as text; undefined unless it is printable ASCII. */
+  /**
+   * The last length-delimited value as text; undefined unless it is printable ASCII of at most MAX_TEXT bytes. The
+   * text is made in one piece from the bytes (not a character at a time, which makes a string per character).
+   */
   ascii(): string | undefined {
     const b = this.bytes;
-    let text = "";
+    if (this.stop - this.start > MAX_TEXT) return undefined;
     for (let i = this.start; i < this.stop; i++) {
       const c = b[i]!;
       if (c < 0x20 || c > 0x7e) return undefined;
-      text += String.fromCharCode(c);
     }
-    return text;
+    return String.fromCharCode.apply(null, b.subarray(this.start, this.stop) as unknown as number[]);
   }
 }
 

@@ -71,7 +71,8 @@ function apiRequest(rpc: RpcRoute, message: Message, ctx: RpcCallContext, regist
   const text = JSON.stringify(body);
   return {
     method: rpc.route.method,
-    header: ctx.header,
+    // called on the context: a transport's context may be an object with a `header` method
+    header: (name) => ctx.header(name),
     text: async (maxBytes) => {
       // UTF-8 is at most 3 bytes per UTF-16 unit: only a text near the limit is measured
       if (text.length * 3 > maxBytes && encoder.encode(text).byteLength > maxBytes) throw requestTooLarge();

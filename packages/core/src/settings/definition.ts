@@ -314,7 +314,7 @@ export const SETTINGS = {
     runtimes: BOTH,
     default: { node: String(NODE_REPLICA_MEMORY_MB), worker: String(WORKER_REPLICA_MEMORY_MB) },
     help: {
-      node: "MB (estimated from the rows' sizes) the replica's working set holds at most: the rows checks and lookups read, per key; least recently used keys are evicted past it, and read from SQL again when asked",
+      node: "MB of RSS the replica's working set may add to the server (over the same server and load with `--replica-memory 1`), full and evicting: the rows checks and lookups read, per key, hold at most half of it by their estimated sizes, the other half is left for the garbage and fragmentation V8 keeps while keys are evicted (measured at the default `--heap-growth`); least recently used keys are evicted past it, and read from SQL again when asked",
       worker:
         "MB (estimated from the rows' sizes) the isolate's working set holds at most, all D1 databases together: the rows checks and lookups read, per key; least recently used keys are evicted past it, and read from SQL again when asked",
     },
@@ -327,7 +327,7 @@ export const SETTINGS = {
     runtimes: BOTH,
     default: "off",
     help: {
-      node: "`on`: from a tenant's first request, fill the working set with the tenant's rows in the background (for small tenants): the check keys of every entity of the head schema's types and their attributes, a batch of ids per statement, a turn of the event loop between statements; it stops when the working set reaches `--replica-memory` (later keys fill on demand); lookups' keys still fill on demand; `off` = keys fill on demand only",
+      node: "`on`: from a tenant's first request, fill the working set with the tenant's rows in the background (for small tenants): the check keys of every entity of the head schema's types and their attributes, a batch of ids per statement, a turn of the event loop between statements; it stops when the working set is full (its share of `--replica-memory`; later keys fill on demand); lookups' keys still fill on demand; `off` = keys fill on demand only",
       worker:
         "`on`: after a tenant's first request, fill the isolate's working set with the tenant's rows in the background (`ctx.waitUntil`, at most 50 D1 round trips per request, a timer turn before each): the check keys of every entity of the head schema's types and their attributes; it stops when the working set reaches PEMBA_REPLICA_MEMORY (later keys fill on demand), and D1 bills every row it reads; `off` = keys fill on demand only",
     },

@@ -217,16 +217,24 @@ export function resolveWorkerSettings(env: Env): WorkerSettings {
   };
 }
 
-/** The replica's settings of flat settings; undefined when it is off. */
-export function replicaSettings(s: {
-  replica: boolean;
-  replicaMemoryMb: number;
-  replicaRefreshMs: number;
-  replicaPreload?: boolean;
-}): ReplicaSettings | undefined {
+/**
+ * The replica's settings of flat settings; undefined when it is off. `memoryPerEstimatedByte`: the memory the
+ * runtime's process takes per estimated byte of entries (1: the budget counts the entries' estimate itself); the
+ * entries then hold at most `replicaMemoryMb` MB divided by it, so the budget bounds what the working set adds to the
+ * process, garbage and fragmentation included.
+ */
+export function replicaSettings(
+  s: {
+    replica: boolean;
+    replicaMemoryMb: number;
+    replicaRefreshMs: number;
+    replicaPreload?: boolean;
+  },
+  memoryPerEstimatedByte = 1,
+): ReplicaSettings | undefined {
   if (!s.replica) return undefined;
   const settings: ReplicaSettings = {
-    maxBytes: s.replicaMemoryMb * 1048576,
+    maxBytes: Math.floor((s.replicaMemoryMb * 1048576) / memoryPerEstimatedByte),
     freshnessMs: s.replicaRefreshMs,
   };
   // absent rather than false when off: settings compare as they did before the option existed
