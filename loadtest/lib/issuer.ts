@@ -12,6 +12,8 @@ export interface Issuer {
   jwksUrl: string;
   /** How many times the JWKS was fetched (Pemba caches it). */
   fetches(): number;
+  /** When each JWKS fetch arrived (ms since the epoch), in order. */
+  fetchTimes(): readonly number[];
   /** An access token for `clientId` (sub), valid for `ttlSeconds`. */
   token(clientId: string, ttlSeconds: number): Promise<string>;
   stop(): Promise<void>;
@@ -25,9 +27,11 @@ export async function startIssuer(audience = "pemba"): Promise<Issuer> {
     keys: [{ ...(await exportJWK(publicKey)), kid: KID, alg: "ES256", use: "sig" }],
   });
   let fetches = 0;
+  const fetchTimes: number[] = [];
   const server = createServer((request, response) => {
     if (request.url === "/.well-known/jwks.json") {
       fetches++;
+      fetchTimes.push(Date.now());
       response.writeHead(200, { "content-type": "application/json" }).end(jwks);
     } else response.writeHead(404).end();
   });
@@ -39,6 +43,7 @@ export async function startIssuer(audience = "pemba"): Promise<Issuer> {
     audience,
     jwksUrl: `${issuer}/.well-known/jwks.json`,
     fetches: () => fetches,
+    fetchTimes: () => fetchTimes,
     token: (clientId, ttlSeconds) =>
       new SignJWT({})
         .setProtectedHeader({ alg: "ES256", kid: KID })

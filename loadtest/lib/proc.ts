@@ -149,6 +149,44 @@ export function sampleRss(pid: number, everyMs = 500): { stop(): number; samples
   };
 }
 
+/**
+ * Where the RSS rose by at least `minMegabytes` within `withinSeconds` (a step: a new high-water mark the
+ * allocator keeps, rather than a steady leak): the reading where each step starts, one per step.
+ */
+export function rssSteps(
+  samples: readonly RssSample[],
+  minMegabytes: number,
+  withinSeconds: number,
+): { seconds: number; from: number; to: number }[] {
+  const steps: { seconds: number; from: number; to: number }[] = [];
+  /** The highest reading within `withinSeconds` after reading `i`. */
+  const highestAfter = (i: number): number => {
+    let top = i;
+    for (let j = i + 1; j < samples.length && samples[j]!.seconds - samples[i]!.seconds <= withinSeconds; j++)
+      if (samples[j]!.megabytes > samples[top]!.megabytes) top = j;
+    return top;
+  };
+  let i = 0;
+  while (i < samples.length) {
+    let top = highestAfter(i);
+    if (samples[top]!.megabytes - samples[i]!.megabytes < minMegabytes) {
+      i++;
+      continue;
+    }
+    // the step starts at the last reading before the rise, and lasts while the RSS keeps rising within the window
+    let start = i;
+    while (start + 1 < top && samples[start + 1]!.megabytes <= samples[start]!.megabytes) start++;
+    for (let next = highestAfter(top); next !== top; next = highestAfter(top)) top = next;
+    steps.push({
+      seconds: samples[start]!.seconds,
+      from: samples[start]!.megabytes,
+      to: samples[top]!.megabytes,
+    });
+    i = top + 1;
+  }
+  return steps;
+}
+
 /** Least-squares slope of RSS in MB per 10 minutes over the readings at or after `fromSeconds`. */
 export function rssSlopePer10Minutes(samples: readonly RssSample[], fromSeconds: number): number {
   const window = samples.filter((r) => r.seconds >= fromSeconds);

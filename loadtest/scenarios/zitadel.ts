@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { type MemorySeries, memorySvg } from "../lib/chart.ts";
 import { startIssuer } from "../lib/issuer.ts";
 import { metric } from "../lib/k6.ts";
-import { rssMegabytes, rssSlopePer10Minutes, rssTextChart, sampleRss } from "../lib/proc.ts";
+import { rssMegabytes, rssSlopePer10Minutes, rssSteps, rssTextChart, sampleRss } from "../lib/proc.ts";
 import { checksOf, checksText, formatMs, gitCommit, k6Version, table } from "../lib/report.ts";
 import { parseDuration, type Scenario, type ScenarioContext } from "../lib/scenario.ts";
 import { TENANT_ID } from "../lib/seed.ts";
@@ -144,7 +144,7 @@ async function run(ctx: ScenarioContext) {
               formatMs((1000 * c.seconds) / Math.max(1, c.count)),
             ]),
           )
-    }\n\nServer RSS at the end: ${rssAtEnd(target.serverPid)}. JWKS fetched ${issuer.fetches()} time(s) by the server.`,
+    }\n\nServer RSS at the end: ${rssAtEnd(target.serverPid)}. JWKS fetched ${issuer.fetches()} time(s) by the server${fetchMinutes(issuer.fetchTimes(), startedAt)}. ${stepsLine(rssSteps(readings, 2, 10))}`,
     `## Server RSS over time\n\nSlope over the last ${((duration - slopeFrom) / 60).toFixed(1)} min (least squares over one reading a second): **${slope.toFixed(1)} MB per 10 minutes** (target: under 5).${Number.isNaN(slopeBesides) ? "" : ` Of it, the replica's working set: ${workingSetSlope.toFixed(1)} MB per 10 minutes (it holds the rows the soak writes, up to its budget); the RSS besides the working set: **${slopeBesides.toFixed(1)} MB per 10 minutes**.`}\n\n\`\`\`\n${rssTextChart(readings, duration >= 600 ? 60 : 10)}\n\`\`\``,
   ];
   if (heapReadings.length > 0) sections.push(heapSection(readings, heapReadings));
@@ -281,3 +281,18 @@ export const zitadel: Scenario = {
     "ZITADEL's machine-JWT soak (v2.70.0 benchmark): JWT-authenticated machine clients (local key, local JWKS), 600 VUs for 30 minutes by default, a mixed read/write load.",
   run,
 };
+
+/** The JWKS fetches' times in minutes since the soak started (fetches before it, during the setup, as negative). */
+function fetchMinutes(times: readonly number[], startedAt: Date): string {
+  if (times.length === 0) return "";
+  return ` (at ${times.map((t) => `${((t - startedAt.getTime()) / 60_000).toFixed(2)}`).join(", ")} min)`;
+}
+
+/** The RSS steps (2 MB or more within 10 s), to set beside the JWKS fetches and the heap readings. */
+function stepsLine(steps: readonly { seconds: number; from: number; to: number }[]): string {
+  if (steps.length === 0) return "No RSS step of 2 MB or more within 10 s.";
+  const shown = steps
+    .slice(0, 20)
+    .map((s) => `${(s.seconds / 60).toFixed(2)} min ${s.from.toFixed(0)} -> ${s.to.toFixed(0)} MB`);
+  return `RSS steps of 2 MB or more within 10 s: ${shown.join("; ")}${steps.length > 20 ? ` (and ${steps.length - 20} more)` : ""}.`;
+}

@@ -1,6 +1,7 @@
 /**
  * OIDC access tokens: JWTs verified against the issuer's JWKS (jose's remote key set: keys are cached, and
- * refetched on an unknown `kid`, at most once per cooldown). Checks signature, `iss`, `aud`, `exp`, `nbf`, and
+ * refetched on an unknown `kid`, at most once per cooldown). The set is reloaded in the background before it
+ * expires, so that no request waits for a routine reload. Checks signature, `iss`, `aud`, `exp`, `nbf`, and
  * `iat`: a token must carry `exp` (unless `requireExp` is false) and may not be issued in the future, each time
  * with `clockToleranceSeconds` of skew.
  */
@@ -31,20 +32,47 @@ export interface OidcConfig {
 /** Default clock skew allowed on `exp`, `nbf` and `iat`. */
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
 
+/** Share of the JWKS max age after which the set is reloaded in the background, while its keys are still trusted. */
+export const JWKS_REFRESH_AHEAD = 0.9;
+
 export class OidcAuthenticator implements Authenticator {
   readonly #config: OidcConfig;
   readonly #jwks: ReturnType<typeof createRemoteJWKSet>;
+  readonly #refreshAfterMs: number;
+  /** When the key set was first asked for or its last background reload started (ms since the epoch). */
+  #loadedAt: number | undefined;
 
   constructor(config: OidcConfig) {
     this.#config = config;
+    const maxAge = config.jwksCacheMaxAgeMs ?? 600_000;
+    this.#refreshAfterMs = maxAge * JWKS_REFRESH_AHEAD;
     this.#jwks = createRemoteJWKSet(new URL(config.jwksUrl), {
-      cacheMaxAge: config.jwksCacheMaxAgeMs ?? 600_000,
+      cacheMaxAge: maxAge,
       cooldownDuration: config.jwksCooldownMs ?? 30_000,
     });
   }
 
+  /**
+   * Starts a reload of the key set once it has been held for JWKS_REFRESH_AHEAD of its max age, without waiting
+   * for it: jose's key set makes every request wait on the fetch once the set has expired, and under load the
+   * requests parked on it then all resume at once (a burst of concurrent verifications that raises the process's
+   * memory high-water mark). A reload that fails leaves the keys to expire; requests after that wait on jose's
+   * own reload, as the first request does.
+   */
+  #refreshAhead(): void {
+    const now = Date.now();
+    if (this.#loadedAt === undefined) {
+      this.#loadedAt = now;
+      return;
+    }
+    if (now - this.#loadedAt < this.#refreshAfterMs || this.#jwks.reloading) return;
+    this.#loadedAt = now;
+    this.#jwks.reload().catch(() => {});
+  }
+
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
+    this.#refreshAhead();
     let payload: JWTPayload;
     const tolerance = this.#config.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS;
     try {
