@@ -5,6 +5,7 @@
  */
 import { createConnectFetchHandler } from "./grpc/fetch.ts";
 import { type AppOptions, createApp, type PembaApp } from "./http/app.ts";
+import { fetchRoutes } from "./http/fetch-routes.ts";
 import { defaultLimits } from "./http/limits.ts";
 import type { Observe } from "./http/pipeline.ts";
 import { PembaService, type SchemaParser } from "./service/index.ts";
@@ -69,7 +70,10 @@ export interface Pemba {
   store: Store;
   service: PembaService;
   app: PembaApp;
-  /** `app.fetch` in the runtime's scope (with `runtime.connect`: Connect and gRPC-Web calls first). */
+  /**
+   * `app.fetch` in the runtime's scope (with `runtime.connect`: Connect and gRPC-Web calls first); the table's
+   * non-streaming routes go straight to the app's pipeline (http/fetch-routes.ts).
+   */
   fetch: PembaApp["fetch"];
   /** Removes what was deleted longer than the GC window ago (rows removed); 0 when the window is 0. */
   gc(): Promise<number>;
@@ -117,6 +121,8 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
     });
     const scope = runtime.scope ?? (<T>(run: () => T) => run());
     const connect = runtime.connect ? createConnectFetchHandler(app, CONNECT_READ_MAX_BYTES) : undefined;
+    // the table's non-streaming routes straight to the pipeline, the rest through Hono
+    const routes = fetchRoutes(app);
     return {
       store,
       service,
@@ -124,8 +130,9 @@ export async function createPemba(settings: PembaSettings, runtime: PembaRuntime
       workingSet: budget,
       fetch:
         connect === undefined
-          ? (request, env, ctx) => scope(() => app.fetch(request, env, ctx))
-          : (request, env, ctx) => scope(() => connect(request) ?? app.fetch(request, env, ctx)),
+          ? (request, env, ctx) => scope(() => routes(request) ?? app.fetch(request, env, ctx))
+          : (request, env, ctx) =>
+              scope(() => connect(request) ?? routes(request) ?? app.fetch(request, env, ctx)),
       gc: async () => {
         if (settings.gcWindowMs <= 0) return 0;
         return scope(async () => {

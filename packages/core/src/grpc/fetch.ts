@@ -11,6 +11,7 @@
 import { createConnectRouter } from "@connectrpc/connect";
 import { createFetchHandler } from "@connectrpc/connect/protocol";
 import type { PembaApp } from "../http/app.ts";
+import { pathOf } from "../http/fetch-routes.ts";
 import { registerGrpcServices } from "./transport.ts";
 import { typeRegistry } from "./type-registry.ts";
 
@@ -30,8 +31,9 @@ export function createConnectFetchHandler(app: PembaApp, readMaxBytes: number): 
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, createFetchHandler(h)]));
   return (request) => {
     if (request.method !== "POST" && request.method !== "GET") return undefined;
-    const path = new URL(request.url).pathname;
-    const handler = handlers.get(path);
+    // a Request's URL is serialized already: its path is the text after the authority, up to the query
+    const path = pathOf(request.url);
+    const handler = path === undefined ? undefined : handlers.get(path);
     if (handler === undefined) return undefined;
     const origin = request.headers.get("origin");
     const answer = handler(request);

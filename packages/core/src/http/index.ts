@@ -26,9 +26,11 @@ export {
 } from "./convert.ts";
 export type { CorsOptions } from "./cors.ts";
 export { errorResponse, errorResponseParts } from "./error-response.ts";
+export { fetchRoutes } from "./fetch-routes.ts";
 export { defaultLimits, type Limits } from "./limits.ts";
 export type { Answer, AnswerError, ApiRequest, Observe, RequestInfo } from "./pipeline.ts";
 export { readStreamText, requestTooLarge } from "./request-body.ts";
+export { type DecodedMatch, decodedParams, routeMatcher } from "./route-matcher.ts";
 export {
   type ApiMethod,
   type ApiRoute,
