@@ -73,7 +73,7 @@ const started = new Date();
 const commit = gitCommit();
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const settings = Object.entries(process.env)
-  .filter(([name]) => name.startsWith("PEMBA_SOAK_") || name.startsWith("PEMBA_REPLICA_"))
+  .filter(([name]) => name.startsWith("PEMBA_SOAK_") || name.startsWith("PEMBA_REPLICA"))
   .map(([name, value]) => `${name}=${value} `)
   .join("");
 const command = `${settings}pnpm loadtest ${process.argv.slice(2).join(" ")}`;

@@ -201,6 +201,12 @@ function workerDatabase(): string {
 
 async function startWorker(options: TargetOptions): Promise<Target> {
   const vars: Record<string, string> = {
+    // the replica's settings, as a Node target takes them from the environment (PEMBA_REPLICA, PEMBA_REPLICA_MEMORY, ...)
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        (entry): entry is [string, string] => entry[0].startsWith("PEMBA_REPLICA") && entry[1] !== undefined,
+      ),
+    ),
     PEMBA_LOG_LEVEL: options.logLevel ?? "warn",
     ...(options.auth.kind === "key"
       ? { PEMBA_AUTH_KEYS: options.auth.key }

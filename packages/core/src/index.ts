@@ -24,6 +24,7 @@ export {
   type WalkResult,
 } from "./compile/index.ts";
 export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
+export { type KeepAlive, setSharedWorkKeeper, sharedWork } from "./shared-work.ts";
 export {
   attributeLine,
   type Crc32,

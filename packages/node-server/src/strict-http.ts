@@ -6,10 +6,17 @@
  */
 import type { IncomingMessage, ServerOptions, ServerResponse } from "node:http";
 
-/** Node's own strictness, spelled out so a later default change cannot loosen it. */
+/**
+ * Node's own strictness, spelled out so a later default change cannot loosen it; and an idle keep-alive connection
+ * kept 65 s (Node's default is 5 s), longer than the idle timeouts of common clients and load balancers (60 s and
+ * more): a server that closes first races the client's next request on that socket, which fails with a reset.
+ * headersTimeout stays above it, as Node asks.
+ */
 export const STRICT_SERVER_OPTIONS: ServerOptions = {
   insecureHTTPParser: false,
   requireHostHeader: true,
+  keepAliveTimeout: 65_000,
+  headersTimeout: 66_000,
 };
 
 /** Why the request is ambiguous; undefined when its framing is plain HTTP/1.x. */

@@ -112,3 +112,31 @@ describe.each([
     expect((await raw(head, json)).status).toBe(400);
   });
 });
+
+describe("idle keep-alive connections", () => {
+  it("a connection idle for longer than Node's default 5 s still takes the client's next request", async () => {
+    const socket = connect(port, "127.0.0.1");
+    let text = "";
+    let ended = false;
+    socket.on("data", (d) => {
+      text += d.toString();
+    });
+    socket.on("end", () => {
+      ended = true;
+    });
+    const answers = () => text.split("HTTP/1.1 200").length - 1;
+    const head = plain(CHECK, checkJson).filter((h) => h !== "Connection: close");
+    const request = `${head.join("\r\n")}\r\n\r\n${checkJson}`;
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((r) => setTimeout(r, 50));
+    };
+    socket.write(request);
+    await until(() => answers() === 1);
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(ended).toBe(false);
+    socket.write(request);
+    await until(() => answers() === 2 || ended);
+    expect(answers()).toBe(2);
+    socket.destroy();
+  }, 30_000);
+});

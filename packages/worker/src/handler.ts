@@ -26,12 +26,21 @@ import {
   parseSchema,
   ReadReplicaStore,
   redactDatabaseUrl,
+  setSharedWorkKeeper,
+  sharedWork,
 } from "@pemba/core";
 import workerPackage from "../package.json" with { type: "json" };
 import { resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 import { aroundBinding, d1Binding, openD1Stores, withD1Sessions } from "./d1.ts";
 import { type WorkerObservability, workerObservability } from "./observability.ts";
-import { afterResponse, countQuery, loggedRequest, observeRequest, writesAt } from "./request-log.ts";
+import {
+  afterResponse,
+  countQuery,
+  keepAlive,
+  loggedRequest,
+  observeRequest,
+  writesAt,
+} from "./request-log.ts";
 
 export { ConfigError, resolveWorkerConfig, type WorkerConfig, type WorkerEnv } from "./config.ts";
 
@@ -130,6 +139,8 @@ export interface WorkerHandlers {
  * after a failed open) the next request builds them from its env.
  */
 export function createWorker(startEnv?: WorkerEnv): WorkerHandlers {
+  // promises several requests await stay with the request that started them until they settle (shared-work.ts)
+  setSharedWorkKeeper(keepAlive);
   let instance: Promise<Pemba> | undefined;
   /** PEMBA_LOG_LEVEL once the Worker has read its settings; until then (or when it cannot start) every line is written. */
   let logLevel: LogLevel = "info";
@@ -143,7 +154,7 @@ export function createWorker(startEnv?: WorkerEnv): WorkerHandlers {
         logLevel = config.logLevel;
         observability = observing;
       });
-      instance = opening;
+      instance = sharedWork(opening);
       opening.catch(() => {
         if (instance === opening) instance = undefined;
       });

@@ -37,6 +37,8 @@ interface RequestFigures {
   later: (() => Promise<unknown>)[] | undefined;
   /** Figures of background work (`later`'s), not of a request. */
   background?: true;
+  /** The invocation's ctx.waitUntil (keepAlive). */
+  waitUntil?: (work: Promise<unknown>) => void;
 }
 
 const newFigures = (): RequestFigures => ({
@@ -81,9 +83,18 @@ export function afterResponse(start: () => Promise<unknown>): void {
     void start();
     return;
   }
-  const own: RequestFigures = { ...newFigures(), background: true };
+  const own: RequestFigures = { ...newFigures(), background: true, waitUntil: figures.waitUntil };
   figures.later ??= [];
   figures.later.push(AsyncLocalStorage.bind(() => current.run(own, () => backgroundWork(own, start))));
+}
+
+/**
+ * Keeps the current request (or its background work) alive until `work` settles: its ctx.waitUntil. Shared work
+ * (core's shared-work.ts) goes through here, since a promise other requests await must settle within the request
+ * that created it. Outside a request it does nothing.
+ */
+export function keepAlive(work: Promise<unknown>): void {
+  current.getStore()?.waitUntil?.(work);
 }
 
 /** Whether the current code runs as background work (afterResponse), not for a request's response. */
@@ -132,6 +143,7 @@ export async function loggedRequest(
   level: () => LogLevel = () => "info",
 ): Promise<Response> {
   const figures = newFigures();
+  if (ctx !== undefined) figures.waitUntil = (work) => ctx.waitUntil(work);
   backgroundLevel = level;
   const started = Date.now();
   return current.run(figures, async () => {

@@ -21,6 +21,7 @@ import { type CompiledSchema, compileSchema } from "../compile/index.ts";
 import { PembaError } from "../errors.ts";
 import type { SchemaDefinition } from "../schema/ast.ts";
 import { parseSchema } from "../schema/index.ts";
+import { joinShared, sharedWork } from "../shared-work.ts";
 import type { HeadSchemaRecord, Snap, Store } from "../store/store.ts";
 
 export interface ResolvedSchema {
@@ -165,12 +166,13 @@ export class SchemaRegistry {
     const key = `${tenantId}\u0000${version}`;
     const hit = this.#compiled.get(key);
     if (hit) return hit;
-    let pending = this.#pending.get(key);
-    if (pending === undefined) {
-      pending = this.#compile(tenantId, version, text).finally(() => this.#pending.delete(key));
-      this.#pending.set(key, pending);
-    }
-    return pending;
+    const pending = this.#pending.get(key);
+    if (pending !== undefined) return joinShared(pending, () => this.#compile(tenantId, version, text));
+    const started = sharedWork(
+      this.#compile(tenantId, version, text).finally(() => this.#pending.delete(key)),
+    );
+    this.#pending.set(key, started);
+    return started;
   }
 
   async #readHead(tenantId: string): Promise<HeadSchemaRecord> {

@@ -5,6 +5,7 @@
  * is up to date for the Worker, and one the Worker migrated on first use is up to date for wrangler.
  */
 
+import { joinShared, sharedWork } from "../../shared-work.ts";
 import { SQLITE_MIGRATIONS } from "../sql/sqlite-migrations.generated.ts";
 import type { D1Database, D1Result } from "./d1-binding.ts";
 
@@ -107,7 +108,13 @@ export class D1MigrationCheck {
    */
   ensure(atReplica = true): Promise<void> {
     if (this.#settled) return Promise.resolve();
-    this.#applying ??= applyD1Migrations(this.#db, atReplica).then(
+    if (this.#applying !== undefined) return joinShared(this.#applying, () => this.#apply(atReplica));
+    this.#applying = sharedWork(this.#apply(atReplica));
+    return this.#applying;
+  }
+
+  #apply(atReplica: boolean): Promise<void> {
+    return applyD1Migrations(this.#db, atReplica).then(
       () => {
         this.#settled = true;
       },
@@ -118,6 +125,5 @@ export class D1MigrationCheck {
         });
       },
     );
-    return this.#applying;
   }
 }

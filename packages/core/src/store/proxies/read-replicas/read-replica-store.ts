@@ -17,6 +17,7 @@
  */
 import { isPembaError } from "../../../errors.ts";
 import type { Attribute, AttributeFilter, Tuple, TupleFilter } from "../../../model.ts";
+import { joinShared, sharedWork } from "../../../shared-work.ts";
 import {
   type BulkImports,
   type CombinedReads,
@@ -102,19 +103,24 @@ class ReplicaLink {
 
   store(): Promise<Store> {
     if (this.#store !== undefined) return Promise.resolve(this.#store);
-    this.#opening ??= Promise.resolve()
+    if (this.#opening !== undefined) return joinShared(this.#opening, () => this.#open());
+    this.#opening = sharedWork(this.#open());
+    return this.#opening;
+  }
+
+  #open(): Promise<Store> {
+    return Promise.resolve()
       .then(() => this.open())
       .then(
         (s) => {
-          this.#store = s;
-          return s;
+          this.#store ??= s;
+          return this.#store;
         },
         (e: unknown) => {
           this.#opening = undefined;
           throw e;
         },
       );
-    return this.#opening;
   }
 
   /** The tenant's head as the replica has it now (remembered). */

@@ -24,6 +24,7 @@
 import type { Freshness, FreshnessSource, NearestReplica, TenantHeads } from "../../capabilities.ts";
 import { hasFreshness, hasTenantHeads } from "../../capabilities.ts";
 import type { ChangeSet, HeadSchemaListener, Snap, Store, Tenant } from "../../store.ts";
+import { joinShared, sharedWork } from "../../../shared-work.ts";
 import type { MaybePromise } from "../../types.ts";
 import { type Entry, TenantKeys, type WorkingSetBudget } from "./working-set.ts";
 
@@ -144,12 +145,11 @@ export class TenantFreshness {
   track(id: string, known?: Tenant): MaybePromise<TenantState | undefined> {
     const st = this.states.get(id);
     if (st !== undefined) return st;
-    let pending = this.tracking.get(id);
-    if (pending === undefined) {
-      pending = this.start(id, known).finally(() => this.tracking.delete(id));
-      this.tracking.set(id, pending);
-    }
-    return pending;
+    const pending = this.tracking.get(id);
+    if (pending !== undefined) return joinShared(pending, () => this.start(id, known));
+    const started = sharedWork(this.start(id, known).finally(() => this.tracking.delete(id)));
+    this.tracking.set(id, started);
+    return started;
   }
 
   /** Whether the tenant's first look is in flight. */
@@ -273,7 +273,7 @@ export class TenantFreshness {
       const busy = st.busy;
       if (busy === undefined) {
         const number = fresh ? ++st.started : 0;
-        const run = work();
+        const run = sharedWork(work());
         st.busy = run;
         st.busyNumber = number;
         try {
@@ -287,7 +287,22 @@ export class TenantFreshness {
         return;
       }
       const serves = join && st.busyNumber > mark;
-      await busy.catch(() => {});
+      let settled = true;
+      await joinShared(
+        busy.catch(() => {}),
+        async () => {
+          settled = false;
+        },
+      );
+      if (!settled) {
+        // another request's catch-up did not settle in time (shared-work.ts): this one runs its own beside it;
+        // applySets skips what either applied first
+        if (st.busy === busy) {
+          st.busy = undefined;
+          st.busyNumber = 0;
+        }
+        continue;
+      }
       if (serves) {
         if (done === undefined) return;
         join = false;
@@ -336,7 +351,9 @@ export class TenantFreshness {
   private applySets(st: TenantState, sets: ChangeSet[], after: Snap): Snap {
     let grown = 0;
     for (const set of sets) {
-      if (set.snap <= after) continue; // applied already (a write's own feed read may begin before a catch-up's)
+      // applied already: a write's own feed read may begin before a catch-up's, and a catch-up that outlived its
+      // waiters' patience (shared) may run beside the next one
+      if (set.snap <= after || set.snap <= st.applied) continue;
       grown += st.keys.applySet(set, this.horizon);
       for (const fill of st.fills) fill.sets.push(set);
       st.applied = set.snap;

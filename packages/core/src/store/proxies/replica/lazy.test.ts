@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { PembaService } from "../../../service/pemba-service.ts";
+import { setSharedWorkKeeper } from "../../../shared-work.ts";
 import { LOAD_TEST_SCHEMA, loadTestData } from "../../../service/testing/load-test-schema.ts";
 import { describeStoreContract } from "../../contract/index.ts";
 import { LibsqlStore } from "../../drivers/libsql.ts";
@@ -289,6 +290,43 @@ describe("ReplicaStore.lazy: writes waiting for their catch-up", () => {
     for (let user = 20; user < 27; user++) {
       expect((await service.check("t1", meta, view("content", 1, user))).can).toBe("CHECK_RESULT_ALLOWED");
     }
+    expect(feedReads).toBe(2);
+    await replica.close();
+    await writer.store.close();
+  });
+
+  it("under workerd's rules, a catch-up that never settles (its request ended) is run again by the next waiter, and the tenant stays exact", async () => {
+    // a keeper installed as the Worker does, with a short wait: the first write's feed read never answers
+    setSharedWorkKeeper(() => {}, 50);
+    onTestFinished(() => setSharedWorkKeeper(undefined));
+    let feedReads = 0;
+    const wrap = (inner: LibsqlStore) =>
+      new Proxy(inner, {
+        get(target, key) {
+          const value = Reflect.get(target, key, target);
+          if (typeof value !== "function") return value;
+          if (key === "changes" || key === "freshnessAndChanges") {
+            return async (...args: unknown[]) => {
+              feedReads++;
+              if (feedReads === 1) await new Promise<never>(() => {});
+              return value.apply(target, args);
+            };
+          }
+          return value.bind(target);
+        },
+      });
+    const { writer, replica, service } = await setUp({ freshnessMs: 60_000 }, 8, wrap);
+    await service.check("t1", meta, view("content", 1, 20)); // followed with its first look (no feed read)
+    feedReads = 0;
+    const follower = (user: number) => tuple(`user:1#follower@user:${user}`);
+    void service.writeData("t1", "", [follower(20)], []); // its catch-up hangs, as a dead request's would
+    await vi.waitFor(() => expect(feedReads).toBe(1));
+    await service.writeData("t1", "", [follower(21)], []);
+    expect(feedReads).toBe(2);
+    for (const user of [20, 21]) {
+      expect((await service.check("t1", meta, view("content", 1, user))).can).toBe("CHECK_RESULT_ALLOWED");
+    }
+    expect((await service.check("t1", meta, view("content", 1, 22))).can).toBe("CHECK_RESULT_DENIED");
     expect(feedReads).toBe(2);
     await replica.close();
     await writer.store.close();
