@@ -24,7 +24,6 @@ export {
   type WalkResult,
 } from "./compile/index.ts";
 export { createPemba, type Pemba, type PembaRuntime } from "./create-pemba.ts";
-export { type KeepAlive, setSharedWorkKeeper, sharedWork } from "./shared-work.ts";
 export {
   attributeLine,
   type Crc32,
@@ -330,6 +329,7 @@ export {
   settingsTable,
   type WorkerSettings,
 } from "./settings/index.ts";
+export { type KeepAlive, setSharedWorkKeeper, sharedWork } from "./shared-work.ts";
 export { DEFAULT_DATABASE } from "./store/default-database.ts";
 export { D1Sessions, D1Store, type D1StoreOptions } from "./store/drivers/d1.ts";
 export type {

@@ -21,10 +21,11 @@
  *   snap, the answer becomes entries (`fill`): the change sets applied while the read was in flight are logged for
  *   the tenant and applied to the new entries before they are filed, so an entry never misses a change.
  */
+
+import { joinShared, sharedWork } from "../../../shared-work.ts";
 import type { Freshness, FreshnessSource, NearestReplica, TenantHeads } from "../../capabilities.ts";
 import { hasFreshness, hasTenantHeads } from "../../capabilities.ts";
 import type { ChangeSet, HeadSchemaListener, Snap, Store, Tenant } from "../../store.ts";
-import { joinShared, sharedWork } from "../../../shared-work.ts";
 import type { MaybePromise } from "../../types.ts";
 import { type Entry, TenantKeys, type WorkingSetBudget } from "./working-set.ts";
 
