@@ -10,13 +10,14 @@
  * the CLI's CPU seconds (user + system, /usr/bin/time), the server's CPU seconds (the postmaster and its backends,
  * /proc), peak RSS, and whether the export is the dump's bytes after the header line.
  */
+
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startPostgres } from "@pemba/core/testing/node";
+import { bodyHash } from "./lib/dump-files.ts";
 
 const { values } = parseArgs({
   options: {
@@ -67,19 +68,6 @@ function timed(cli: string, args: string[]) {
   if (r.status !== 0 || m === null) throw new Error(`pemba ${args.join(" ")}: ${r.stderr}`);
   const rate = /\((\d+) rows\/s\)/.exec(`${r.stdout}${r.stderr}`)?.[1];
   return { rate, wall: Number(m[1]), rssMb: Number(m[2]) / 1024, cpu: Number(m[3]) + Number(m[4]) };
-}
-
-async function bodyHash(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  let header = true;
-  for await (const piece of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    if (!header) hash.update(piece);
-    else if (piece.indexOf(10) >= 0) {
-      header = false;
-      hash.update(piece.subarray(piece.indexOf(10) + 1));
-    }
-  }
-  return hash.digest("hex");
 }
 
 const server = await startPostgres();

@@ -12,14 +12,15 @@
  * --once, only the first import and export, compared with the source dump). Each CLI
  * run goes through /usr/bin/time for its peak RSS. Prints one line per step.
  */
+
 import { execFileSync, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DumpWriter, headerLine, schemaLine } from "@pemba/core";
 import { startPostgres } from "@pemba/core/testing/node";
+import { bodyHash } from "./lib/dump-files.ts";
 
 const { values } = parseArgs({
   options: {
@@ -107,20 +108,6 @@ function timed(args: string[]): { out: string; err: string; seconds: number; rss
     rssMb: Number(m[2]) / 1024,
     cpu: Number(m[3]) + Number(m[4]),
   };
-}
-
-/** A file's lines after the first, hashed (the round trip keeps every byte but the header's), read in pieces. */
-async function bodyHash(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  let header = true;
-  for await (const piece of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    if (!header) hash.update(piece);
-    else if (piece.indexOf(10) >= 0) {
-      header = false;
-      hash.update(piece.subarray(piece.indexOf(10) + 1));
-    }
-  }
-  return hash.digest("hex");
 }
 
 if (values["dump-only"] !== undefined) {

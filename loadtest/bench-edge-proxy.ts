@@ -17,13 +17,14 @@
  * The shipped Worker runs twice: as shipped (request log at its default, warn) and with the request log on
  * (PEMBA_LOG_LEVEL=info, wrangler's --log-level log), as bench-edge.ts runs it.
  */
-import { execFileSync } from "node:child_process";
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
+import { directUrl } from "./lib/workerd-sockets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -75,48 +76,6 @@ function bareWorker(): { config: string; remove(): void } {
     `name = "bare"\nmain = "index.js"\ncompatibility_date = "2026-07-01"\n`,
   );
   return { config: join(dir, "wrangler.toml"), remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** Ports the workerd processes under this `wrangler dev` listen on (its descendants), other than its own port. */
-function workerdPorts(dev: WranglerDev): number[] {
-  const pids: string[] = [];
-  let frontier = [String(dev.child.pid)];
-  while (frontier.length > 0) {
-    let children = "";
-    try {
-      children = execFileSync("pgrep", ["-P", frontier.join(",")]).toString();
-    } catch {
-      // none
-    }
-    frontier = children.split(/\s+/).filter(Boolean);
-    pids.push(...frontier);
-  }
-  const own = Number(new URL(dev.url).port);
-  return execFileSync("ss", ["-ltnpH"])
-    .toString()
-    .split("\n")
-    .filter((l) => l.includes('"workerd"') && pids.some((p) => l.includes(`pid=${p},`)))
-    .map((l) => Number(/127\.0\.0\.1:(\d+)/.exec(l)?.[1]))
-    .filter((p) => p > 0 && p !== own);
-}
-
-/** The workerd socket that serves the Worker itself: the one whose /healthz (or a check) answers like the proxy. */
-async function directUrl(dev: WranglerDev, expected: string): Promise<string | undefined> {
-  for (const port of workerdPorts(dev)) {
-    const url = `http://127.0.0.1:${port}`;
-    try {
-      const r = await fetch(url + PATH, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: BODY,
-        signal: AbortSignal.timeout(2000),
-      });
-      if ((await r.text()) === expected) return url;
-    } catch {
-      // not an HTTP socket of the Worker
-    }
-  }
-  return undefined;
 }
 
 async function viaFetch(base: string): Promise<number[]> {
@@ -180,7 +139,7 @@ async function measure(label: string, dev: WranglerDev): Promise<void> {
   });
   const expected = await first.text();
   if (!first.ok) throw new Error(`${label}: ${first.status} ${expected}`);
-  const direct = await directUrl(dev, expected);
+  const direct = await directUrl(dev, PATH, BODY, expected);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   for (let round = 1; round <= ROUNDS; round++) {
     line(`${label}, wrangler dev's port, fetch (round ${round})`, await viaFetch(dev.url));

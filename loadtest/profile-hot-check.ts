@@ -12,10 +12,12 @@
  *   node --experimental-strip-types --no-warnings loadtest/profile-hot-check.ts --state <bench-edge state dir>
  *     [--requests 2000] [--top 20] [--config <wrangler.toml>]
  */
-import { execFileSync } from "node:child_process";
+
 import http from "node:http";
 import { parseArgs } from "node:util";
-import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
+import { startWranglerDev } from "@pemba/worker/testing";
+import { inspect } from "./lib/devtools.ts";
+import { directUrl } from "./lib/workerd-sockets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -38,48 +40,6 @@ const BODY = JSON.stringify({
   subject: { type: "user", id: "2" },
 });
 const post = { "content-type": "application/json" };
-
-/** The workerd sockets under this `wrangler dev` (its descendants' listening ports), other than its own port. */
-function workerdPorts(dev: WranglerDev): number[] {
-  const pids: string[] = [];
-  let frontier = [String(dev.child.pid)];
-  while (frontier.length > 0) {
-    let children = "";
-    try {
-      children = execFileSync("pgrep", ["-P", frontier.join(",")]).toString();
-    } catch {
-      // none
-    }
-    frontier = children.split(/\s+/).filter(Boolean);
-    pids.push(...frontier);
-  }
-  const own = Number(new URL(dev.url).port);
-  return execFileSync("ss", ["-ltnpH"])
-    .toString()
-    .split("\n")
-    .filter((l) => l.includes('"workerd"') && pids.some((p) => l.includes(`pid=${p},`)))
-    .map((l) => Number(/127\.0\.0\.1:(\d+)/.exec(l)?.[1]))
-    .filter((p) => p > 0 && p !== own);
-}
-
-/** The workerd socket that serves the Worker itself: the one that answers the check as wrangler dev's port does. */
-async function directUrl(dev: WranglerDev, expected: string): Promise<string | undefined> {
-  for (const port of workerdPorts(dev)) {
-    const url = `http://127.0.0.1:${port}`;
-    try {
-      const r = await fetch(url + PATH, {
-        method: "POST",
-        headers: post,
-        body: BODY,
-        signal: AbortSignal.timeout(2000),
-      });
-      if ((await r.text()) === expected) return url;
-    } catch {
-      // not an HTTP socket of the Worker
-    }
-  }
-  return undefined;
-}
 
 async function checks(base: string, agent: http.Agent, n: number): Promise<number[]> {
   const u = new URL(base);
@@ -108,37 +68,6 @@ async function checks(base: string, agent: http.Agent, n: number): Promise<numbe
     times.push(performance.now() - started);
   }
   return times;
-}
-
-/** One DevTools protocol session over wrangler dev's inspector (it admits one client at a time). */
-async function inspect(port: number) {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as {
-    webSocketDebuggerUrl: string;
-  }[];
-  // wrangler's inspector proxy admits local DevTools only: a localhost Origin
-  const ws = new WebSocket(targets[0]!.webSocketDebuggerUrl, {
-    headers: { Origin: "http://localhost" },
-  } as never);
-  await new Promise((done, fail) => {
-    ws.onopen = done;
-    ws.onerror = fail;
-  });
-  let next = 1;
-  const waiting = new Map<number, (result: unknown) => void>();
-  ws.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown };
-    if (message.id === undefined) return;
-    waiting.get(message.id)?.(message.result ?? message.error);
-    waiting.delete(message.id);
-  };
-  return {
-    send<T>(method: string, params: object = {}): Promise<T> {
-      const id = next++;
-      ws.send(JSON.stringify({ id, method, params }));
-      return new Promise((done) => waiting.set(id, done as (r: unknown) => void));
-    },
-    close: () => ws.close(),
-  };
 }
 
 interface SamplingNode {
@@ -176,7 +105,7 @@ try {
   const first = await fetch(dev.url + PATH, { method: "POST", headers: post, body: BODY });
   const expected = await first.text();
   if (!first.ok) throw new Error(`${first.status} ${expected}`);
-  const direct = await directUrl(dev, expected);
+  const direct = await directUrl(dev, PATH, BODY, expected);
   if (direct === undefined) throw new Error("no workerd socket answered like wrangler dev's port");
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   await checks(direct, agent, 500);

@@ -9,9 +9,11 @@
  *   node --experimental-strip-types loadtest/profile-worker.ts [--ids 10000] [--rate 20] [--seconds 20]
  *     [--out /tmp/worker.cpuprofile] [--perf] [--top 30] [--interval 500] [--log-level info]
  */
+
 import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { inspect } from "./lib/devtools.ts";
 import { runK6 } from "./lib/k6.ts";
 import { cpuSeconds } from "./lib/proc.ts";
 import { loadAverage } from "./lib/report.ts";
@@ -36,41 +38,6 @@ const IDS = Number(values.ids);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
-
-/** One DevTools protocol session over the inspector's websocket. */
-async function inspect(port: number) {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as {
-    title?: string;
-    webSocketDebuggerUrl: string;
-  }[];
-  const target = targets[0];
-  if (target === undefined) throw new Error(`no inspector target on port ${port}`);
-  // wrangler's inspector proxy admits local DevTools only: a localhost Origin
-  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { Origin: "http://localhost" } } as never);
-  await new Promise((done, fail) => {
-    ws.onopen = done;
-    ws.onerror = fail;
-  });
-  let next = 1;
-  const waiting = new Map<number, (result: unknown) => void>();
-  ws.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown };
-    if (message.id === undefined) return;
-    const done = waiting.get(message.id);
-    waiting.delete(message.id);
-    if (message.error !== undefined) throw new Error(JSON.stringify(message.error));
-    done?.(message.result);
-  };
-  return {
-    title: target.title,
-    send<T>(method: string, params: object = {}): Promise<T> {
-      const id = next++;
-      ws.send(JSON.stringify({ id, method, params }));
-      return new Promise((done) => waiting.set(id, done as (r: unknown) => void));
-    },
-    close: () => ws.close(),
-  };
-}
 
 interface ProfileNode {
   id: number;

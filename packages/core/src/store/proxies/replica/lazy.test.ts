@@ -228,6 +228,31 @@ describe("ReplicaStore.lazy in a cold isolate", () => {
   });
 });
 
+/** The store with `around` run for each of its feed reads (changes, freshnessAndChanges), `afterWrite` after each write. */
+function aroundFeed(
+  inner: LibsqlStore,
+  around: (read: () => Promise<unknown>) => Promise<unknown>,
+  afterWrite?: () => void,
+): LibsqlStore {
+  return new Proxy(inner, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (typeof value !== "function") return value;
+      if (key === "changes" || key === "freshnessAndChanges") {
+        return (...args: unknown[]) => around(() => value.apply(target, args));
+      }
+      if (key === "write" && afterWrite !== undefined) {
+        return async (...args: unknown[]) => {
+          const snap = await value.apply(target, args);
+          afterWrite();
+          return snap;
+        };
+      }
+      return value.bind(target);
+    },
+  });
+}
+
 describe("ReplicaStore.lazy: writes waiting for their catch-up", () => {
   it("writes that commit while a catch-up is in flight share ONE more: each waits for at most two, however many and whatever they changed", async () => {
     // the feed reads answer what the database held when they were sent, and are held back after that while
@@ -237,28 +262,16 @@ describe("ReplicaStore.lazy: writes waiting for their catch-up", () => {
     let feedReads = 0;
     let committed = 0;
     const wrap = (inner: LibsqlStore) =>
-      new Proxy(inner, {
-        get(target, key) {
-          const value = Reflect.get(target, key, target);
-          if (typeof value !== "function") return value;
-          if (key === "changes" || key === "freshnessAndChanges") {
-            return async (...args: unknown[]) => {
-              feedReads++;
-              const answer = await value.apply(target, args);
-              if (holding) await new Promise<void>((go) => held.push(go));
-              return answer;
-            };
-          }
-          if (key === "write") {
-            return async (...args: unknown[]) => {
-              const snap = await value.apply(target, args);
-              committed++;
-              return snap;
-            };
-          }
-          return value.bind(target);
+      aroundFeed(
+        inner,
+        async (read) => {
+          feedReads++;
+          const answer = await read();
+          if (holding) await new Promise<void>((go) => held.push(go));
+          return answer;
         },
-      });
+        () => committed++,
+      );
     const { writer, replica, service } = await setUp({ freshnessMs: 60_000 }, 8, wrap);
     await service.check("t1", meta, view("content", 1, 20)); // the tenant is followed
     feedReads = 0;
@@ -301,19 +314,10 @@ describe("ReplicaStore.lazy: writes waiting for their catch-up", () => {
     onTestFinished(() => setSharedWorkKeeper(undefined));
     let feedReads = 0;
     const wrap = (inner: LibsqlStore) =>
-      new Proxy(inner, {
-        get(target, key) {
-          const value = Reflect.get(target, key, target);
-          if (typeof value !== "function") return value;
-          if (key === "changes" || key === "freshnessAndChanges") {
-            return async (...args: unknown[]) => {
-              feedReads++;
-              if (feedReads === 1) await new Promise<never>(() => {});
-              return value.apply(target, args);
-            };
-          }
-          return value.bind(target);
-        },
+      aroundFeed(inner, async (read) => {
+        feedReads++;
+        if (feedReads === 1) await new Promise<never>(() => {});
+        return read();
       });
     const { writer, replica, service } = await setUp({ freshnessMs: 60_000 }, 8, wrap);
     await service.check("t1", meta, view("content", 1, 20)); // followed with its first look (no feed read)
