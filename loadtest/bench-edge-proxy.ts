@@ -24,7 +24,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startWranglerDev, type WranglerDev } from "@pemba/worker/testing";
-import { directUrl } from "./lib/workerd-sockets.ts";
+import { directUrl, HOT_CHECK, timedPosts } from "./lib/workerd-sockets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -47,13 +47,7 @@ const VARS = Object.fromEntries(
     .map((v) => [v.slice(0, v.indexOf("=")), v.slice(v.indexOf("=") + 1)]),
 );
 
-const PATH = "/v1/tenants/t1/permissions/check";
-const BODY = JSON.stringify({
-  metadata: { schema_version: "", depth: 20 },
-  entity: { type: "content", id: "1" },
-  permission: "view",
-  subject: { type: "user", id: "2" },
-});
+const { PATH, BODY } = HOT_CHECK;
 
 /** The control: a Worker that reads the body and answers a fixed check answer, nothing else. */
 function bareWorker(): { config: string; remove(): void } {
@@ -93,35 +87,6 @@ async function viaFetch(base: string): Promise<number[]> {
   return times;
 }
 
-async function viaHttp(base: string, agent: http.Agent): Promise<number[]> {
-  const u = new URL(base);
-  const times: number[] = [];
-  for (let i = 0; i < REQUESTS; i++) {
-    const started = performance.now();
-    await new Promise<void>((done, fail) => {
-      const req = http.request(
-        {
-          host: u.hostname,
-          port: u.port,
-          path: PATH,
-          method: "POST",
-          agent,
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(BODY) },
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () => done());
-        },
-      );
-      req.on("error", fail);
-      req.setNoDelay(true);
-      req.end(BODY);
-    });
-    times.push(performance.now() - started);
-  }
-  return times;
-}
-
 const pct = (times: number[], p: number) => {
   const sorted = [...times].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(2);
@@ -145,11 +110,14 @@ async function measure(label: string, dev: WranglerDev): Promise<void> {
     line(`${label}, wrangler dev's port, fetch (round ${round})`, await viaFetch(dev.url));
     line(
       `${label}, wrangler dev's port, node:http keep-alive (round ${round})`,
-      await viaHttp(dev.url, agent),
+      await timedPosts(dev.url, agent, PATH, BODY, REQUESTS),
     );
     if (direct === undefined) continue;
     line(`${label}, workerd's socket, fetch (round ${round})`, await viaFetch(direct));
-    line(`${label}, workerd's socket, node:http keep-alive (round ${round})`, await viaHttp(direct, agent));
+    line(
+      `${label}, workerd's socket, node:http keep-alive (round ${round})`,
+      await timedPosts(direct, agent, PATH, BODY, REQUESTS),
+    );
   }
   if (direct === undefined) console.log(`${label}: no workerd socket answered like wrangler dev's port`);
   agent.destroy();

@@ -17,7 +17,7 @@ import http from "node:http";
 import { parseArgs } from "node:util";
 import { startWranglerDev } from "@pemba/worker/testing";
 import { inspect } from "./lib/devtools.ts";
-import { directUrl } from "./lib/workerd-sockets.ts";
+import { directUrl, HOT_CHECK, timedPosts } from "./lib/workerd-sockets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -32,43 +32,8 @@ if (values.state === undefined && values.config === undefined) {
   process.exit(2);
 }
 const N = Number(values.requests);
-const PATH = "/v1/tenants/t1/permissions/check";
-const BODY = JSON.stringify({
-  metadata: { schema_version: "", depth: 20 },
-  entity: { type: "content", id: "1" },
-  permission: "view",
-  subject: { type: "user", id: "2" },
-});
+const { PATH, BODY } = HOT_CHECK;
 const post = { "content-type": "application/json" };
-
-async function checks(base: string, agent: http.Agent, n: number): Promise<number[]> {
-  const u = new URL(base);
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await new Promise<void>((done, fail) => {
-      const req = http.request(
-        {
-          host: u.hostname,
-          port: u.port,
-          path: PATH,
-          method: "POST",
-          agent,
-          headers: { ...post, "content-length": Buffer.byteLength(BODY) },
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () => done());
-        },
-      );
-      req.on("error", fail);
-      req.setNoDelay(true);
-      req.end(BODY);
-    });
-    times.push(performance.now() - started);
-  }
-  return times;
-}
 
 interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -108,7 +73,7 @@ try {
   const direct = await directUrl(dev, PATH, BODY, expected);
   if (direct === undefined) throw new Error("no workerd socket answered like wrangler dev's port");
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  await checks(direct, agent, 500);
+  await timedPosts(direct, agent, PATH, BODY, 500);
   const session = await inspect(dev.inspectorPort);
   const before = await session.send<{ usedSize: number }>("Runtime.getHeapUsage");
   await session.send("HeapProfiler.enable");
@@ -117,7 +82,7 @@ try {
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: true,
   });
-  const times = await checks(direct, agent, N);
+  const times = await timedPosts(direct, agent, PATH, BODY, N);
   const { profile } = await session.send<{ profile: { head: SamplingNode } }>("HeapProfiler.stopSampling");
   const after = await session.send<{ usedSize: number }>("Runtime.getHeapUsage");
   session.close();

@@ -3,6 +3,7 @@
  * miniflare's entry Worker, in front of nothing else), as benchmarks that leave wrangler's proxy out send to it.
  */
 import { execFileSync } from "node:child_process";
+import http from "node:http";
 import type { WranglerDev } from "@pemba/worker/testing";
 
 /** Ports the workerd processes under this `wrangler dev` listen on (its descendants), other than its own port. */
@@ -54,3 +55,50 @@ export async function directUrl(
   }
   return undefined;
 }
+
+/** `n` POSTs of `body` to `path`, one at a time on `agent` (kept alive, Nagle off): each one's time in ms. */
+export async function timedPosts(
+  base: string,
+  agent: http.Agent,
+  path: string,
+  body: string,
+  n: number,
+): Promise<number[]> {
+  const u = new URL(base);
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await new Promise<void>((done, fail) => {
+      const req = http.request(
+        {
+          host: u.hostname,
+          port: u.port,
+          path,
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => done());
+        },
+      );
+      req.on("error", fail);
+      req.setNoDelay(true);
+      req.end(body);
+    });
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** The hot check bench-edge's state answers from the working set after its first read: content:1 view user:2. */
+export const HOT_CHECK = {
+  PATH: "/v1/tenants/t1/permissions/check",
+  BODY: JSON.stringify({
+    metadata: { schema_version: "", depth: 20 },
+    entity: { type: "content", id: "1" },
+    permission: "view",
+    subject: { type: "user", id: "2" },
+  }),
+};
