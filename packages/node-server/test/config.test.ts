@@ -27,7 +27,7 @@ describe("serve configuration", () => {
       insecureBindAny: false,
       replica: true,
       replicaRefreshMs: 1000,
-      replicaMemoryMb: 256,
+      replicaMemoryMb: 512,
       replicaPreload: false,
       compactAfterWritesMb: 32,
       heapGrowthPercent: 30,

@@ -49,7 +49,7 @@ export const COMPACT_IDLE_MS = 250;
 const WORKER_REPLICA_MEMORY_MB = 64;
 
 /** MB the Node server's working set holds at most. */
-const NODE_REPLICA_MEMORY_MB = 256;
+const NODE_REPLICA_MEMORY_MB = 512;
 
 /** An eighth of an isolate's 128 MB, beside the working set's 64 MB (Node's 256 is more than an isolate has). */
 const WORKER_MAX_COMPILED_SCHEMA_MB = 16;

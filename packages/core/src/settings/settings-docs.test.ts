@@ -102,8 +102,8 @@ describe("one definition, both runtimes", () => {
     }
   });
 
-  it("per-runtime defaults: Node's ./pemba.db and a 256 MB working set, the Worker's memory: and 64 MB", () => {
-    expect(resolveNodeSettings({}, {})).toMatchObject({ database: "./pemba.db", replicaMemoryMb: 256 });
+  it("per-runtime defaults: Node's ./pemba.db and a 512 MB working set, the Worker's memory: and 64 MB", () => {
+    expect(resolveNodeSettings({}, {})).toMatchObject({ database: "./pemba.db", replicaMemoryMb: 512 });
     expect(resolveWorkerSettings({})).toMatchObject({ database: "memory:", replicaMemoryMb: 64 });
   });
 

@@ -7,6 +7,7 @@
  */
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
 import { PembaError } from "../../errors.ts";
+import { sharedWork } from "../../shared-work.ts";
 import { type Authenticator, bearerToken, type Principal, tenantsPrincipal } from "./principal.ts";
 
 export interface OidcConfig {
@@ -67,7 +68,8 @@ export class OidcAuthenticator implements Authenticator {
     }
     if (now - this.#loadedAt < this.#refreshAfterMs || this.#jwks.reloading) return;
     this.#loadedAt = now;
-    this.#jwks.reload().catch(() => {});
+    // no request awaits it: on the Worker the request that starts it stays until it settles (shared-work.ts)
+    sharedWork(this.#jwks.reload()).catch(() => {});
   }
 
   async authenticate(authorization: string | undefined): Promise<Principal> {
