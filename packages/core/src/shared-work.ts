@@ -17,21 +17,27 @@ export type KeepAlive = (work: Promise<unknown>) => void;
 /** How long a request waits on another request's work before it does the work itself (workerd). */
 export const SHARED_WAIT_LIMIT_MS = 15_000;
 
-let keepAlive: KeepAlive | undefined;
-let waitLimitMs = SHARED_WAIT_LIMIT_MS;
+/**
+ * The runtime's rule, set once per process or isolate by its entry (the Worker): it is the runtime's, not a
+ * service's or a request's, so every service of the isolate follows it alike.
+ */
+const runtime: { keepAlive: KeepAlive | undefined; waitLimitMs: number } = {
+  keepAlive: undefined,
+  waitLimitMs: SHARED_WAIT_LIMIT_MS,
+};
 
 /**
  * Installs the runtime's hook (the Worker, once per isolate), and how long a request waits on another's work
  * (`joinShared`); `undefined` removes the hook.
  */
 export function setSharedWorkKeeper(hook: KeepAlive | undefined, limitMs = SHARED_WAIT_LIMIT_MS): void {
-  keepAlive = hook;
-  waitLimitMs = limitMs;
+  runtime.keepAlive = hook;
+  runtime.waitLimitMs = limitMs;
 }
 
 /** `work`, kept alive by the request that starts it until it settles (see the module comment). */
 export function sharedWork<T>(work: Promise<T>): Promise<T> {
-  if (keepAlive !== undefined) keepAlive(work.catch(() => {}));
+  runtime.keepAlive?.(work.catch(() => {}));
   return work;
 }
 
@@ -43,8 +49,12 @@ export function sharedWork<T>(work: Promise<T>): Promise<T> {
  * queues for it runs when this request next has an event of its own. So the wait is a series of short timers
  * (1 ms, doubling to at most 32 ms), each of which lets this request see whether `work` has settled.
  */
-export function joinShared<T>(work: Promise<T>, own: () => Promise<T>, limitMs = waitLimitMs): Promise<T> {
-  return keepAlive === undefined ? work : polled(work, own, limitMs);
+export function joinShared<T>(
+  work: Promise<T>,
+  own: () => Promise<T>,
+  limitMs = runtime.waitLimitMs,
+): Promise<T> {
+  return runtime.keepAlive === undefined ? work : polled(work, own, limitMs);
 }
 
 async function polled<T>(work: Promise<T>, own: () => Promise<T>, limitMs: number): Promise<T> {

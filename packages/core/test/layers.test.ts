@@ -19,8 +19,8 @@ const LEVELS: Levels = [
   [
     {
       name: "foundation",
-      holds: ["errors.ts", "model.ts", "expiry.ts", "random.ts", "next-turn.ts"],
-      what: "errors, the data model, expiry times, seeded randomness, event-loop turns",
+      holds: ["errors.ts", "model.ts", "expiry.ts", "random.ts", "next-turn.ts", "shared-work.ts"],
+      what: "errors, the data model, expiry times, seeded randomness, event-loop turns, work requests share",
     },
   ],
   [

@@ -2,7 +2,9 @@
  * No module-level mutable state in @pemba/core: per-request and per-service state lives in objects their owners
  * hold (EvaluationPool, a scanner per call, a RuleMeter per compiled rule), so two services or two requests in one
  * process never share it. A module-level `let`/`var` fails this test; a module-level Map/Set must be a lookup table
- * filled while the module loads and only read afterwards, listed here with why.
+ * filled while the module loads and only read afterwards, listed here with why. The one process-wide setting is
+ * shared-work.ts's `runtime`: the runtime's rule for work that requests share, installed once per isolate by the
+ * Worker's entry (it is the runtime's, the same for every service).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
