@@ -72,7 +72,11 @@ export function pathAndQuery(url: string): string | undefined {
 /** The path of an absolute URL, without the query: what `new URL(url).pathname` gives, without parsing the URL. */
 export function pathOf(url: string): string | undefined {
   const line = pathAndQuery(url);
-  if (line === undefined) return undefined;
+  return line === undefined ? undefined : withoutQuery(line);
+}
+
+/** A request line's path, without its query. */
+function withoutQuery(line: string): string {
   const query = line.indexOf("?");
   return query < 0 ? line : line.slice(0, query);
 }
@@ -92,8 +96,8 @@ export function fetchRoutes(app: PembaApp): (request: Request) => Promise<Respon
     const { params } = matched;
     const route = matched.match.route;
     if (route.endpoint.stream || params === undefined) return undefined;
-    const query = line.indexOf("?");
-    const path = query < 0 ? line : line.slice(0, query);
-    return app.handle(route, new FetchApiRequest(request, method, path, params))?.then(toResponse);
+    return app
+      .handle(route, new FetchApiRequest(request, method, withoutQuery(line), params))
+      ?.then(toResponse);
   };
 }

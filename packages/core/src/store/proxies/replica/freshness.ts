@@ -288,12 +288,13 @@ export class TenantFreshness {
         return;
       }
       const serves = join && st.busyNumber > mark;
-      let settled = true;
-      await joinShared(
-        busy.catch(() => {}),
-        async () => {
-          settled = false;
-        },
+      // true once the other catch-up settled (either way), false when the wait outlived the limit
+      const settled = await joinShared(
+        busy.then(
+          () => true,
+          () => true,
+        ),
+        async () => false,
       );
       if (!settled) {
         // another request's catch-up did not settle in time (shared-work.ts): this one runs its own beside it;
